@@ -1,0 +1,21 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  transform: {
+    '^.+\\.ts$': [
+      '@swc/jest',
+      { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
+    ],
+  },
+  testMatch: [
+    '<rootDir>/libs/**/*.test.ts',
+    '<rootDir>/services/**/*.test.ts',
+    '<rootDir>/test/**/*.test.ts',
+  ],
+  modulePathIgnorePatterns: ['<rootDir>/.tmp/'],
+  globalSetup: '<rootDir>/libs/test-harness/src/global-setup.ts',
+  globalTeardown: '<rootDir>/libs/test-harness/src/global-teardown.ts',
+  testTimeout: 30000,
+  // Two cores: one worker per core keeps the embedded servers responsive.
+  maxWorkers: 2,
+};
