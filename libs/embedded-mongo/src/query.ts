@@ -1,0 +1,397 @@
+import { Aggregator, Query } from 'mingo';
+import { asBadValue, MongoCommandError } from './errors';
+import type { Collection } from './store/collection';
+import {
+  type Doc,
+  deepClone,
+  indexValuesAtPath,
+  isIndexableScalar,
+  isPlainObject,
+  keyOf,
+  withIdFirst,
+} from './store/values';
+
+const MINGO_OPTIONS = { idKey: '_id' } as const;
+
+const LOGICAL_OPERATORS = new Set(['$and', '$or', '$nor']);
+const OPAQUE_TOP_LEVEL = new Set([
+  '$expr',
+  '$where',
+  '$comment',
+  '$jsonSchema',
+  '$text',
+  '$alwaysTrue',
+  '$alwaysFalse',
+]);
+const FIELD_OPERATORS = new Set([
+  '$eq',
+  '$ne',
+  '$gt',
+  '$gte',
+  '$lt',
+  '$lte',
+  '$in',
+  '$nin',
+  '$exists',
+  '$type',
+  '$regex',
+  '$options',
+  '$not',
+  '$elemMatch',
+  '$size',
+  '$all',
+  '$mod',
+  '$bitsAllSet',
+  '$bitsAnySet',
+  '$bitsAllClear',
+  '$bitsAnyClear',
+  '$geoWithin',
+  '$geoIntersects',
+  '$near',
+  '$nearSphere',
+  '$comment',
+]);
+
+/**
+ * The parse-time checks mongod makes and mingo either skips or words differently, so that
+ * a bad filter fails with the real code and message.
+ */
+export function validateFilter(filter: Doc): void {
+  for (const [key, value] of Object.entries(filter)) {
+    if (key.startsWith('$')) {
+      if (LOGICAL_OPERATORS.has(key)) {
+        if (!Array.isArray(value) || value.length === 0) {
+          throw new MongoCommandError('BadValue', `${key} must be a nonempty array`);
+        }
+        for (const clause of value) {
+          if (!isPlainObject(clause))
+            throw new MongoCommandError('BadValue', `${key} argument's entries must be objects`);
+          validateFilter(clause);
+        }
+      } else if (!OPAQUE_TOP_LEVEL.has(key)) {
+        throw new MongoCommandError(
+          'BadValue',
+          `unknown top level operator: ${key}. If you have a field name that starts with a '$' symbol, consider using $getField or $setField.`,
+        );
+      }
+      continue;
+    }
+    if (!isPlainObject(value) || !Object.keys(value)[0]?.startsWith('$')) continue;
+    for (const [op, arg] of Object.entries(value)) {
+      if (!FIELD_OPERATORS.has(op)) throw new MongoCommandError('BadValue', `unknown operator: ${op}`);
+      if ((op === '$in' || op === '$nin' || op === '$all') && !Array.isArray(arg)) {
+        throw new MongoCommandError('BadValue', `${op} needs an array`);
+      }
+      if (op === '$regex' && typeof arg === 'string') {
+        try {
+          new RegExp(
+            arg,
+            typeof value.$options === 'string' ? value.$options.replace(/[^imsu]/g, '') : undefined,
+          );
+        } catch (err) {
+          throw new MongoCommandError(
+            'Location51091',
+            `Regular expression is invalid: ${(err as Error).message}`,
+          );
+        }
+      }
+      if (op === '$not' && isPlainObject(arg)) validateFilter({ [key]: arg });
+    }
+  }
+}
+
+/** Checks a sort specification the way find and $sort do. */
+export function validateSort(sort: Doc): void {
+  for (const direction of Object.values(sort)) {
+    const isMeta = isPlainObject(direction) && '$meta' in direction;
+    if (direction !== 1 && direction !== -1 && !isMeta) {
+      throw new MongoCommandError(
+        'Location15975',
+        '$sort key ordering must be 1 (for ascending) or -1 (for descending)',
+      );
+    }
+  }
+}
+
+/** Compiles a filter; a malformed one is the caller's BadValue, as on the real server. */
+export function compileFilter(filter: unknown, field = 'filter'): Query {
+  if (filter === undefined || filter === null) return new Query({}, MINGO_OPTIONS);
+  if (!isPlainObject(filter)) {
+    throw new MongoCommandError(
+      'TypeMismatch',
+      `BSON field '${field}' is the wrong type, expected type 'object'`,
+    );
+  }
+  validateFilter(filter);
+  try {
+    return new Query(filter, MINGO_OPTIONS);
+  } catch (err) {
+    throw asBadValue(err);
+  }
+}
+
+function optionalObject(value: unknown, field: string): Doc | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!isPlainObject(value)) {
+    throw new MongoCommandError(
+      'TypeMismatch',
+      `BSON field '${field}' is the wrong type, expected type 'object'`,
+    );
+  }
+  return Object.keys(value).length > 0 ? value : undefined;
+}
+
+/** The stored documents matching `filter`, in natural order (shared, frozen references). */
+export function matchingDocs(collection: Collection | undefined, filter: unknown): Doc[] {
+  if (!collection) return [];
+  const source = (isPlainObject(filter) && collection.candidates(filter)) || collection.all();
+  const simple = isPlainObject(filter) ? scalarEqualityMatcher(filter) : undefined;
+  if (simple) return source.filter(simple);
+  const query = compileFilter(filter);
+  try {
+    return source.filter((doc) => query.test(doc));
+  } catch (err) {
+    throw asBadValue(err);
+  }
+}
+
+/**
+ * A matcher for the most common filter, equality on scalar values (`{ _id: x, orgId: y }`),
+ * without compiling a mingo query (which costs more than the lookup it serves). Equality
+ * on a scalar matches when any value at the path, or any element of an array there, is
+ * equal; anything else (operators, null, regexes, documents, arrays) goes to mingo.
+ */
+function scalarEqualityMatcher(filter: Doc): ((doc: Doc) => boolean) | undefined {
+  const wanted: Array<[string, string]> = [];
+  for (const [path, cond] of Object.entries(filter)) {
+    if (path.startsWith('$')) return undefined;
+    const value = isPlainObject(cond) && Object.keys(cond).length === 1 && '$eq' in cond ? cond.$eq : cond;
+    if (!isIndexableScalar(value)) return undefined;
+    wanted.push([path, keyOf(value)]);
+  }
+  return (doc) =>
+    wanted.every(([path, key]) => {
+      if (!path.includes('.')) {
+        const value = doc[path];
+        return Array.isArray(value) ? value.some((v) => keyOf(v) === key) : keyOf(value) === key;
+      }
+      return indexValuesAtPath(doc, path).some((v) => keyOf(v) === key);
+    });
+}
+
+export interface FindOptions {
+  sort?: unknown;
+  skip?: number;
+  limit?: number;
+  projection?: unknown;
+}
+
+/** find semantics: filter, then sort, skip, limit, and projection last. */
+export function runFind(
+  collection: Collection | undefined,
+  filter: unknown,
+  options: FindOptions = {},
+): Doc[] {
+  let docs = matchingDocs(collection, filter);
+  const sort = optionalObject(options.sort, 'sort');
+  const projection = optionalObject(options.projection, 'projection');
+  if (sort) validateSort(sort);
+  try {
+    if (sort)
+      docs = new Query({}, MINGO_OPTIONS)
+        .find(docs)
+        .sort(sort as Record<string, 1 | -1>)
+        .all() as Doc[];
+    const skip = options.skip ?? 0;
+    const end = options.limit ? skip + options.limit : undefined;
+    if (skip > 0 || end !== undefined) docs = docs.slice(skip, end);
+    if (projection) docs = project(docs, projection, filter);
+  } catch (err) {
+    throw asBadValue(err);
+  }
+  return docs;
+}
+
+const isExclusion = (v: unknown) => v === 0 || v === false;
+const isSlice = (v: unknown) => isPlainObject(v) && Object.keys(v).length === 1 && '$slice' in v;
+
+/**
+ * Applies a find projection; results are new objects with `_id` first. `$slice` is done
+ * here because it keeps the other fields (mingo would treat it as an inclusion).
+ */
+export function project(docs: Doc[], projection: Doc, filter?: unknown): Doc[] {
+  let mode: 'inclusion' | 'exclusion' | undefined;
+  for (const [field, value] of Object.entries(projection)) {
+    if (field === '_id' || isSlice(value)) continue;
+    const kind = isExclusion(value) ? 'exclusion' : 'inclusion';
+    if (mode && kind !== mode) {
+      throw new MongoCommandError(
+        kind === 'exclusion' ? 'Location31254' : 'Location31253',
+        `Cannot do ${kind} on field ${field} in ${mode} projection`,
+      );
+    }
+    mode = kind;
+  }
+  const slices = Object.entries(projection).filter(([, v]) => isSlice(v)) as Array<
+    [string, { $slice: unknown }]
+  >;
+  const rest: Doc = Object.fromEntries(Object.entries(projection).filter(([, v]) => !isSlice(v)));
+  if (mode === 'inclusion') for (const [field] of slices) rest[field] = 1;
+  // The filter matters only for positional projections (`arr.$`).
+  const condition =
+    Object.keys(projection).some((k) => k.endsWith('.$')) && isPlainObject(filter) ? filter : {};
+  try {
+    let out =
+      Object.keys(rest).length > 0
+        ? (new Query(condition, MINGO_OPTIONS).find(docs, rest).all() as Doc[])
+        : docs;
+    if (slices.length > 0)
+      out = out.map((doc) =>
+        slices.reduce((d, [path, { $slice }]) => sliceAt(d, path.split('.'), $slice), doc),
+      );
+    return out.map(withIdFirst);
+  } catch (err) {
+    throw asBadValue(err);
+  }
+}
+
+/** A copy of `doc` with the array at `parts` sliced; objects along the path are copied, never changed. */
+function sliceAt(doc: Doc, parts: string[], spec: unknown): Doc {
+  const [head, ...tail] = parts as [string, ...string[]];
+  const value = doc[head];
+  if (tail.length > 0) return isPlainObject(value) ? { ...doc, [head]: sliceAt(value, tail, spec) } : doc;
+  if (!Array.isArray(value)) return doc;
+  let sliced: unknown[];
+  if (typeof spec === 'number') sliced = spec >= 0 ? value.slice(0, spec) : value.slice(spec);
+  else if (Array.isArray(spec) && typeof spec[0] === 'number' && typeof spec[1] === 'number') {
+    const start = spec[0] >= 0 ? spec[0] : Math.max(0, value.length + spec[0]);
+    sliced = value.slice(start, start + spec[1]);
+  } else throw new MongoCommandError('BadValue', '$slice only supports numbers and [skip, limit] arrays');
+  return { ...doc, [head]: sliced };
+}
+
+const PIPELINE_STAGES = new Set([
+  '$addFields',
+  '$bucket',
+  '$bucketAuto',
+  '$count',
+  '$densify',
+  '$documents',
+  '$facet',
+  '$fill',
+  '$graphLookup',
+  '$group',
+  '$limit',
+  '$lookup',
+  '$match',
+  '$project',
+  '$redact',
+  '$replaceRoot',
+  '$replaceWith',
+  '$sample',
+  '$set',
+  '$setWindowFields',
+  '$skip',
+  '$sort',
+  '$sortByCount',
+  '$unionWith',
+  '$unset',
+  '$unwind',
+]);
+
+/** Checks every stage name; writing stages are refused so an aggregate never changes data. */
+export function validatePipeline(pipeline: unknown, allowed = PIPELINE_STAGES): Doc[] {
+  if (!Array.isArray(pipeline)) {
+    throw new MongoCommandError(
+      'TypeMismatch',
+      "BSON field 'pipeline' is the wrong type, expected type 'array'",
+    );
+  }
+  for (const stage of pipeline) {
+    if (!isPlainObject(stage) || Object.keys(stage).length !== 1) {
+      throw new MongoCommandError(
+        'Location40323',
+        'A pipeline stage specification object must contain exactly one field.',
+      );
+    }
+    const name = Object.keys(stage)[0] as string;
+    if (name === '$merge') {
+      throw new MongoCommandError('CommandNotSupported', '$merge is not supported by embedded-mongod');
+    }
+    if (name === '$out') {
+      if (stage !== pipeline[pipeline.length - 1] || !allowed.has('$match')) {
+        throw new MongoCommandError('Location40601', '$out can only be the final stage in the pipeline');
+      }
+      continue;
+    }
+    if (!allowed.has(name)) {
+      throw new MongoCommandError('Location40324', `Unrecognized pipeline stage name: '${name}'`);
+    }
+  }
+  return pipeline as Doc[];
+}
+
+/**
+ * `$count: name` is defined as `$group` by null + `$project` without `_id`, which yields no
+ * document at all for empty input; mingo's own `$count` yields `{ name: 0 }`. Sub-pipelines
+ * (`$facet`, `$lookup`, `$unionWith`) are rewritten too.
+ */
+function rewriteCount(pipeline: Doc[]): Doc[] {
+  return pipeline.flatMap((stage): Doc[] => {
+    if (typeof stage.$count === 'string') {
+      return [{ $group: { _id: null, [stage.$count]: { $sum: 1 } } }, { $project: { _id: 0 } }];
+    }
+    if (isPlainObject(stage.$facet)) {
+      const facets = Object.entries(stage.$facet).map(([k, v]) => [
+        k,
+        Array.isArray(v) ? rewriteCount(v as Doc[]) : v,
+      ]);
+      return [{ $facet: Object.fromEntries(facets) }];
+    }
+    for (const name of ['$lookup', '$unionWith']) {
+      const spec = stage[name];
+      if (isPlainObject(spec) && Array.isArray(spec.pipeline)) {
+        return [{ [name]: { ...spec, pipeline: rewriteCount(spec.pipeline as Doc[]) } }];
+      }
+    }
+    return [stage];
+  });
+}
+
+/**
+ * Runs an aggregation. mingo may write into its input documents, so it works on clones;
+ * a leading `$match` is applied first (through the indexes) so only survivors are cloned.
+ */
+export function runAggregate(
+  collection: Collection | undefined,
+  pipeline: Doc[],
+  resolveCollection: (name: string) => Doc[],
+  variables?: Doc,
+): Doc[] {
+  let stages = pipeline;
+  let input: Doc[];
+  const first = stages[0];
+  if (first && '$match' in first) {
+    input = matchingDocs(collection, first.$match);
+    stages = stages.slice(1);
+  } else {
+    input = collection?.all() ?? [];
+  }
+  const cache = new Map<string, Doc[]>();
+  const collectionResolver = (name: string) => {
+    let docs = cache.get(name);
+    if (!docs) {
+      docs = resolveCollection(name).map(deepClone);
+      cache.set(name, docs);
+    }
+    return docs;
+  };
+  try {
+    const out = new Aggregator(rewriteCount(stages), { ...MINGO_OPTIONS, collectionResolver, variables }).run(
+      input.map(deepClone),
+    );
+    return (out as Doc[]).map(withIdFirst);
+  } catch (err) {
+    throw asBadValue(err);
+  }
+}

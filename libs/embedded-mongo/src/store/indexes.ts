@@ -1,0 +1,206 @@
+import { Query } from 'mingo';
+import { MongoCommandError } from '../errors';
+import { type Doc, formatValue, indexValuesAtPath, isPlainObject, keyOf } from './values';
+
+/** An index as `listIndexes` shows it. */
+export interface IndexSpec {
+  v: number;
+  key: Record<string, unknown>;
+  name: string;
+  unique?: boolean;
+  sparse?: boolean;
+  partialFilterExpression?: Doc;
+  expireAfterSeconds?: number;
+  [option: string]: unknown;
+}
+
+/** One key a document contributes to an index, with the values behind it (for error messages). */
+export interface IndexKey {
+  key: string;
+  values: unknown[];
+}
+
+/** Key types we keep in the catalogue but do not maintain entries for. */
+const SPECIAL_TYPES = new Set(['text', '2dsphere', '2d', 'hashed', 'geoHaystack', 'wildcard']);
+const MAX_KEYS_PER_DOCUMENT = 10_000;
+
+export function defaultIndexName(key: Record<string, unknown>): string {
+  return Object.entries(key)
+    .map(([field, dir]) => `${field}_${dir}`)
+    .join('_');
+}
+
+/**
+ * A secondary index: key string -> ids of the documents holding that key. Unique indexes
+ * reject a second owner; every index serves equality lookups unless it is sparse, partial
+ * or of a special type (a document missing from the index could still match a query).
+ */
+export class Index {
+  readonly fields: string[];
+  readonly special: boolean;
+  private readonly entries = new Map<string, Set<string>>();
+  private readonly partial?: Query;
+
+  constructor(readonly spec: IndexSpec) {
+    this.fields = Object.keys(spec.key);
+    this.special = Object.values(spec.key).some((dir) => typeof dir === 'string' && SPECIAL_TYPES.has(dir));
+    if (spec.partialFilterExpression) this.partial = new Query(spec.partialFilterExpression, {});
+  }
+
+  get name(): string {
+    return this.spec.name;
+  }
+
+  get unique(): boolean {
+    return this.spec.unique === true;
+  }
+
+  get supportsLookup(): boolean {
+    return !this.special && !this.spec.sparse && !this.partial;
+  }
+
+  /** The keys `doc` contributes; none when a sparse or partial index leaves it out. */
+  keysFor(doc: Doc): IndexKey[] {
+    if (this.special) return [];
+    if (this.partial && !this.partial.test(doc)) return [];
+    const perField = this.fields.map((field) => indexValuesAtPath(doc, field));
+    if (this.spec.sparse && perField.every((values) => values.length === 1 && values[0] === undefined))
+      return [];
+    if (perField.filter((values) => values.length > 1).length > 1) {
+      throw new MongoCommandError(
+        'CannotIndexParallelArrays',
+        `cannot index parallel arrays [${this.fields.join('] [')}]`,
+      );
+    }
+    const out = new Map<string, IndexKey>();
+    for (const values of cartesian(perField)) {
+      const key = JSON.stringify(values.map(keyOf));
+      if (!out.has(key)) out.set(key, { key, values });
+      if (out.size > MAX_KEYS_PER_DOCUMENT) break;
+    }
+    return [...out.values()];
+  }
+
+  /** The id of another document already holding one of `keys`, if any. */
+  conflictFor(keys: IndexKey[], ownId: string): IndexKey | undefined {
+    if (!this.unique) return undefined;
+    for (const k of keys) {
+      const owners = this.entries.get(k.key);
+      if (owners && (owners.size > 1 || !owners.has(ownId))) return k;
+    }
+    return undefined;
+  }
+
+  add(id: string, keys: IndexKey[]): void {
+    for (const { key } of keys) {
+      let owners = this.entries.get(key);
+      if (!owners) {
+        owners = new Set();
+        this.entries.set(key, owners);
+      }
+      owners.add(id);
+    }
+  }
+
+  remove(id: string, keys: IndexKey[]): void {
+    for (const { key } of keys) {
+      const owners = this.entries.get(key);
+      owners?.delete(id);
+      if (owners?.size === 0) this.entries.delete(key);
+    }
+  }
+
+  /** Ids holding the key made of these per-field values (in index field order). */
+  lookup(values: unknown[]): Set<string> | undefined {
+    return this.entries.get(JSON.stringify(values.map(keyOf)));
+  }
+
+  duplicateKeyError(ns: string, conflict: IndexKey): MongoCommandError {
+    return duplicateKeyError(ns, this.name, this.spec.key, this.fields, conflict.values);
+  }
+}
+
+export function duplicateKeyError(
+  ns: string,
+  indexName: string,
+  keyPattern: Record<string, unknown>,
+  fields: string[],
+  values: unknown[],
+): MongoCommandError {
+  const keyValue: Doc = {};
+  fields.forEach((field, i) => {
+    keyValue[field] = values[i] === undefined ? null : values[i];
+  });
+  const shown = fields.map((field, i) => `${field}: ${formatValue(values[i])}`).join(', ');
+  return new MongoCommandError(
+    'DuplicateKey',
+    `E11000 duplicate key error collection: ${ns} index: ${indexName} dup key: { ${shown} }`,
+    { keyPattern, keyValue },
+  );
+}
+
+export function* cartesian(lists: unknown[][]): Generator<unknown[]> {
+  if (lists.length === 0) {
+    yield [];
+    return;
+  }
+  const [first, ...rest] = lists as [unknown[], ...unknown[][]];
+  for (const head of first) {
+    for (const tail of cartesian(rest)) yield [head, ...tail];
+  }
+}
+
+/** Checks an index specification the way `createIndexes` does and fills in defaults. */
+export function normalizeIndexSpec(raw: unknown): IndexSpec {
+  if (!isPlainObject(raw))
+    throw new MongoCommandError('TypeMismatch', 'Each index specification must be an object');
+  const key = raw.key;
+  if (!isPlainObject(key) || Object.keys(key).length === 0) {
+    throw new MongoCommandError(
+      'CannotCreateIndex',
+      "Index key pattern must be a non-empty object, 'key' field",
+    );
+  }
+  for (const [field, dir] of Object.entries(key)) {
+    const validNumber = typeof dir === 'number' && dir !== 0 && Number.isFinite(dir);
+    const validType = typeof dir === 'string' && SPECIAL_TYPES.has(dir);
+    if (!validNumber && !validType) {
+      throw new MongoCommandError(
+        'CannotCreateIndex',
+        `Values in the index key pattern can only be numbers or strings: ${field}`,
+      );
+    }
+  }
+  const name = raw.name === undefined ? defaultIndexName(key) : raw.name;
+  if (typeof name !== 'string' || name.length === 0) {
+    throw new MongoCommandError('CannotCreateIndex', 'The index name must be a non-empty string');
+  }
+  const { v: _v, key: _k, name: _n, background: _b, ns: _ns, ...options } = raw;
+  const spec: IndexSpec = { v: 2, key, name, ...options };
+  if (spec.expireAfterSeconds !== undefined) {
+    const ttl = spec.expireAfterSeconds;
+    if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 0) {
+      throw new MongoCommandError(
+        'CannotCreateIndex',
+        "TTL index 'expireAfterSeconds' option must be a non-negative integer",
+      );
+    }
+    if (Object.keys(key).length !== 1) {
+      throw new MongoCommandError(
+        'CannotCreateIndex',
+        'TTL indexes are single-field indexes, compound indexes do not support TTL',
+      );
+    }
+  }
+  if (spec.partialFilterExpression !== undefined && !isPlainObject(spec.partialFilterExpression)) {
+    throw new MongoCommandError('TypeMismatch', 'partialFilterExpression must be an object');
+  }
+  return spec;
+}
+
+/** Whether two specs describe the same index (ignoring the name). */
+export function sameIndexOptions(a: IndexSpec, b: IndexSpec): boolean {
+  const strip = ({ name: _n, v: _v, ...rest }: IndexSpec) =>
+    Object.fromEntries(Object.entries(rest).sort(([x], [y]) => x.localeCompare(y)));
+  return keyOf(strip(a)) === keyOf(strip(b));
+}

@@ -1,0 +1,324 @@
+import { ObjectId, serialize } from 'bson';
+import { Aggregator, update as mingoUpdate } from 'mingo';
+import { asBadValue, MongoCommandError } from './errors';
+import { validatePipeline } from './query';
+import { type Doc, deepClone, formatValue, isPlainObject, keyOf, withIdFirst } from './store/values';
+
+const UPDATE_OPERATORS = new Set([
+  '$set',
+  '$unset',
+  '$inc',
+  '$mul',
+  '$min',
+  '$max',
+  '$rename',
+  '$push',
+  '$addToSet',
+  '$pop',
+  '$pull',
+  '$pullAll',
+  '$bit',
+  '$currentDate',
+  '$setOnInsert',
+]);
+
+const UPDATE_PIPELINE_STAGES = new Set([
+  '$addFields',
+  '$set',
+  '$project',
+  '$unset',
+  '$replaceRoot',
+  '$replaceWith',
+]);
+
+export type UpdateKind = 'modifier' | 'replacement' | 'pipeline';
+
+export function classifyUpdate(u: unknown): UpdateKind {
+  if (Array.isArray(u)) {
+    validatePipeline(u, UPDATE_PIPELINE_STAGES);
+    return 'pipeline';
+  }
+  if (!isPlainObject(u)) {
+    throw new MongoCommandError('FailedToParse', 'Update argument must be either an object or an array');
+  }
+  const keys = Object.keys(u);
+  if (keys.length === 0 || !keys[0]?.startsWith('$')) return 'replacement';
+  for (const op of keys) {
+    if (!UPDATE_OPERATORS.has(op)) {
+      throw new MongoCommandError(
+        'FailedToParse',
+        `Unknown modifier: ${op}. Expected a valid update modifier or pipeline-style update specified as an array`,
+      );
+    }
+    if (!isPlainObject(u[op])) {
+      throw new MongoCommandError(
+        'FailedToParse',
+        `Modifiers operate on fields but we found type ${Array.isArray(u[op]) ? 'array' : typeof u[op]} instead. For example: {$mod: {<field>: ...}} not {${op}: ${JSON.stringify(u[op])}}`,
+      );
+    }
+  }
+  return 'modifier';
+}
+
+export interface UpdateContext {
+  arrayFilters?: unknown;
+  /** The query that selected the document (positional `$` resolves against it). */
+  filter?: unknown;
+  /** True when the update builds a new upserted document. */
+  inserting?: boolean;
+}
+
+/** Returns the next version of `doc` (never mutating it) and whether anything changed. */
+export function applyUpdate(doc: Doc, u: unknown, ctx: UpdateContext = {}): { doc: Doc; changed: boolean } {
+  const kind = classifyUpdate(u);
+  let next: Doc;
+  let changed: boolean;
+  if (kind === 'replacement') {
+    const replacement = u as Doc;
+    if ('_id' in replacement && keyOf(replacement._id) !== keyOf(doc._id)) throw immutableId();
+    const { _id: _ignored, ...fields } = replacement;
+    next = deepClone({ _id: doc._id, ...fields });
+    changed = !sameBson(doc, next);
+  } else if (kind === 'pipeline') {
+    let out: Doc | undefined;
+    try {
+      out = new Aggregator(u as Doc[], { idKey: '_id' }).run([deepClone(doc)])[0] as Doc | undefined;
+    } catch (err) {
+      throw asBadValue(err);
+    }
+    next = out ?? {};
+    if (!('_id' in next)) next = { _id: doc._id, ...next };
+    else if (keyOf(next._id) !== keyOf(doc._id)) throw immutableId();
+    next = withIdFirst(next);
+    changed = !sameBson(doc, next);
+  } else {
+    const modifier = checkModifier(doc, modifierFor(u as Doc, ctx.inserting === true));
+    next = deepClone(doc);
+    let paths: string[] = [];
+    if (Object.keys(modifier).length > 0) {
+      const arrayFilters = Array.isArray(ctx.arrayFilters) ? (ctx.arrayFilters as Doc[]) : undefined;
+      const condition = isPlainObject(ctx.filter) ? ctx.filter : undefined;
+      try {
+        paths = mingoUpdate(next, modifier, arrayFilters, condition, { cloneMode: 'deep' });
+      } catch (err) {
+        throw updateError(err);
+      }
+    }
+    if (keyOf(next._id) !== keyOf(doc._id)) throw immutableId();
+    next = withIdFirst(next);
+    changed = paths.length > 0;
+  }
+  return { doc: next, changed };
+}
+
+const CREATING_OPERATORS = new Set([
+  '$set',
+  '$inc',
+  '$mul',
+  '$min',
+  '$max',
+  '$push',
+  '$addToSet',
+  '$currentDate',
+]);
+const ARRAY_OPERATORS = new Set(['$pull', '$pullAll', '$pop']);
+
+/**
+ * The checks mongod makes before it applies a modifier and that mingo leaves out: `_id`
+ * is immutable (setting it to its current value is a no-op), arithmetic needs numbers,
+ * array operators need arrays, and a path cannot run through a scalar. Returns the
+ * modifier without its no-op `_id` assignments.
+ */
+function checkModifier(doc: Doc, modifier: Doc): Doc {
+  const out: Doc = {};
+  for (const [op, fields] of Object.entries(modifier)) {
+    const kept: Doc = {};
+    for (const [path, arg] of Object.entries(fields as Doc)) {
+      if (path === '_id' || path.startsWith('_id.')) {
+        if (op === '$set' && path === '_id' && keyOf(arg) === keyOf(doc._id)) continue;
+        throw immutableId();
+      }
+      kept[path] = arg;
+      // Positional and array-filter paths are resolved by mingo against the query.
+      if (path.includes('$')) continue;
+      const target = CREATING_OPERATORS.has(op) ? walkCreatablePath(doc, path) : getPath(doc, path);
+      const field = path.split('.').pop() as string;
+      if (op === '$inc' || op === '$mul') {
+        if (typeof arg !== 'number') {
+          throw new MongoCommandError(
+            'TypeMismatch',
+            `Cannot ${op === '$inc' ? 'increment' : 'multiply'} with non-numeric argument: {${path}: ${formatValue(arg)}}`,
+          );
+        }
+        if (target !== undefined && typeof target !== 'number') {
+          throw new MongoCommandError(
+            'TypeMismatch',
+            `Cannot apply ${op} to a value of non-numeric type. {_id: ${formatValue(doc._id)}} has the field '${field}' of non-numeric type ${bsonTypeName(target)}`,
+          );
+        }
+      } else if ((op === '$push' || op === '$addToSet') && target !== undefined && !Array.isArray(target)) {
+        throw new MongoCommandError(
+          'BadValue',
+          `The field '${path}' must be an array but is of type ${bsonTypeName(target)} in document {_id: ${formatValue(doc._id)}}`,
+        );
+      } else if (
+        ARRAY_OPERATORS.has(op) &&
+        target !== undefined &&
+        target !== null &&
+        !Array.isArray(target)
+      ) {
+        throw new MongoCommandError('BadValue', `Cannot apply ${op} to a non-array value`);
+      }
+    }
+    if (Object.keys(kept).length > 0 || op !== '$set') out[op] = kept;
+  }
+  return out;
+}
+
+/** The value at `path`, failing as PathNotViable when the path would run through a scalar. */
+function walkCreatablePath(doc: Doc, path: string): unknown {
+  const parts = path.split('.');
+  let current: unknown = doc;
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i] as string;
+    if (current === undefined) return undefined;
+    if (Array.isArray(current)) {
+      if (!/^\d+$/.test(part)) {
+        throw new MongoCommandError(
+          'PathNotViable',
+          `Cannot create field '${part}' in element {${parts[i - 1]}: ${formatValue(current)}}`,
+        );
+      }
+      current = current[Number(part)];
+    } else if (isPlainObject(current)) {
+      current = current[part];
+    } else {
+      throw new MongoCommandError(
+        'PathNotViable',
+        `Cannot create field '${part}' in element {${parts[i - 1]}: ${formatValue(current)}}`,
+      );
+    }
+  }
+  return current;
+}
+
+function getPath(doc: Doc, path: string): unknown {
+  let current: unknown = doc;
+  for (const part of path.split('.')) {
+    if (Array.isArray(current) && /^\d+$/.test(part)) current = current[Number(part)];
+    else if (isPlainObject(current)) current = current[part];
+    else return undefined;
+  }
+  return current;
+}
+
+/** The BSON type name mongod uses in messages. */
+function bsonTypeName(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (value instanceof Date) return 'date';
+  if (value instanceof ObjectId) return 'objectId';
+  if (typeof value === 'boolean') return 'bool';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'int' : 'double';
+  if (typeof value === 'string') return 'string';
+  return isPlainObject(value) ? 'object' : typeof value;
+}
+
+/** `$setOnInsert` applies only when the update inserts; then it acts as `$set`. */
+function modifierFor(u: Doc, inserting: boolean): Doc {
+  const { $setOnInsert, ...rest } = u;
+  if (!inserting || !isPlainObject($setOnInsert)) return rest;
+  const $set = isPlainObject(rest.$set) ? rest.$set : {};
+  for (const path of Object.keys($setOnInsert)) {
+    if (path in $set) {
+      throw new MongoCommandError(
+        'ConflictingUpdateOperators',
+        `Updating the path '${path}' would create a conflict at '${path}'`,
+      );
+    }
+  }
+  return { ...rest, $set: { ...$set, ...$setOnInsert } };
+}
+
+/**
+ * The document an upsert inserts: equality fields of the query (for a modifier update),
+ * then the update applied with `$setOnInsert`; `_id` first, generated when the query and
+ * update give none.
+ */
+export function buildUpsertDocument(filter: unknown, u: unknown, arrayFilters?: unknown): Doc {
+  const kind = classifyUpdate(u);
+  const seed = equalitySeed(isPlainObject(filter) ? filter : {});
+  let doc: Doc;
+  if (kind === 'replacement') {
+    const replacement = deepClone(u as Doc);
+    doc = '_id' in replacement || !('_id' in seed) ? replacement : { _id: seed._id, ...replacement };
+  } else if (kind === 'pipeline') {
+    doc = applyUpdate({ ...seed, _id: seed._id ?? new ObjectId() }, u).doc;
+  } else {
+    const base = '_id' in seed ? seed : { _id: undefined, ...seed };
+    const tmpId = base._id === undefined ? new ObjectId() : base._id;
+    doc = applyUpdate({ ...base, _id: tmpId }, u, { arrayFilters, inserting: true }).doc;
+  }
+  if (doc._id === undefined) doc = { ...doc, _id: new ObjectId() };
+  return withIdFirst(doc);
+}
+
+function equalitySeed(filter: Doc): Doc {
+  const seed: Doc = {};
+  const visit = (clause: Doc) => {
+    for (const [path, cond] of Object.entries(clause)) {
+      if (path === '$and' && Array.isArray(cond)) {
+        for (const sub of cond) if (isPlainObject(sub)) visit(sub);
+        continue;
+      }
+      if (path.startsWith('$') || cond instanceof RegExp) continue;
+      if (isPlainObject(cond) && Object.keys(cond).some((k) => k.startsWith('$'))) {
+        if (Object.keys(cond).length === 1 && '$eq' in cond) setPath(seed, path, deepClone(cond.$eq));
+        continue;
+      }
+      setPath(seed, path, deepClone(cond));
+    }
+  };
+  visit(filter);
+  return seed;
+}
+
+function setPath(doc: Doc, path: string, value: unknown): void {
+  const parts = path.split('.');
+  let cursor = doc;
+  for (const part of parts.slice(0, -1)) {
+    if (!isPlainObject(cursor[part])) cursor[part] = {};
+    cursor = cursor[part] as Doc;
+  }
+  cursor[parts[parts.length - 1] as string] = value;
+}
+
+function sameBson(a: Doc, b: Doc): boolean {
+  return Buffer.from(serialize(a)).equals(serialize(b));
+}
+
+function immutableId(): MongoCommandError {
+  return new MongoCommandError(
+    'ImmutableField',
+    "Performing an update on the path '_id' would modify the immutable field '_id'",
+  );
+}
+
+function updateError(err: unknown): MongoCommandError {
+  const message = err instanceof Error ? err.message : String(err);
+  const conflict = /updating the path '(.+)' would create a conflict at '(.+)'/i.exec(message);
+  if (conflict) {
+    return new MongoCommandError(
+      'ConflictingUpdateOperators',
+      `Updating the path '${conflict[1]}' would create a conflict at '${conflict[2]}'`,
+    );
+  }
+  const unknownOp = /Unknown update operator: '(\$\w+)'/.exec(message);
+  if (unknownOp) {
+    return new MongoCommandError(
+      'FailedToParse',
+      `Unknown modifier: ${unknownOp[1]}. Expected a valid update modifier or pipeline-style update specified as an array`,
+    );
+  }
+  return asBadValue(err);
+}
