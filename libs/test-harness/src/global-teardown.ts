@@ -1,0 +1,5 @@
+import { stopAll } from './handles';
+
+export default async function globalTeardown(): Promise<void> {
+  await stopAll();
+}

@@ -1,0 +1,9 @@
+export {
+  connectDriver,
+  connectMongoose,
+  type DriverHandle,
+  type MongooseHandle,
+  testMongoBackend,
+  testMongoUrl,
+  uniqueDatabaseName,
+} from './mongo';
