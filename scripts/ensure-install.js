@@ -1,27 +1,45 @@
 #!/usr/bin/env node
-// Installs dependencies when node_modules is missing or older than the lockfile, so that
-// `npm start` and `npm test` work on a fresh clone with no separate install step.
+// Installs dependencies when node_modules is missing or was installed from other manifests,
+// so that `npm start` and `npm test` work on a fresh clone with no separate install step.
 // Plain JavaScript on purpose: it runs before any dependency exists.
 const { spawnSync } = require('node:child_process');
-const { existsSync, statSync } = require('node:fs');
+const { createHash } = require('node:crypto');
+const { existsSync, readdirSync, readFileSync, writeFileSync } = require('node:fs');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
-const lock = path.join(root, 'package-lock.json');
-const installed = path.join(root, 'node_modules', '.package-lock.json');
+const stamp = path.join(root, 'node_modules', '.install-stamp');
 
-function upToDate() {
-  if (!existsSync(installed)) return false;
-  return statSync(installed).mtimeMs >= statSync(lock).mtimeMs;
+/** Hash of every manifest that decides what gets installed. */
+function manifestsHash() {
+  const files = ['package.json', 'package-lock.json'];
+  for (const dir of ['libs', 'services']) {
+    if (!existsSync(path.join(root, dir))) continue;
+    for (const name of readdirSync(path.join(root, dir)).sort()) {
+      const manifest = path.join(dir, name, 'package.json');
+      if (existsSync(path.join(root, manifest))) files.push(manifest);
+    }
+  }
+  const hash = createHash('sha256');
+  for (const file of files) {
+    if (!existsSync(path.join(root, file))) continue;
+    hash.update(file);
+    hash.update(readFileSync(path.join(root, file)));
+  }
+  return hash.digest('hex');
 }
 
-if (!upToDate()) {
-  console.log('[setup] installing dependencies (npm ci)…');
-  const result = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], {
+const wanted = manifestsHash();
+if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== wanted) {
+  console.log('[setup] installing dependencies…');
+  // `npm install` rather than `npm ci`: npm 11 leaves other platforms' optional binaries
+  // (biome, swc, esbuild) out of the lockfile and `npm ci` then refuses it as out of sync.
+  const result = spawnSync('npm', ['install', '--no-audit', '--no-fund'], {
     cwd: root,
     stdio: 'inherit',
     // mongodb-memory-server's postinstall would try to download a mongod; we never need it to.
     env: { ...process.env, MONGOMS_DISABLE_POSTINSTALL: '1' },
   });
   if (result.status !== 0) process.exit(result.status ?? 1);
+  writeFileSync(stamp, manifestsHash());
 }
