@@ -7,3 +7,4 @@ export {
   testMongoUrl,
   uniqueDatabaseName,
 } from './mongo';
+export { connectRedis, testRedisUrl, uniqueRedisPrefix } from './redis';

@@ -1,0 +1,154 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import net from 'node:net';
+import path from 'node:path';
+
+export interface LocalRedis {
+  url: string;
+  kind: 'external' | 'private';
+  description: string;
+  stop(): Promise<void>;
+}
+
+/** A free TCP port on loopback (the OS picks it; we release it just before redis binds it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function findRedisServer(env: NodeJS.ProcessEnv): string {
+  const explicit = env.REDIS_SERVER_BIN;
+  if (explicit) return explicit;
+  const found = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' });
+  const bin = found.stdout.trim();
+  if (found.status !== 0 || !bin) {
+    throw new Error(
+      'redis-server not found: install it (Debian/Ubuntu: apt-get install redis-server) or set REDIS_URL to an existing Redis',
+    );
+  }
+  return bin;
+}
+
+/**
+ * `REDIS_URL` when set (nothing is started); otherwise a private `redis-server` on a free
+ * loopback port, with persistence off, that a watchdog kills if this process dies without
+ * stopping it. Never the machine's shared Redis on 6379.
+ */
+export async function startLocalRedis(env: NodeJS.ProcessEnv = process.env): Promise<LocalRedis> {
+  if (env.REDIS_URL) {
+    return {
+      url: env.REDIS_URL,
+      kind: 'external',
+      description: `external Redis at REDIS_URL (${env.REDIS_URL.replace(/\/\/[^@/]*@/, '//***@')})`,
+      stop: async () => {},
+    };
+  }
+  const bin = findRedisServer(env);
+  for (let attempt = 0; ; attempt++) {
+    const port = await freePort();
+    try {
+      const child = await launch(bin, port);
+      const watchdog = spawn(
+        process.execPath,
+        [path.join(__dirname, 'watchdog.js'), String(process.pid), String(child.pid)],
+        {
+          detached: true,
+          stdio: 'ignore',
+        },
+      );
+      watchdog.unref();
+      return {
+        url: `redis://127.0.0.1:${port}`,
+        kind: 'private',
+        description: `private redis-server (${bin}) at redis://127.0.0.1:${port}`,
+        stop: async () => {
+          watchdog.kill();
+          if (child.exitCode === null && child.signalCode === null) {
+            const exited = once(child, 'exit');
+            child.kill('SIGTERM');
+            await exited;
+          }
+        },
+      };
+    } catch (err) {
+      // Another process can take the port between our probe and redis binding it.
+      if (attempt >= 4) throw err;
+    }
+  }
+}
+
+function launch(bin: string, port: number): Promise<ChildProcess> {
+  const child = spawn(
+    bin,
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--loglevel',
+      'warning',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr?.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
+  return new Promise((resolve, reject) => {
+    const deadline = Date.now() + 10_000;
+    const onExit = (code: number | null) => {
+      clearTimeout(timer);
+      reject(new Error(`redis-server exited with ${code} before accepting connections: ${stderr}`));
+    };
+    child.once('exit', onExit);
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    let timer: NodeJS.Timeout;
+    const poll = () => {
+      ping(port).then((ok) => {
+        if (ok) {
+          child.off('exit', onExit);
+          resolve(child);
+        } else if (Date.now() > deadline) {
+          child.off('exit', onExit);
+          child.kill('SIGKILL');
+          reject(new Error(`redis-server did not answer PING on port ${port} within 10 s: ${stderr}`));
+        } else if (child.exitCode === null) {
+          timer = setTimeout(poll, 50);
+        }
+      });
+    };
+    timer = setTimeout(poll, 20);
+  });
+}
+
+/** True when a Redis answers PING on the port. */
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let reply = '';
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.on('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (c) => {
+      reply += c.toString();
+      if (reply.includes('\r\n')) done(reply.startsWith('+PONG'));
+    });
+    socket.on('error', () => done(false));
+  });
+}
