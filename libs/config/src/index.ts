@@ -1,0 +1,57 @@
+import { z } from 'zod';
+
+/** Thrown at start-up when the environment does not satisfy a service's config schema. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Reads and validates configuration once, at start-up; the result is passed to whatever
+ * needs it. The error lists each bad variable and why, never its value (many are secrets).
+ */
+export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((issue) => `  ${issue.path.join('.') || '(env)'}: ${issue.message}`);
+  throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+}
+
+/**
+ * `VAR=` (empty, as compose writes an unset `${VAR}`) means unset, so the default applies;
+ * a bare coercion would read it as 0.
+ */
+const emptyIsUnset = <S extends z.ZodType>(schema: S) =>
+  z.preprocess((v) => (v === '' ? undefined : v), schema);
+
+/** A TCP port number from the environment (0 lets the OS choose, for tests). */
+export const port = (fallback: number) =>
+  emptyIsUnset(z.coerce.number().int().min(0).max(65_535).default(fallback));
+
+/** A secret from the environment: required, and long enough to be worth its name. */
+export const secret = () => z.string().min(16, 'must be set and at least 16 characters');
+
+export const nodeEnv = z.enum(['production', 'development', 'test']).default('development');
+
+export const logLevel = z
+  .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  .default('info');
+
+/** A positive integer from the environment, e.g. a rate-limit budget. */
+export const positiveInt = (fallback: number) =>
+  emptyIsUnset(z.coerce.number().int().positive().default(fallback));
+
+/** `true`/`false`/`1`/`0` from the environment (z.coerce.boolean would read "false" as true). */
+export const flag = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0'])
+    .default(fallback ? 'true' : 'false')
+    .transform((v) => v === 'true' || v === '1');
+
+/** An optional absolute http(s) URL, without a trailing slash. */
+export const serviceUrl = () =>
+  emptyIsUnset(
+    z
+      .url({ protocol: /^https?$/ })
+      .transform((u) => u.replace(/\/+$/, ''))
+      .optional(),
+  );

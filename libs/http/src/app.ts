@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '@parametric/logger';
+import express, {
+  type ErrorRequestHandler,
+  type Express,
+  type NextFunction,
+  type Request,
+  type Response,
+} from 'express';
+import { pinoHttp } from 'pino-http';
+import { z } from 'zod';
+import { errorBody } from './envelope';
+import { AppError } from './errors';
+import { invalidInput } from './validation';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/**
+ * An express app with what every service needs first: request ids (taken from
+ * `x-request-id` when well-formed, else generated, echoed on the response), request
+ * logging with secrets redacted, and JSON bodies of at most 1 MiB.
+ * Mount routes, then call `finishApp` to add the 404 and error handlers.
+ */
+export function createApp(logger: Logger): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(
+    pinoHttp({
+      logger,
+      genReqId: (req, res) => {
+        const incoming = req.headers['x-request-id'];
+        const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+        res.setHeader('x-request-id', id);
+        return id;
+      },
+      customLogLevel: (_req, res, err) =>
+        err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
+      quietReqLogger: true,
+    }),
+  );
+  app.use(requireJsonContentType);
+  app.use(express.json({ limit: MAX_BODY_BYTES, strict: true, type: 'application/json' }));
+  return app;
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+function hasBody(req: Request): boolean {
+  const length = req.headers['content-length'];
+  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
+}
+
+/** A request body must be JSON; an empty body is fine (e.g. `POST .../rotate`). */
+function requireJsonContentType(req: Request, _res: Response, next: NextFunction): void {
+  if (BODY_METHODS.has(req.method) && hasBody(req) && !req.is('application/json')) {
+    next(AppError.invalid('Content-Type must be application/json'));
+    return;
+  }
+  next();
+}
+
+/** Adds the 404 for unknown routes and the one error handler that renders every error. */
+export function finishApp(app: Express, logger: Logger): Express {
+  app.use((req: Request, _res: Response, next: NextFunction) => {
+    next(new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}`));
+  });
+  app.use(errorHandler(logger));
+  return app;
+}
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+}
+
+const BODY_ERRORS: Record<string, string> = {
+  'entity.parse.failed': 'Malformed JSON body',
+  'entity.too.large': 'Request body exceeds 1 MiB',
+  'encoding.unsupported': 'Unsupported content encoding',
+  'charset.unsupported': 'Unsupported charset: JSON bodies must be UTF-8',
+  'request.aborted': 'Request aborted',
+  'request.size.invalid': 'Request body length does not match Content-Length',
+};
+
+/**
+ * Renders every error as the spec's envelope. Known errors keep their code; input errors
+ * become `400 INVALID_INPUT`; anything else is `500 INTERNAL_ERROR` with a generic message
+ * (the cause goes to the log with the request id, never to the client).
+ */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err: unknown, req: Request, res: Response, next: NextFunction) => {
+    const appError = toAppError(err);
+    if (!appError) {
+      const requestId = String(req.id ?? res.getHeader('x-request-id') ?? '');
+      (req.log ?? logger).error({ err, requestId }, 'unhandled error');
+    }
+    // Too late for an envelope: express's default handler closes the connection.
+    if (res.headersSent) return next(err);
+    if (!appError) {
+      res.status(500).json(errorBody('INTERNAL_ERROR', 'An unexpected error occurred'));
+      return;
+    }
+    res.status(appError.status).json(errorBody(appError.code, appError.message, appError.details));
+  };
+}
+
+function toAppError(err: unknown): AppError | undefined {
+  if (err instanceof AppError) return err;
+  if (err instanceof z.ZodError) return invalidInput(err, 'input');
+  const bodyError = err as BodyParserError;
+  if (bodyError?.type && BODY_ERRORS[bodyError.type] && (bodyError.status ?? 500) < 500) {
+    return AppError.invalid(BODY_ERRORS[bodyError.type] as string);
+  }
+  return undefined;
+}

@@ -1,0 +1,14 @@
+export { createApp, errorHandler, finishApp, MAX_BODY_BYTES } from './app';
+export { errorBody, type Pagination, paginationOf, sendData, sendPage } from './envelope';
+export { AppError, ERROR_STATUS, type ErrorCode, type FieldError } from './errors';
+export {
+  CONTEXT_HEADER,
+  CONTEXT_MAX_AGE_MS,
+  type InternalContext,
+  organizationOf,
+  requireInternalContext,
+  SIGNATURE_HEADER,
+  signContext,
+  verifyContext,
+} from './internal-context';
+export { fieldErrors, invalidInput, paginationQuery, route, uuidParam } from './validation';

@@ -1,0 +1,83 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import { z } from 'zod';
+import { AppError } from './errors';
+
+/**
+ * Who a forwarded request acts for. The gateway authenticates the partner and signs this
+ * context; services accept only a correctly signed, fresh context, never an organization
+ * id taken from partner input.
+ */
+export const internalContextSchema = z.strictObject({
+  organizationId: z.uuid(),
+  role: z.literal('ORG_ADMIN'),
+  requestId: z.string().min(1).max(64),
+  issuedAt: z.number().int(),
+});
+export type InternalContext = z.infer<typeof internalContextSchema>;
+
+export const CONTEXT_HEADER = 'x-internal-context';
+export const SIGNATURE_HEADER = 'x-internal-signature';
+/** A signed context is good for this long: enough for a hop, too short to replay later. */
+export const CONTEXT_MAX_AGE_MS = 60_000;
+
+function sign(payload: string, secret: string): string {
+  return createHmac('sha256', secret).update(payload).digest('hex');
+}
+
+export function signContext(context: InternalContext, secret: string): Record<string, string> {
+  const payload = Buffer.from(JSON.stringify(context)).toString('base64url');
+  return { [CONTEXT_HEADER]: payload, [SIGNATURE_HEADER]: sign(payload, secret) };
+}
+
+export function verifyContext(
+  headers: Record<string, string | string[] | undefined>,
+  secret: string,
+  now = Date.now(),
+): InternalContext | undefined {
+  const payload = headers[CONTEXT_HEADER];
+  const signature = headers[SIGNATURE_HEADER];
+  if (typeof payload !== 'string' || typeof signature !== 'string' || !/^[0-9a-f]{64}$/.test(signature))
+    return undefined;
+  const expected = Buffer.from(sign(payload, secret), 'hex');
+  const given = Buffer.from(signature, 'hex');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  const result = internalContextSchema.safeParse(parsed);
+  if (!result.success) return undefined;
+  if (Math.abs(now - result.data.issuedAt) > CONTEXT_MAX_AGE_MS) return undefined;
+  return result.data;
+}
+
+declare global {
+  namespace Express {
+    interface Request {
+      /** Set by `requireInternalContext` on service routes. */
+      context?: InternalContext;
+    }
+  }
+}
+
+/** Service-side guard: only requests the gateway signed reach the routes behind it. */
+export function requireInternalContext(secret: string) {
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    const context = verifyContext(req.headers, secret);
+    if (!context) {
+      next(AppError.unauthorized('Missing or invalid internal context'));
+      return;
+    }
+    req.context = context;
+    next();
+  };
+}
+
+/** The verified organization of a service request. */
+export function organizationOf(req: Request): string {
+  if (!req.context) throw new Error('requireInternalContext must run before this handler');
+  return req.context.organizationId;
+}

@@ -1,0 +1,313 @@
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AppError, createApp, finishApp, MAX_BODY_BYTES, sendData } from '@parametric/http';
+import { createLogger } from '@parametric/logger';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Every log line the app writes, parsed. */
+const logLines: Record<string, unknown>[] = [];
+const logger = createLogger({
+  name: 'http-app-test',
+  level: 'info',
+  destination: {
+    write(line: string) {
+      logLines.push(JSON.parse(line) as Record<string, unknown>);
+    },
+  },
+});
+
+let server: Server;
+let baseUrl: string;
+let echoCalls = 0;
+
+beforeAll(async () => {
+  const app = createApp(logger);
+  app.get('/ok', (_req, res) => sendData(res, { ok: true }));
+  app.post('/echo', (req, res) => {
+    echoCalls += 1;
+    sendData(res, { body: req.body ?? null });
+  });
+  app.post('/keys/rotate', (_req, res) => sendData(res, { rotated: true }, 201));
+  app.get('/conflict', async () => {
+    await new Promise((resolve) => setImmediate(resolve));
+    throw AppError.conflict('Policy already exists', [{ field: 'externalRef', message: 'already used' }]);
+  });
+  app.get('/unavailable', async () => {
+    await Promise.resolve();
+    throw new AppError('SERVICE_UNAVAILABLE', 'Pricing service is unavailable');
+  });
+  app.get('/boom', async () => {
+    await new Promise((resolve) => setImmediate(resolve));
+    throw new Error('db password=hunter2');
+  });
+  app.get('/boom-sync', () => {
+    throw new Error('db password=hunter2');
+  });
+  app.get('/set-cookie', (_req, res) => {
+    res.setHeader('set-cookie', 'session=cookie-secret-987');
+    sendData(res, { ok: true });
+  });
+  finishApp(app, logger);
+  server = app.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+beforeEach(() => {
+  logLines.length = 0;
+  echoCalls = 0;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+});
+
+/** Request lines are written when the response finishes, which can be just after the client has it. */
+async function loggedLines(predicate: (line: Record<string, unknown>) => boolean) {
+  for (let attempt = 0; attempt < 200 && !logLines.some(predicate); attempt += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return logLines.filter(predicate);
+}
+
+function postRaw(path: string, body: string | undefined, contentType?: string) {
+  return fetch(`${baseUrl}${path}`, {
+    method: 'POST',
+    headers: contentType ? { 'content-type': contentType } : {},
+    body: body === undefined ? undefined : new Blob([body]),
+  });
+}
+
+describe('finishApp: unknown routes', () => {
+  it('answers an unknown path with 404 NOT_FOUND in the error envelope', async () => {
+    const response = await fetch(`${baseUrl}/no/such/route`);
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({
+      success: false,
+      error: { code: 'NOT_FOUND', message: expect.any(String) },
+    });
+  });
+
+  it('answers a known path with an unrouted method with 404 NOT_FOUND', async () => {
+    const response = await fetch(`${baseUrl}/ok`, { method: 'DELETE' });
+    expect(response.status).toBe(404);
+    expect(await response.json()).toMatchObject({ success: false, error: { code: 'NOT_FOUND' } });
+  });
+});
+
+describe('JSON bodies', () => {
+  it('parses a JSON body for the handler', async () => {
+    const response = await postRaw(
+      '/echo',
+      JSON.stringify({ crop: 'maize', hectares: 4 }),
+      'application/json',
+    );
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ success: true, data: { body: { crop: 'maize', hectares: 4 } } });
+  });
+
+  it('answers malformed JSON with 400 INVALID_INPUT "Malformed JSON body"', async () => {
+    const response = await postRaw('/echo', '{"crop": "maize",', 'application/json');
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      success: false,
+      error: { code: 'INVALID_INPUT', message: 'Malformed JSON body' },
+    });
+    expect(echoCalls).toBe(0);
+  });
+
+  it('accepts a JSON body of exactly 1 MiB', async () => {
+    const overhead = JSON.stringify({ pad: '' }).length;
+    const body = JSON.stringify({ pad: 'x'.repeat(MAX_BODY_BYTES - overhead) });
+    expect(Buffer.byteLength(body)).toBe(MAX_BODY_BYTES);
+    const response = await postRaw('/echo', body, 'application/json');
+    expect(response.status).toBe(200);
+    expect(echoCalls).toBe(1);
+  });
+
+  it('answers a body over 1 MiB with 400 INVALID_INPUT', async () => {
+    const overhead = JSON.stringify({ pad: '' }).length;
+    const body = JSON.stringify({ pad: 'x'.repeat(MAX_BODY_BYTES - overhead + 1) });
+    expect(Buffer.byteLength(body)).toBe(MAX_BODY_BYTES + 1);
+    const response = await postRaw('/echo', body, 'application/json');
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      success: false,
+      error: { code: 'INVALID_INPUT', message: expect.any(String) },
+    });
+    expect(echoCalls).toBe(0);
+  });
+
+  it.each([
+    ['text/plain', '{"crop":"maize"}'],
+    ['application/x-www-form-urlencoded', 'crop=maize'],
+    ['multipart/form-data; boundary=x', '--x\r\n\r\nmaize\r\n--x--'],
+  ])('answers a POST with content type %s and a body with 400 INVALID_INPUT', async (contentType, body) => {
+    const response = await postRaw('/echo', body, contentType);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      success: false,
+      error: { code: 'INVALID_INPUT', message: expect.any(String) },
+    });
+    expect(echoCalls).toBe(0);
+  });
+
+  it('answers a POST with a body and no content type with 400 INVALID_INPUT', async () => {
+    const response = await postRaw('/echo', '{"crop":"maize"}');
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ success: false, error: { code: 'INVALID_INPUT' } });
+    expect(echoCalls).toBe(0);
+  });
+
+  it('lets a POST with no body and no content type through', async () => {
+    const response = await fetch(`${baseUrl}/keys/rotate`, { method: 'POST' });
+    expect(response.status).toBe(201);
+    expect(await response.json()).toEqual({ success: true, data: { rotated: true } });
+  });
+});
+
+describe('errorHandler', () => {
+  it('renders an AppError thrown in an async handler with its code, status, message and details', async () => {
+    const response = await fetch(`${baseUrl}/conflict`);
+    expect(response.status).toBe(409);
+    expect(await response.json()).toEqual({
+      success: false,
+      error: {
+        code: 'CONFLICT',
+        message: 'Policy already exists',
+        details: [{ field: 'externalRef', message: 'already used' }],
+      },
+    });
+  });
+
+  it('uses the status of the AppError code', async () => {
+    const response = await fetch(`${baseUrl}/unavailable`);
+    expect(response.status).toBe(503);
+    expect(await response.json()).toEqual({
+      success: false,
+      error: { code: 'SERVICE_UNAVAILABLE', message: 'Pricing service is unavailable' },
+    });
+  });
+
+  it.each(['/boom', '/boom-sync'])(
+    'answers an unexpected error thrown in %s with a generic 500 that leaks nothing',
+    async (path) => {
+      const response = await fetch(`${baseUrl}${path}`);
+      expect(response.status).toBe(500);
+      const text = await response.text();
+      expect(JSON.parse(text)).toEqual({
+        success: false,
+        error: { code: 'INTERNAL_ERROR', message: 'An unexpected error occurred' },
+      });
+      for (const leaked of ['hunter2', 'password', 'stack', 'Error:', '.ts:', 'node_modules']) {
+        expect(text).not.toContain(leaked);
+      }
+    },
+  );
+
+  it('logs an unexpected error at level error with the request id returned to the client', async () => {
+    const response = await fetch(`${baseUrl}/boom`);
+    expect(response.status).toBe(500);
+    const requestId = response.headers.get('x-request-id');
+    expect(requestId).toMatch(UUID);
+
+    const errorLines = logLines.filter((line) => line.level === 50 && line.requestId === requestId);
+    expect(errorLines).toHaveLength(1);
+    expect(errorLines[0]).toMatchObject({
+      service: 'http-app-test',
+      err: { message: 'db password=hunter2' },
+    });
+  });
+
+  it('keeps the request id the client sent in the error log line', async () => {
+    const response = await fetch(`${baseUrl}/boom`, { headers: { 'x-request-id': 'partner-trace-42' } });
+    expect(response.headers.get('x-request-id')).toBe('partner-trace-42');
+    expect(
+      logLines.filter((line) => line.level === 50 && line.requestId === 'partner-trace-42'),
+    ).toHaveLength(1);
+  });
+});
+
+describe('request ids', () => {
+  it('generates a uuid when the request has none and returns it in x-request-id', async () => {
+    const first = await fetch(`${baseUrl}/ok`);
+    const second = await fetch(`${baseUrl}/ok`);
+    expect(first.headers.get('x-request-id')).toMatch(UUID);
+    expect(second.headers.get('x-request-id')).toMatch(UUID);
+    expect(first.headers.get('x-request-id')).not.toBe(second.headers.get('x-request-id'));
+  });
+
+  it.each(['req-123', 'a1B2.c3:d4-e5', 'x'.repeat(64), '550e8400-e29b-41d4-a716-446655440000'])(
+    'echoes the well-formed incoming id %s',
+    async (id) => {
+      const response = await fetch(`${baseUrl}/ok`, { headers: { 'x-request-id': id } });
+      expect(response.headers.get('x-request-id')).toBe(id);
+    },
+  );
+
+  it.each([
+    ['200 characters long', 'a'.repeat(200)],
+    ['65 characters long', 'a'.repeat(65)],
+    ['containing spaces', 'abc def'],
+    ['containing markup', '<script>alert(1)</script>'],
+    ['containing a newline escape', 'abc\\ninjected'],
+  ])('replaces an incoming id %s with a generated uuid', async (_label, id) => {
+    const response = await fetch(`${baseUrl}/ok`, { headers: { 'x-request-id': id } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-request-id')).toMatch(UUID);
+  });
+
+  it('returns x-request-id on 404 and 500 responses too', async () => {
+    expect((await fetch(`${baseUrl}/missing`)).headers.get('x-request-id')).toMatch(UUID);
+    expect((await fetch(`${baseUrl}/boom`)).headers.get('x-request-id')).toMatch(UUID);
+  });
+});
+
+describe('response headers', () => {
+  it.each(['/ok', '/missing', '/boom', '/conflict'])('never sends x-powered-by (GET %s)', async (path) => {
+    const response = await fetch(`${baseUrl}${path}`);
+    await response.arrayBuffer();
+    expect(response.headers.has('x-powered-by')).toBe(false);
+  });
+});
+
+describe('request logging', () => {
+  it('logs each request with its secret headers redacted', async () => {
+    const response = await fetch(`${baseUrl}/ok`, {
+      headers: {
+        'x-api-key': 'pk_live_request_log_key',
+        authorization: 'Bearer request-log-token',
+        'x-internal-signature': 'deadbeefsignature',
+        cookie: 'session=request-log-cookie',
+        'x-request-id': 'log-check-1',
+      },
+    });
+    expect(response.status).toBe(200);
+    await response.arrayBuffer();
+
+    const requestLines = await loggedLines((line) => line.msg === 'request completed');
+    expect(requestLines).toHaveLength(1);
+    expect(JSON.stringify(requestLines[0])).toContain('log-check-1');
+    const all = JSON.stringify(logLines);
+    for (const leaked of [
+      'pk_live_request_log_key',
+      'request-log-token',
+      'deadbeefsignature',
+      'request-log-cookie',
+    ]) {
+      expect(all).not.toContain(leaked);
+    }
+    expect(all).toContain('[Redacted]');
+  });
+
+  it('does not log a set-cookie response header', async () => {
+    const response = await fetch(`${baseUrl}/set-cookie`);
+    await response.arrayBuffer();
+    expect(response.headers.get('set-cookie')).toBe('session=cookie-secret-987');
+    expect(await loggedLines((line) => line.msg === 'request completed')).toHaveLength(1);
+    expect(JSON.stringify(logLines)).not.toContain('cookie-secret-987');
+  });
+});

@@ -1,0 +1,231 @@
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp, finishApp, paginationQuery, route, sendData, uuidParam } from '@parametric/http';
+import { createLogger } from '@parametric/logger';
+import { z } from 'zod';
+
+const logger = createLogger({ name: 'http-validation-test', level: 'silent' });
+const ORG = '3f2b8c1e-7d4a-4e6b-9a1c-2b3d4e5f6a7b';
+
+let server: Server;
+let baseUrl: string;
+/** Every input a handler was called with, in order. */
+let handled: unknown[];
+
+const createPolicyBody = z.strictObject({
+  crop: z.string().min(1),
+  hectares: z.coerce.number().positive(),
+  currency: z.string().default('USD'),
+  location: z.strictObject({ region: z.string(), lat: z.number().optional() }).optional(),
+});
+
+beforeAll(async () => {
+  const app = createApp(logger);
+  app.post(
+    '/orgs/:orgId/policies',
+    route({ params: z.object({ orgId: uuidParam }), body: createPolicyBody }, (input, _req, res) => {
+      handled.push(input);
+      sendData(res, input, 201);
+    }),
+  );
+  app.post(
+    '/loose',
+    route({ body: z.object({ name: z.string() }) }, (input, _req, res) => {
+      handled.push(input);
+      sendData(res, input.body);
+    }),
+  );
+  app.get(
+    '/policies',
+    route({ query: paginationQuery() }, (input, _req, res) => {
+      handled.push(input);
+      sendData(res, input.query);
+    }),
+  );
+  app.get(
+    '/small-pages',
+    route({ query: paginationQuery(10, 5) }, (input, _req, res) => {
+      handled.push(input);
+      sendData(res, input.query);
+    }),
+  );
+  finishApp(app, logger);
+  server = app.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+beforeEach(() => {
+  handled = [];
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+});
+
+function postJson(path: string, body: unknown) {
+  return fetch(`${baseUrl}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+}
+
+interface ErrorEnvelope {
+  success: false;
+  error: { code: string; message: string; details?: { field: string; message: string }[] };
+}
+
+async function expectInvalid(response: Response): Promise<ErrorEnvelope['error']> {
+  expect(response.status).toBe(400);
+  const body = (await response.json()) as ErrorEnvelope;
+  expect(body).toEqual({
+    success: false,
+    error: {
+      code: 'INVALID_INPUT',
+      message: expect.any(String),
+      details: expect.any(Array),
+    },
+  });
+  expect(body.error.message.length).toBeGreaterThan(0);
+  for (const detail of body.error.details ?? []) {
+    expect(detail).toEqual({ field: expect.any(String), message: expect.any(String) });
+  }
+  return body.error;
+}
+
+describe('route() with a valid request', () => {
+  it('hands the handler parsed values with defaults applied and coercions done', async () => {
+    const response = await postJson(`/orgs/${ORG}/policies`, { crop: 'maize', hectares: '12.5' });
+    expect(response.status).toBe(201);
+    const expected = { params: { orgId: ORG }, body: { crop: 'maize', hectares: 12.5, currency: 'USD' } };
+    expect(handled).toEqual([expected]);
+    expect(await response.json()).toEqual({ success: true, data: expected });
+  });
+
+  it('strips unknown keys when the schema is not strict', async () => {
+    const response = await postJson('/loose', { name: 'Acme', role: 'ORG_ADMIN' });
+    expect(response.status).toBe(200);
+    expect(handled).toEqual([{ body: { name: 'Acme' } }]);
+  });
+});
+
+describe('route() with invalid input', () => {
+  it('rejects a field that fails the schema with 400 INVALID_INPUT naming the field', async () => {
+    const error = await expectInvalid(await postJson(`/orgs/${ORG}/policies`, { crop: '', hectares: 3 }));
+    expect(error.details).toEqual([{ field: 'crop', message: expect.any(String) }]);
+    expect(handled).toEqual([]);
+  });
+
+  it('reports a nested field by its dotted path', async () => {
+    const error = await expectInvalid(
+      await postJson(`/orgs/${ORG}/policies`, {
+        crop: 'maize',
+        hectares: 3,
+        location: { region: 'Rift', lat: 'x' },
+      }),
+    );
+    expect(error.details).toEqual([{ field: 'location.lat', message: expect.any(String) }]);
+    expect(handled).toEqual([]);
+  });
+
+  it('reports every invalid field', async () => {
+    const error = await expectInvalid(await postJson(`/orgs/${ORG}/policies`, { hectares: -1 }));
+    expect(error.details?.map((d) => d.field).sort()).toEqual(['crop', 'hectares']);
+    expect(handled).toEqual([]);
+  });
+
+  it('reports each unknown key of a strict schema as its own "Unknown field" detail', async () => {
+    const error = await expectInvalid(
+      await postJson(`/orgs/${ORG}/policies`, {
+        crop: 'maize',
+        hectares: 3,
+        organizationId: ORG,
+        role: 'admin',
+      }),
+    );
+    expect(error.details).toEqual(
+      expect.arrayContaining([
+        { field: 'organizationId', message: 'Unknown field' },
+        { field: 'role', message: 'Unknown field' },
+      ]),
+    );
+    expect(error.details).toHaveLength(2);
+    expect(handled).toEqual([]);
+  });
+
+  it('reports an unknown key inside a nested strict object by its dotted path', async () => {
+    const error = await expectInvalid(
+      await postJson(`/orgs/${ORG}/policies`, {
+        crop: 'maize',
+        hectares: 3,
+        location: { region: 'Rift', zip: '1' },
+      }),
+    );
+    expect(error.details).toEqual([{ field: 'location.zip', message: 'Unknown field' }]);
+    expect(handled).toEqual([]);
+  });
+
+  it('gives a (body) detail when the body is missing', async () => {
+    const response = await fetch(`${baseUrl}/orgs/${ORG}/policies`, { method: 'POST' });
+    const error = await expectInvalid(response);
+    expect(error.details).toEqual([{ field: '(body)', message: expect.any(String) }]);
+    expect(handled).toEqual([]);
+  });
+
+  it('gives a (body) detail when the body is not an object', async () => {
+    const error = await expectInvalid(await postJson(`/orgs/${ORG}/policies`, ['maize']));
+    expect(error.details).toEqual([{ field: '(body)', message: expect.any(String) }]);
+    expect(handled).toEqual([]);
+  });
+
+  it('validates path parameters before the body', async () => {
+    const error = await expectInvalid(await postJson('/orgs/not-a-uuid/policies', { crop: '', extra: true }));
+    expect(error.details).toEqual([{ field: 'orgId', message: 'must be a uuid' }]);
+    expect(handled).toEqual([]);
+  });
+});
+
+describe('paginationQuery()', () => {
+  it('defaults to page 1 and limit 20', async () => {
+    const response = await fetch(`${baseUrl}/policies`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ success: true, data: { page: 1, limit: 20 } });
+  });
+
+  it('coerces page and limit from the query string to numbers', async () => {
+    const response = await fetch(`${baseUrl}/policies?page=3&limit=50`);
+    expect(response.status).toBe(200);
+    expect(handled).toEqual([{ query: { page: 3, limit: 50 } }]);
+  });
+
+  it('accepts a limit of exactly 100', async () => {
+    const response = await fetch(`${baseUrl}/policies?limit=100`);
+    expect(response.status).toBe(200);
+    expect(handled).toEqual([{ query: { page: 1, limit: 100 } }]);
+  });
+
+  it('rejects a limit above 100 with 400 INVALID_INPUT on the limit field', async () => {
+    const error = await expectInvalid(await fetch(`${baseUrl}/policies?limit=101`));
+    expect(error.details).toEqual([{ field: 'limit', message: expect.any(String) }]);
+    expect(handled).toEqual([]);
+  });
+
+  it.each(['page=0', 'page=-1', 'page=1.5', 'page=two', 'limit=0', 'limit=abc'])(
+    'rejects %s with 400 INVALID_INPUT',
+    async (query) => {
+      const error = await expectInvalid(await fetch(`${baseUrl}/policies?${query}`));
+      expect(error.details?.map((d) => d.field)).toEqual([query.split('=')[0]]);
+      expect(handled).toEqual([]);
+    },
+  );
+
+  it('uses the cap and default it is given', async () => {
+    expect((await fetch(`${baseUrl}/small-pages`)).status).toBe(200);
+    expect(handled).toEqual([{ query: { page: 1, limit: 5 } }]);
+    await expectInvalid(await fetch(`${baseUrl}/small-pages?limit=11`));
+    expect(handled).toHaveLength(1);
+  });
+});

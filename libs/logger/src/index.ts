@@ -1,0 +1,49 @@
+import pino, { type Logger } from 'pino';
+
+export type { Logger } from 'pino';
+
+/**
+ * Paths pino replaces with "[Redacted]": API keys, secrets and signatures must never reach
+ * a log line, wherever they appear in a logged object (request headers, bodies, config).
+ * pino matches exact paths, so each name is listed at the depths we log objects.
+ */
+const SECRET_FIELDS = [
+  'apiKey',
+  'apiSecret',
+  'secret',
+  'webhookSecret',
+  'password',
+  'token',
+  'keyHash',
+  'secretHash',
+];
+export const REDACT_PATHS = [
+  'req.headers["x-api-key"]',
+  'req.headers.authorization',
+  'req.headers["x-internal-signature"]',
+  'req.headers.cookie',
+  'res.headers["set-cookie"]',
+  'headers["x-api-key"]',
+  'headers.authorization',
+  ...SECRET_FIELDS.flatMap((f) => [f, `*.${f}`, `*.*.${f}`, `*.*.*.${f}`]),
+];
+
+export interface LoggerOptions {
+  name: string;
+  level?: string;
+  /** Where lines go; stdout by default (tests pass a stream to read them). */
+  destination?: pino.DestinationStream;
+}
+
+export function createLogger({ name, level = 'info', destination }: LoggerOptions): Logger {
+  return pino(
+    {
+      name,
+      level,
+      redact: { paths: REDACT_PATHS, censor: '[Redacted]' },
+      base: { service: name },
+      timestamp: pino.stdTimeFunctions.isoTime,
+    },
+    destination,
+  );
+}
