@@ -1,0 +1,18 @@
+export { EVENT_CATALOG, EVENT_NAMES, type EventData, type EventName, isEventName } from './catalog';
+export { createEvent, type EventEnvelope, eventEnvelopeSchema } from './envelope';
+export {
+  type OutboxFields,
+  type OutboxUpdate,
+  outboxEventSchema,
+  outboxInsert,
+  outboxUpdate,
+  withOutbox,
+  withOutboxEvents,
+} from './outbox';
+export {
+  type EventProducer,
+  type OutboxRelay,
+  type OutboxRelayOptions,
+  type RelayLogger,
+  startOutboxRelay,
+} from './relay';

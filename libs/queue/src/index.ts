@@ -1,0 +1,10 @@
+export type { RedisConnection } from './connection';
+export {
+  type AddOptions,
+  createProducer,
+  DEFAULT_JOB_OPTIONS,
+  type Producer,
+  type ProducerOptions,
+} from './producer';
+export { InvalidPayloadError, type Payload, QUEUES, type QueueName } from './registry';
+export { createWorker, type JobHandler, type QueueWorker, type WorkerOptions } from './worker';

@@ -1,0 +1,67 @@
+import { type Job, UnrecoverableError, Worker } from 'bullmq';
+import { closeOwned, type RedisConnection, resolveConnection } from './connection';
+import { InvalidPayloadError, type Payload, type QueueName } from './registry';
+import { validatePayload } from './validate';
+
+export type JobHandler<N extends QueueName> = (payload: Payload<N>, job: Job<Payload<N>>) => Promise<void>;
+
+export interface WorkerOptions {
+  /** A URL, or an ioredis client created with `maxRetriesPerRequest: null`. */
+  connection: RedisConnection;
+  prefix?: string;
+  concurrency?: number;
+  /** Connection errors BullMQ reports; defaults to console.error. */
+  onError?: (error: Error) => void;
+}
+
+export interface QueueWorker<N extends QueueName> {
+  /** The BullMQ worker, for its events (`completed`, `failed`, …). */
+  readonly worker: Worker<Payload<N>>;
+  /** Waits for running jobs, then releases every connection this worker opened. */
+  close(): Promise<void>;
+}
+
+/** Consumes one registered queue, handing the handler only payloads that match its schema. */
+export function createWorker<N extends QueueName>(
+  name: N,
+  handler: JobHandler<N>,
+  options: WorkerOptions,
+): QueueWorker<N> {
+  // BullMQ duplicates this client for its blocking fetch and rejects the copy unless
+  // commands may wait for a reconnect indefinitely; say so here rather than from inside it.
+  if (typeof options.connection !== 'string' && options.connection.options.maxRetriesPerRequest !== null) {
+    throw new Error(`createWorker("${name}"): the ioredis client needs maxRetriesPerRequest: null`);
+  }
+  const connection = resolveConnection(options.connection, {
+    maxRetriesPerRequest: null,
+    connectionName: `${options.prefix ?? 'bull'}:${name}:worker`,
+  });
+
+  const worker = new Worker<Payload<N>>(
+    name,
+    async (job) => {
+      let payload: Payload<N>;
+      try {
+        payload = validatePayload(name, job.data);
+      } catch (err) {
+        // Retrying cannot make the data valid: fail now, keeping the reason on the job.
+        if (err instanceof InvalidPayloadError) throw new UnrecoverableError(err.message);
+        throw err;
+      }
+      await handler(payload, job);
+    },
+    { connection: connection.client, prefix: options.prefix, concurrency: options.concurrency ?? 1 },
+  );
+  worker.on('error', options.onError ?? ((error) => console.error(`[queue ${name}] worker error`, error)));
+
+  return {
+    worker,
+    async close() {
+      try {
+        await worker.close();
+      } finally {
+        await closeOwned(connection);
+      }
+    },
+  };
+}
