@@ -1,0 +1,66 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { ApiKeyDoc } from './model';
+
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** Unbiased base62 from crypto-random bytes (rejection sampling). */
+function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248 && out.length < length) out += ALPHABET[byte % 62];
+    }
+  }
+  return out;
+}
+
+/** How a credential came to exist; shows in the key prefix, which is not part of the contract. */
+export type KeyOrigin = 'reg' | 'rot' | 'ops';
+
+export interface IssuedCredentials {
+  apiKey: string;
+  apiSecret: string;
+  record: Pick<ApiKeyDoc, 'keyHash' | 'secretHash' | 'keyPrefix' | 'last4'>;
+}
+
+/** A new key (238 bits of entropy) and secret, and what we store of them. */
+export function issueCredentials(pepper: string, origin: KeyOrigin): IssuedCredentials {
+  const apiKey = `pik_${origin}_${randomBase62(40)}`;
+  const apiSecret = `pis_${randomBase62(48)}`;
+  return {
+    apiKey,
+    apiSecret,
+    record: {
+      keyHash: hashCredential(pepper, apiKey),
+      secretHash: hashCredential(pepper, apiSecret),
+      keyPrefix: apiKey.slice(0, 12),
+      last4: apiKey.slice(-4),
+    },
+  };
+}
+
+/**
+ * Keys are long random strings, so a keyed fast hash is the right tool (no need for a slow
+ * password hash); the pepper keeps a leaked database from confirming guesses offline.
+ */
+export function hashCredential(pepper: string, value: string): string {
+  return createHmac('sha256', pepper).update(value).digest('hex');
+}
+
+export function sameHash(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'hex');
+  const y = Buffer.from(b, 'hex');
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** Key metadata as the spec shows it (2.10): never the key itself. */
+export function keyMetadata(key: ApiKeyDoc) {
+  return {
+    keyPrefix: key.keyPrefix,
+    last4: key.last4,
+    masked: `${key.keyPrefix}${'*'.repeat(8)}${key.last4}`,
+    active: key.active,
+    rotatedAt: key.rotatedAt ?? null,
+    createdAt: key.createdAt,
+  };
+}

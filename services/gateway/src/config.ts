@@ -1,0 +1,47 @@
+import { loadConfig, logLevel, nodeEnv, port, positiveInt, secret, serviceUrl } from '@parametric/config';
+import { z } from 'zod';
+
+export const gatewayConfigSchema = z.object({
+  NODE_ENV: nodeEnv,
+  LOG_LEVEL: logLevel,
+  GATEWAY_HOST: z.string().default('0.0.0.0'),
+  GATEWAY_PORT: port(3000),
+  OPS_HOST: z.string().default('0.0.0.0'),
+  OPS_PORT: port(3001),
+  MONGO_URL: z.string().min(1, 'must be set'),
+  MONGO_DB: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,63}$/)
+    .default('gateway'),
+  REDIS_URL: z.string().min(1, 'must be set'),
+  /** Namespace of every Redis key the platform writes (queues, rate limits). */
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default('platform'),
+  OPS_TOKEN: secret(),
+  INTERNAL_SIGNING_SECRET: secret(),
+  API_KEY_PEPPER: secret(),
+  RATE_LIMIT_POINTS: positiveInt(100),
+  RATE_LIMIT_WINDOW_SECONDS: positiveInt(60),
+  PAYMENTS_INITIATE_LIMIT_POINTS: positiveInt(10),
+  PAYMENTS_INITIATE_WINDOW_SECONDS: positiveInt(3600),
+  REGISTRATION_LIMIT_POINTS: positiveInt(10),
+  REGISTRATION_WINDOW_SECONDS: positiveInt(3600),
+  /** Per client IP, for requests without a valid key (including every 401). */
+  ANONYMOUS_LIMIT_POINTS: positiveInt(100),
+  /** express "trust proxy": how many proxy hops set X-Forwarded-For (0 = none, the default). */
+  TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
+  FORWARD_TIMEOUT_MS: positiveInt(30_000),
+  OUTBOX_POLL_MS: positiveInt(1_000),
+  POLICY_URL: serviceUrl(),
+  PAYMENTS_URL: serviceUrl(),
+  DETERMINATIONS_URL: serviceUrl(),
+  WEBHOOKS_URL: serviceUrl(),
+});
+
+export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
+
+export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  return loadConfig(gatewayConfigSchema, env);
+}

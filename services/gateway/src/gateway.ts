@@ -1,0 +1,174 @@
+import type { AddressInfo } from 'node:net';
+import { startOutboxRelay } from '@parametric/events';
+import { createApp, finishApp } from '@parametric/http';
+import type { Logger } from '@parametric/logger';
+import { connectMongo } from '@parametric/mongo';
+import { createProducer } from '@parametric/queue';
+import type { Express, Request } from 'express';
+import { Redis } from 'ioredis';
+import { apiKeyModel } from './api-keys/model';
+import { apiKeyRoutes } from './api-keys/routes';
+import { identify, requirePrincipal } from './auth/principal';
+import type { GatewayConfig } from './config';
+import { forwardingRoutes } from './forwarding/routes';
+import { healthRoutes } from './health';
+import { opsRoutes, requireOpsToken } from './ops/routes';
+import { organizationModel } from './organizations/model';
+import { organizationRoutes, registrationRoutes } from './organizations/routes';
+import { rateLimit, redisLimit } from './rate-limit/limiter';
+
+export interface RunningGateway {
+  partnerUrl: string;
+  opsUrl: string;
+  partnerApp: Express;
+  opsApp: Express;
+  /** Moves recorded events to the queue now and waits (tests, shutdown). */
+  drainOutbox(): Promise<void>;
+  /** Graceful shutdown: HTTP servers, then the relay and producers, then Redis and MongoDB. */
+  stop(): Promise<void>;
+}
+
+/** Starts the gateway: partner API (with `/healthz`, `/readyz`) and the ops API on its own port. */
+export async function startGateway(config: GatewayConfig, logger: Logger): Promise<RunningGateway> {
+  const connection = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
+  // Rate limiting must not queue commands while Redis is away: fail fast, fall back to memory.
+  // disconnectTimeout: on a socket that is already gone, ioredis's disconnect() arms this
+  // timer to end it anyway; keep it short so shutdown is not held up by a dead Redis.
+  const redis = new Redis(config.REDIS_URL, {
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    lazyConnect: true,
+    disconnectTimeout: 100,
+  });
+  redis.on('error', (err) => logger.warn({ err: err.message }, 'Redis connection error'));
+  await redis.connect().catch((err) => logger.warn({ err: err.message }, 'Redis not reachable at start-up'));
+
+  const organizations = organizationModel(connection);
+  const apiKeys = apiKeyModel(connection);
+  await Promise.all([organizations.init(), apiKeys.init()]);
+
+  const producer = createProducer('events', { connection: config.REDIS_URL, prefix: config.REDIS_PREFIX });
+  const relay = startOutboxRelay({
+    model: organizations,
+    producer,
+    intervalMs: config.OUTBOX_POLL_MS,
+    logger,
+  });
+
+  const window = config.RATE_LIMIT_WINDOW_SECONDS;
+  const limits = {
+    partner: redisLimit(redis, config.REDIS_PREFIX, {
+      name: 'partner',
+      points: config.RATE_LIMIT_POINTS,
+      durationSeconds: window,
+    }),
+    anonymous: redisLimit(redis, config.REDIS_PREFIX, {
+      name: 'anonymous',
+      points: config.ANONYMOUS_LIMIT_POINTS,
+      durationSeconds: window,
+    }),
+    registration: redisLimit(redis, config.REDIS_PREFIX, {
+      name: 'registration',
+      points: config.REGISTRATION_LIMIT_POINTS,
+      durationSeconds: config.REGISTRATION_WINDOW_SECONDS,
+    }),
+    paymentsInitiate: redisLimit(redis, config.REDIS_PREFIX, {
+      name: 'payments-initiate',
+      points: config.PAYMENTS_INITIATE_LIMIT_POINTS,
+      durationSeconds: config.PAYMENTS_INITIATE_WINDOW_SECONDS,
+    }),
+  };
+  const clientIp = (req: Request) => req.ip ?? req.socket.remoteAddress ?? 'unknown';
+
+  const pepper = config.API_KEY_PEPPER;
+  const orgDeps = { organizations, apiKeys, pepper, webhookUrlOf: async () => null };
+
+  const partnerApp = createApp(logger);
+  partnerApp.set('trust proxy', config.TRUST_PROXY_HOPS);
+  partnerApp.use(healthRoutes({ connection, redis }));
+  partnerApp.post(
+    '/api/auth/register-organization',
+    rateLimit((req) => [{ limit: limits.registration, key: `ip:${clientIp(req)}` }], logger),
+  );
+  partnerApp.use('/api', registrationRoutes(orgDeps));
+  partnerApp.use(
+    '/api',
+    identify({ pepper, apiKeys, organizations }),
+    rateLimit((req) => {
+      if (!req.principal) return [{ limit: limits.anonymous, key: `ip:${clientIp(req)}` }];
+      const picked = [{ limit: limits.partner, key: req.principal.keyHash }];
+      if (req.method === 'POST' && req.path === '/payments/initiate') {
+        picked.push({ limit: limits.paymentsInitiate, key: req.principal.keyHash });
+      }
+      return picked;
+    }, logger),
+    requirePrincipal,
+    organizationRoutes(orgDeps),
+    apiKeyRoutes({ apiKeys, pepper }),
+    forwardingRoutes({
+      serviceUrls: {
+        policy: config.POLICY_URL,
+        payments: config.PAYMENTS_URL,
+        determinations: config.DETERMINATIONS_URL,
+        webhooks: config.WEBHOOKS_URL,
+      },
+      signingSecret: config.INTERNAL_SIGNING_SECRET,
+      timeoutMs: config.FORWARD_TIMEOUT_MS,
+      logger,
+    }),
+  );
+  finishApp(partnerApp, logger);
+
+  const opsApp = createApp(logger);
+  opsApp.use(
+    requireOpsToken(config.OPS_TOKEN),
+    opsRoutes({
+      organizations,
+      apiKeys,
+      pepper,
+      opsToken: config.OPS_TOKEN,
+      onEventRecorded: () => relay.kick(),
+    }),
+  );
+  finishApp(opsApp, logger);
+
+  const partnerServer = partnerApp.listen(config.GATEWAY_PORT, config.GATEWAY_HOST);
+  const opsServer = opsApp.listen(config.OPS_PORT, config.OPS_HOST);
+  await Promise.all(
+    [partnerServer, opsServer].map(
+      (s) => new Promise((resolve, reject) => s.once('listening', resolve).once('error', reject)),
+    ),
+  );
+  const urlOf = (server: typeof partnerServer, host: string) => {
+    const { port } = server.address() as AddressInfo;
+    return `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
+  };
+
+  let stopped: Promise<void> | undefined;
+  return {
+    partnerUrl: `${urlOf(partnerServer, config.GATEWAY_HOST)}/api`,
+    opsUrl: `${urlOf(opsServer, config.OPS_HOST)}/ops`,
+    partnerApp,
+    opsApp,
+    drainOutbox: () => relay.drain(),
+    stop: () => {
+      stopped ??= (async () => {
+        await Promise.all(
+          [partnerServer, opsServer].map(
+            (s) =>
+              new Promise<void>((resolve) => {
+                s.close(() => resolve());
+                s.closeIdleConnections();
+              }),
+          ),
+        );
+        await relay.stop();
+        await producer.close();
+        if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
+        else if (redis.status !== 'end') redis.disconnect();
+        await connection.close();
+      })();
+      return stopped;
+    },
+  };
+}

@@ -1,0 +1,77 @@
+import { AppError } from '@parametric/http';
+import type { Logger } from '@parametric/logger';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+
+export interface LimitSpec {
+  name: string;
+  points: number;
+  durationSeconds: number;
+}
+
+export interface Limit {
+  spec: LimitSpec;
+  limiter: RateLimiterRedis;
+}
+
+/**
+ * A limit counted in Redis, so every gateway replica shares it. If Redis is unreachable
+ * the count falls back to this replica's memory (per-replica limits) rather than failing
+ * partner requests: readiness reports Redis down, and limits stay roughly enforced.
+ */
+export function redisLimit(redis: Redis, prefix: string, spec: LimitSpec): Limit {
+  return {
+    spec,
+    limiter: new RateLimiterRedis({
+      storeClient: redis,
+      keyPrefix: `${prefix}:rl:${spec.name}`,
+      points: spec.points,
+      duration: spec.durationSeconds,
+      insuranceLimiter: new RateLimiterMemory({ points: spec.points, duration: spec.durationSeconds }),
+    }),
+  };
+}
+
+function setHeaders(res: Response, spec: LimitSpec, state: RateLimiterRes): void {
+  res.setHeader('X-RateLimit-Limit', String(spec.points));
+  res.setHeader('X-RateLimit-Remaining', String(Math.max(0, state.remainingPoints)));
+  res.setHeader('X-RateLimit-Reset', String(Math.ceil((Date.now() + state.msBeforeNext) / 1000)));
+}
+
+/**
+ * Consumes one point from each applicable limit, in order, and reports the last (the most
+ * specific) in the `X-RateLimit-*` headers. Over a limit: `429 RATE_LIMIT_EXCEEDED` with
+ * `details: { limit, retryAfter }` and `Retry-After`.
+ */
+export function rateLimit(
+  pick: (req: Request) => Array<{ limit: Limit; key: string }>,
+  logger: Logger,
+): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    for (const { limit, key } of pick(req)) {
+      try {
+        setHeaders(res, limit.spec, await limit.limiter.consume(key));
+      } catch (err) {
+        if (!(err instanceof RateLimiterRes)) {
+          logger.error({ err, limit: limit.spec.name }, 'rate limiter failed');
+          return next(err);
+        }
+        setHeaders(res, limit.spec, err);
+        const retryAfter = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
+        res.setHeader('Retry-After', String(retryAfter));
+        return next(
+          new AppError(
+            'RATE_LIMIT_EXCEEDED',
+            `Rate limit of ${limit.spec.points} requests per ${limit.spec.durationSeconds} s exceeded`,
+            {
+              limit: limit.spec.points,
+              retryAfter,
+            },
+          ),
+        );
+      }
+    }
+    next();
+  };
+}

@@ -1,0 +1,119 @@
+import { createLogger } from '@parametric/logger';
+import { testMongoUrl, testRedisUrl, uniqueDatabaseName, uniqueRedisPrefix } from '@parametric/test-harness';
+import mongoose from 'mongoose';
+import { type GatewayConfig, gatewayConfigSchema } from '../src/config';
+import { type RunningGateway, startGateway } from '../src/gateway';
+
+export const OPS_TOKEN = 'test-ops-token-0123456789abcdef';
+
+/** Gateway config for a test file: its own database and Redis prefix, ports chosen by the OS. */
+export function testConfig(overrides: Record<string, string> = {}): GatewayConfig {
+  return gatewayConfigSchema.parse({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    GATEWAY_HOST: '127.0.0.1',
+    GATEWAY_PORT: '0',
+    OPS_HOST: '127.0.0.1',
+    OPS_PORT: '0',
+    MONGO_URL: testMongoUrl(),
+    MONGO_DB: uniqueDatabaseName('gateway'),
+    REDIS_URL: testRedisUrl(),
+    REDIS_PREFIX: uniqueRedisPrefix('gateway'),
+    OPS_TOKEN,
+    INTERNAL_SIGNING_SECRET: 'test-internal-signing-secret-0123',
+    API_KEY_PEPPER: 'test-api-key-pepper-0123456789',
+    OUTBOX_POLL_MS: '60000',
+    ...overrides,
+  });
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: replies are arbitrary JSON that assertions walk into
+export interface Reply<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export interface CallOptions {
+  key?: string;
+  body?: unknown;
+  /** Sent as-is (no JSON encoding). */
+  raw?: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+/** One HTTP request over a real socket; JSON bodies in and out. */
+export async function call(method: string, url: string, options: CallOptions = {}): Promise<Reply> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key !== undefined) headers['x-api-key'] = options.key;
+  let body: string | Buffer | undefined = options.raw;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(url, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {}
+  return { status: res.status, headers: res.headers, body: parsed };
+}
+
+export interface TestGateway {
+  gateway: RunningGateway;
+  config: GatewayConfig;
+  /** Partner API: `api('GET', '/organizations/me', { key })`. */
+  api(method: string, path: string, options?: CallOptions): Promise<Reply>;
+  /** Ops API with the ops token: `ops('POST', '/organizations/:id/kyb', { body })`. */
+  ops(method: string, path: string, options?: CallOptions): Promise<Reply>;
+  /** Registers an organization and returns its id and key. */
+  register(
+    overrides?: Record<string, unknown>,
+    // biome-ignore lint/suspicious/noExplicitAny: the organization as JSON, walked by assertions
+  ): Promise<{ id: string; apiKey: string; apiSecret: string; organization: any }>;
+  /** A direct connection to the gateway's database, for asserting what was (not) written. */
+  db: mongoose.Connection;
+  stop(): Promise<void>;
+}
+
+let registrations = 0;
+
+export async function startTestGateway(overrides: Record<string, string> = {}): Promise<TestGateway> {
+  const config = testConfig({ REGISTRATION_LIMIT_POINTS: '1000', ...overrides });
+  const gateway = await startGateway(config, createLogger({ name: 'gateway-test', level: 'silent' }));
+  const db = await mongoose.createConnection(config.MONGO_URL, { dbName: config.MONGO_DB }).asPromise();
+  const api = (method: string, path: string, options?: CallOptions) =>
+    call(method, `${gateway.partnerUrl}${path}`, options);
+  const ops = (method: string, path: string, options: CallOptions = {}) =>
+    call(method, `${gateway.opsUrl}${path}`, {
+      ...options,
+      headers: { authorization: `Bearer ${OPS_TOKEN}`, ...options.headers },
+    });
+  return {
+    gateway,
+    config,
+    api,
+    ops,
+    db,
+    register: async (body = {}) => {
+      registrations++;
+      const reply = await api('POST', '/auth/register-organization', {
+        body: { name: `Cooperative ${registrations}`, type: 'COOPERATIVE', countryCode: 'KE', ...body },
+      });
+      if (reply.status !== 201) throw new Error(`registration failed: ${JSON.stringify(reply.body)}`);
+      const organization = reply.body.data.organization;
+      return {
+        id: organization.id,
+        apiKey: organization.apiKey,
+        apiSecret: organization.apiSecret,
+        organization,
+      };
+    },
+    stop: async () => {
+      await gateway.stop();
+      await db.dropDatabase().catch(() => undefined);
+      await db.close();
+    },
+  };
+}
