@@ -1,0 +1,273 @@
+/**
+ * The Dockerfile (read as the builder reads it: continuations joined, comments dropped)
+ * builds any service as a non-root image whose command starts services/${SERVICE}/src/main.ts
+ * with node itself as the process that receives SIGTERM; .dockerignore keeps the context lean
+ * without dropping anything the image needs.
+ */
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { at, findResource, readRepoFile, repoRoot } from './support';
+
+interface Instruction {
+  keyword: string;
+  args: string;
+}
+
+interface Stage {
+  from: string;
+  name?: string;
+  instructions: Instruction[];
+}
+
+/** Splits a Dockerfile into stages of instructions. */
+function parseDockerfile(text: string): Stage[] {
+  const logical: string[] = [];
+  let pending = '';
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/\r$/, '');
+    if (/^\s*#/.test(line)) continue; // comments (also inside continuations) are dropped
+    if (/\\\s*$/.test(line)) {
+      pending += `${line.replace(/\\\s*$/, '')} `;
+      continue;
+    }
+    const full = (pending + line).trim();
+    pending = '';
+    if (full) logical.push(full);
+  }
+  const stages: Stage[] = [];
+  for (const line of logical) {
+    const [, keyword = '', args = ''] = /^(\S+)\s*(.*)$/s.exec(line) ?? [];
+    const instruction = { keyword: keyword.toUpperCase(), args: args.trim() };
+    if (instruction.keyword === 'FROM') {
+      const [, from = '', name] = /^(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?$/i.exec(instruction.args) ?? [];
+      stages.push({ from, name, instructions: [] });
+    } else if (stages.length > 0) {
+      stages.at(-1)?.instructions.push(instruction);
+    } else if (instruction.keyword !== 'ARG') {
+      throw new Error(`${instruction.keyword} before the first FROM`);
+    }
+  }
+  return stages;
+}
+
+const stages = parseDockerfile(readRepoFile('Dockerfile'));
+const finalStage = stages.at(-1) as Stage;
+
+/** A stage and the stages it is built FROM, outermost last. */
+function lineage(stage: Stage): Stage[] {
+  const parent = stages.find((s) => s.name === stage.from);
+  return parent && parent !== stage ? [stage, ...lineage(parent)] : [stage];
+}
+
+function instructionsOf(stage: Stage, keyword: string): string[] {
+  return stage.instructions.filter((i) => i.keyword === keyword).map((i) => i.args);
+}
+
+/** ENV of a stage, including what it inherits (both `K=V K2=V2` and legacy `K V` forms). */
+function envOf(stage: Stage): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const s of lineage(stage).reverse()) {
+    for (const args of instructionsOf(s, 'ENV')) {
+      if (!args.includes('=')) {
+        const [key = '', ...rest] = args.split(/\s+/);
+        env[key] = rest.join(' ');
+        continue;
+      }
+      for (const match of args.matchAll(/(\w+)=("([^"]*)"|\S*)/g))
+        env[match[1] as string] = match[3] ?? match[2] ?? '';
+    }
+  }
+  return env;
+}
+
+/** The exec-form JSON array of CMD/ENTRYPOINT/HEALTHCHECK CMD, or undefined for shell form. */
+function execForm(args: string): string[] | undefined {
+  try {
+    const parsed: unknown = JSON.parse(args);
+    return Array.isArray(parsed) && parsed.every((a) => typeof a === 'string') ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+describe('Dockerfile', () => {
+  test('is multi-stage, every stage on node:20-bookworm-slim (directly or through another stage)', () => {
+    expect(stages.length).toBeGreaterThanOrEqual(2);
+    for (const stage of stages) expect(lineage(stage).at(-1)?.from).toBe('node:20-bookworm-slim');
+  });
+
+  test('installs production dependencies with npm install (never npm ci) before copying sources', () => {
+    const installs = stages.flatMap((stage) =>
+      stage.instructions.map((i, index) => ({ stage, index, args: i.args, keyword: i.keyword })),
+    );
+    const install = installs.find((i) => i.keyword === 'RUN' && /\bnpm install\b/.test(i.args));
+    expect(install?.args).toMatch(/--omit=dev/);
+    expect(install?.args).toMatch(/--no-audit/);
+    expect(install?.args).toMatch(/--no-fund/);
+    expect(installs.filter((i) => i.keyword === 'RUN' && /\bnpm ci\b/.test(i.args))).toEqual([]);
+    if (!install) return;
+    expect(envOf(install.stage).MONGOMS_DISABLE_POSTINSTALL).toBe('1');
+    // For layer caching, nothing but manifests reaches the install: no COPY of the whole
+    // context or of sources in its stage (or its parents) before it.
+    const before = lineage(install.stage)
+      .flatMap((s) => (s === install.stage ? s.instructions.slice(0, install.index) : s.instructions))
+      .filter((i) => i.keyword === 'COPY' || i.keyword === 'ADD');
+    for (const copy of before) {
+      const sources = copy.args.replace(/--\S+/g, '').trim().split(/\s+/).slice(0, -1);
+      const fromStage = /--from=(\S+)/.exec(copy.args)?.[1];
+      if (fromStage) {
+        // Copied from another stage: that stage must only gather manifests.
+        const source = stages.find((s) => s.name === fromStage);
+        expect(source?.instructions.map((i) => i.args).join('\n')).toMatch(/package\.json/);
+        expect(sources.every((s) => /manifests/.test(s))).toBe(true);
+      } else {
+        for (const s of sources)
+          expect(s).toMatch(/(^|\/)(package\.json|package-lock\.json|\*\/package\.json)$/);
+      }
+    }
+  });
+
+  test('the final stage takes ARG SERVICE and keeps it as ENV SERVICE for the command', () => {
+    const args = finalStage.instructions;
+    const argIndex = args.findIndex((i) => i.keyword === 'ARG' && /^SERVICE(=|$)/.test(i.args));
+    const envIndex = args.findIndex((i) => i.keyword === 'ENV' && /\bSERVICE=\$\{?SERVICE\}?/.test(i.args));
+    expect(argIndex).toBeGreaterThanOrEqual(0);
+    expect(envIndex).toBeGreaterThan(argIndex);
+  });
+
+  test('sets NODE_ENV=production and exposes 3000 and 3001', () => {
+    expect(envOf(finalStage).NODE_ENV).toBe('production');
+    const exposed = instructionsOf(finalStage, 'EXPOSE').flatMap((a) => a.split(/\s+/));
+    expect(exposed).toEqual(expect.arrayContaining(['3000', '3001']));
+  });
+
+  test('runs as a non-root user, the uid the Kubernetes pods run as', () => {
+    const user = instructionsOf(finalStage, 'USER').at(-1);
+    expect(user).toBeDefined();
+    const name = String(user).split(':')[0];
+    expect(['root', '0', '']).not.toContain(name);
+    const runAsUser = at(
+      findResource('Deployment', 'gateway'),
+      'spec.template.spec.securityContext.runAsUser',
+    );
+    expect(['node', String(runAsUser)]).toContain(name);
+    expect(runAsUser).toBe(1000); // the node user of the node images
+  });
+
+  test('CMD starts services/<SERVICE>/src/main.ts through tsx, with node as the process (exec)', () => {
+    expect(instructionsOf(finalStage, 'ENTRYPOINT').filter((e) => !/^\[\s*\]$/.test(e))).toEqual([]);
+    const cmd = instructionsOf(finalStage, 'CMD').at(-1);
+    const argv = execForm(String(cmd));
+    expect(argv).toBeDefined(); // exec form: no shell wrapped around it by Docker
+    const command = (argv as string[]).join(' ');
+    expect(command).toMatch(/node --import tsx .*services\/\$\{?SERVICE\}?\/src\/main\.ts/);
+    if ((argv as string[])[0]?.endsWith('sh')) {
+      // Through a shell only to expand $SERVICE, which must then exec node to hand it PID 1.
+      expect(argv?.[1]).toBe('-c');
+      expect(argv?.[2]).toMatch(/^exec node /);
+    } else {
+      expect(argv?.[0]).toBe('node');
+    }
+  });
+
+  test('has a HEALTHCHECK that GETs /healthz with node fetch (no curl in the slim image)', () => {
+    const healthcheck = instructionsOf(finalStage, 'HEALTHCHECK').at(-1) ?? '';
+    const argv = execForm(healthcheck.replace(/^(--\S+\s+)*CMD\s+/, ''));
+    expect(argv?.[0]).toBe('node');
+    expect(argv?.join(' ')).toMatch(/fetch\(.*\/healthz/);
+    expect(healthcheck).not.toMatch(/curl|wget/);
+  });
+});
+
+/** A .dockerignore pattern as a regex: `**` spans directories, `*` and `?` stay within one. */
+function patternRegex(pattern: string): RegExp {
+  const p = pattern.replace(/^\/+|\/+$/g, '');
+  let re = '';
+  for (let i = 0; i < p.length; i++) {
+    const c = p[i] as string;
+    if (c === '*' && p[i + 1] === '*') {
+      const slash = p[i + 2] === '/';
+      re += slash ? '(.*/)?' : '.*';
+      i += slash ? 2 : 1;
+    } else if (c === '*') re += '[^/]*';
+    else if (c === '?') re += '[^/]';
+    else re += c.replace(/[.+^$()|{}[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${re}$`);
+}
+
+/** Docker's .dockerignore matching: patterns against the path or any of its parent dirs. */
+function dockerIgnored(patterns: string[], file: string): boolean {
+  const prefixes = file.split('/').map((_, i, parts) => parts.slice(0, i + 1).join('/'));
+  let ignored = false;
+  for (const raw of patterns) {
+    const negate = raw.startsWith('!');
+    const regex = patternRegex(negate ? raw.slice(1) : raw);
+    if (prefixes.some((p) => regex.test(p))) ignored = !negate;
+  }
+  return ignored;
+}
+
+function listFiles(dir: string): string[] {
+  return readdirSync(path.join(repoRoot, dir)).flatMap((entry) => {
+    const relative = `${dir}/${entry}`;
+    if (entry === 'node_modules') return [];
+    return statSync(path.join(repoRoot, relative)).isDirectory() ? listFiles(relative) : [relative];
+  });
+}
+
+describe('.dockerignore', () => {
+  const patterns = readRepoFile('.dockerignore')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith('#'));
+
+  test.each([
+    'node_modules/express/index.js',
+    'libs/http/node_modules/x/index.js',
+    '.git/HEAD',
+    '.tmp/run/file',
+    'coverage/lcov.info',
+    'services/gateway/src/app.test.ts',
+    '.env',
+  ])('excludes %s', (file) => {
+    expect(dockerIgnored(patterns, file)).toBe(true);
+  });
+
+  test.each(['package.json', 'package-lock.json', 'tsconfig.json', 'services/gateway/src/main.ts'])(
+    'keeps %s',
+    (file) => {
+      expect(dockerIgnored(patterns, file)).toBe(false);
+    },
+  );
+
+  test('keeps every non-test file of the workspaces (what the image runs)', () => {
+    const workspaceFiles = ['libs', 'services']
+      .flatMap((dir) => readdirSync(path.join(repoRoot, dir)).map((name) => `${dir}/${name}`))
+      .filter((dir) => statSync(path.join(repoRoot, dir)).isDirectory())
+      .flatMap((dir) => [`${dir}/package.json`, ...listFiles(dir).filter((f) => /\/(src|bin)\//.test(f))])
+      .filter((f) => !/\.test\.ts$/.test(f));
+    expect(workspaceFiles.length).toBeGreaterThan(0);
+    expect(workspaceFiles.filter((f) => dockerIgnored(patterns, f))).toEqual([]);
+  });
+
+  test('the matcher itself honours negation and ** (so the checks above can fail)', () => {
+    expect(dockerIgnored(['**/*.ts', '!keep/**'], 'a/b.ts')).toBe(true);
+    expect(dockerIgnored(['**/*.ts', '!keep/**'], 'keep/b.ts')).toBe(false);
+    expect(dockerIgnored(['libs'], 'libs/config/src/index.ts')).toBe(true);
+  });
+});
+
+describe('each service with a Kubernetes Deployment can be built by this Dockerfile', () => {
+  const deployed = readdirSync(path.join(repoRoot, 'k8s/base'))
+    .map((f) => /^(.+)-deployment\.yaml$/.exec(f)?.[1])
+    .filter((name): name is string => Boolean(name));
+
+  test.each(deployed)('services/%s has src/main.ts and tsx as a runtime dependency', (name) => {
+    const manifest = JSON.parse(readRepoFile(`services/${name}/package.json`)) as {
+      dependencies?: Record<string, string>;
+    };
+    expect(listFiles(`services/${name}`)).toContain(`services/${name}/src/main.ts`);
+    expect(Object.keys(manifest.dependencies ?? {})).toContain('tsx');
+  });
+});

@@ -1,0 +1,131 @@
+/**
+ * Shared helpers of the deployment-file tests: read the repo's YAML as the tools that consume
+ * it would, and small accessors for the Kubernetes objects. Everything is offline.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseDocument } from 'yaml';
+
+export const repoRoot = path.resolve(__dirname, '../..');
+export const k8sBase = path.join(repoRoot, 'k8s/base');
+
+export function readRepoFile(relative: string): string {
+  return readFileSync(path.join(repoRoot, relative), 'utf8');
+}
+
+export function repoFileExists(relative: string): boolean {
+  return existsSync(path.join(repoRoot, relative));
+}
+
+export type Obj = Record<string, unknown>;
+
+export function isObj(value: unknown): value is Obj {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Parses one YAML document and fails on any error or warning (duplicate keys included).
+ * Kubernetes reads manifests with YAML 1.1 rules (go-yaml v2: `yes`, `on`, `0777` are not
+ * strings), so manifests are parsed as 1.1 to see the values the API server will see.
+ */
+export function parseYaml(text: string, source: string, version: '1.1' | '1.2' = '1.2'): unknown {
+  const doc = parseDocument(text, { version, uniqueKeys: true, prettyErrors: true });
+  const problems = [...doc.errors, ...doc.warnings].map((e) => e.message);
+  if (problems.length > 0) throw new Error(`${source}: ${problems.join('\n')}`);
+  return doc.toJS();
+}
+
+export function readK8sFile(name: string): Obj {
+  const parsed = parseYaml(readFileSync(path.join(k8sBase, name), 'utf8'), `k8s/base/${name}`, '1.1');
+  if (!isObj(parsed)) throw new Error(`k8s/base/${name} is not a YAML mapping`);
+  return parsed;
+}
+
+export interface Kustomization {
+  resources: string[];
+  raw: Obj;
+}
+
+export function readKustomization(): Kustomization {
+  const raw = readK8sFile('kustomization.yaml');
+  const resources = raw.resources;
+  if (!Array.isArray(resources) || !resources.every((r) => typeof r === 'string')) {
+    throw new Error('k8s/base/kustomization.yaml: resources must be a list of file names');
+  }
+  return { resources, raw };
+}
+
+/** The resources listed in the kustomization, parsed, with the file each came from. */
+export function readListedResources(): { file: string; obj: Obj }[] {
+  return readKustomization().resources.map((file) => ({ file, obj: readK8sFile(file) }));
+}
+
+export function findResource(kind: string, name: string): Obj {
+  const found = readListedResources().find(
+    ({ obj }) => obj.kind === kind && isObj(obj.metadata) && obj.metadata.name === name,
+  );
+  if (!found) throw new Error(`no ${kind} named ${name} in k8s/base/kustomization.yaml resources`);
+  return found.obj;
+}
+
+/** `obj.a.b.c`, failing with the path when a step is missing. */
+export function at(obj: unknown, dotted: string): unknown {
+  let current: unknown = obj;
+  for (const step of dotted.split('.')) {
+    if (Array.isArray(current) && /^\d+$/.test(step)) current = current[Number(step)];
+    else if (isObj(current)) current = current[step];
+    else throw new Error(`${dotted}: no ${step}`);
+  }
+  return current;
+}
+
+export function objAt(obj: unknown, dotted: string): Obj {
+  const value = at(obj, dotted);
+  if (!isObj(value)) throw new Error(`${dotted} is not a mapping`);
+  return value;
+}
+
+export function listAt(obj: unknown, dotted: string): Obj[] {
+  const value = at(obj, dotted);
+  if (!Array.isArray(value) || !value.every(isObj)) throw new Error(`${dotted} is not a list of mappings`);
+  return value;
+}
+
+/** String data of a ConfigMap (`data`) or Secret (`stringData`, plus decoded `data`). */
+export function configData(obj: Obj): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (isObj(obj.data)) {
+    for (const [k, v] of Object.entries(obj.data)) {
+      out[k] = obj.kind === 'Secret' && typeof v === 'string' ? Buffer.from(v, 'base64').toString('utf8') : v;
+    }
+  }
+  if (isObj(obj.stringData)) Object.assign(out, obj.stringData);
+  return out;
+}
+
+/**
+ * Environment variables the platform's services read, from the gateway's contract.
+ * Secret ones must only ever come from the `platform-secrets` Secret.
+ */
+export const SECRET_ENV = [
+  'MONGO_URL',
+  'REDIS_URL',
+  'OPS_TOKEN',
+  'INTERNAL_SIGNING_SECRET',
+  'API_KEY_PEPPER',
+];
+export const NON_SECRET_ENV = [
+  'NODE_ENV',
+  'LOG_LEVEL',
+  'GATEWAY_PORT',
+  'OPS_PORT',
+  'MONGO_DB',
+  'POLICY_URL',
+  'PAYMENTS_URL',
+  'DETERMINATIONS_URL',
+  'WEBHOOKS_URL',
+  'RATE_LIMIT_POINTS',
+  'RATE_LIMIT_WINDOW_SECONDS',
+];
+/** Optional: the gateway runs without them (their service is not deployed yet). */
+export const OPTIONAL_ENV = ['POLICY_URL', 'PAYMENTS_URL', 'DETERMINATIONS_URL', 'WEBHOOKS_URL'];
