@@ -1,28 +1,109 @@
 /**
- * `npm start`: the whole platform locally on embedded defaults. So far the platform is its
- * database: MongoDB from MONGO_URL, a real mongod when one is installed, or the embedded
- * MongoDB-wire server otherwise. Ctrl-C or SIGTERM stops everything it started.
+ * `npm start`: the whole platform locally on embedded defaults.
+ * - MongoDB: MONGO_URL, else a real mongod if installed, else the embedded server.
+ * - Redis: REDIS_URL, else a private redis-server on a free port.
+ * - Services as child processes, configured through their environment exactly as in
+ *   production; secrets generated for this run unless set.
+ * Ctrl-C or SIGTERM stops every process it started.
  */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import path from 'node:path';
 import { startLocalMongo } from '@parametric/embedded-mongo';
+import { startLocalRedis } from '@parametric/local-redis';
 
-async function main(): Promise<void> {
-  const mongo = await startLocalMongo();
-  console.log(`MongoDB: ${mongo.description}`);
-  console.log(`MONGO_URL=${mongo.url}`);
-  console.log('Press Ctrl-C to stop.');
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`\n${signal}: stopping…`);
-    await mongo.stop();
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
+const root = path.resolve(__dirname, '..');
+const stops: Array<() => Promise<void>> = [];
+
+function generated(name: string): string {
+  return process.env[name] ?? randomBytes(24).toString('base64url');
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
+function startService(name: string, env: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(root, 'services', name, 'src', 'main.ts')],
+    {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+  );
+  stops.push(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    await exited;
+  });
+  child.on('exit', (code, signal) => {
+    if (!stopping) {
+      console.error(`[start] ${name} exited (${signal ?? code}); stopping the platform`);
+      void shutdown(1);
+    }
+  });
+  return child;
+}
+
+async function waitReady(url: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${url} did not become ready within ${timeoutMs / 1000} s`);
+}
+
+let stopping = false;
+async function shutdown(code: number): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  console.log('\n[start] stopping…');
+  for (const stop of stops.reverse()) await stop().catch((err) => console.error(err));
+  process.exit(code);
+}
+
+async function main(): Promise<void> {
+  process.on('SIGINT', () => void shutdown(0));
+  process.on('SIGTERM', () => void shutdown(0));
+
+  const [mongo, redis] = await Promise.all([startLocalMongo(), startLocalRedis()]);
+  stops.push(
+    () => mongo.stop(),
+    () => redis.stop(),
+  );
+  console.log(`[start] MongoDB: ${mongo.description}`);
+  console.log(`[start] Redis: ${redis.description}`);
+
+  if (process.env.MONGO_URL && !process.env.API_KEY_PEPPER) {
+    console.warn('[start] API_KEY_PEPPER is not set: keys issued in this run will not work after a restart');
+  }
+  const gatewayPort = process.env.GATEWAY_PORT ?? '3000';
+  const opsPort = process.env.OPS_PORT ?? '3001';
+  const opsToken = generated('OPS_TOKEN');
+  const shared = {
+    ...process.env,
+    NODE_ENV: process.env.NODE_ENV ?? 'development',
+    MONGO_URL: mongo.url,
+    REDIS_URL: redis.url,
+    INTERNAL_SIGNING_SECRET: generated('INTERNAL_SIGNING_SECRET'),
+    API_KEY_PEPPER: generated('API_KEY_PEPPER'),
+  };
+  startService('gateway', { ...shared, GATEWAY_PORT: gatewayPort, OPS_PORT: opsPort, OPS_TOKEN: opsToken });
+  await waitReady(`http://127.0.0.1:${gatewayPort}/readyz`);
+
+  console.log(`
+Platform is up.
+  Partner API base URL: http://127.0.0.1:${gatewayPort}/api
+  Ops API:              http://127.0.0.1:${opsPort}/ops   (Authorization: Bearer ${opsToken})
+Try: curl -s -X POST http://127.0.0.1:${gatewayPort}/api/auth/register-organization \\
+       -H 'content-type: application/json' -d '{"name":"Demo Co-op","type":"COOPERATIVE","countryCode":"KE"}'
+Press Ctrl-C to stop.`);
+}
+
+main().catch(async (err) => {
+  console.error(`[start] ${err instanceof Error ? err.message : err}`);
+  await shutdown(1);
 });
