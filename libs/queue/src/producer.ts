@@ -21,8 +21,16 @@ export interface AddOptions {
 export interface Producer<N extends QueueName> {
   readonly name: N;
   add(payload: Payload<N>, opts?: AddOptions): Promise<Job<Payload<N>>>;
+  /**
+   * Makes sure a job with this id is waiting, delayed or running: if BullMQ still holds a
+   * finished (completed or failed) job under the id, that one is removed and the job added
+   * afresh. For reconcilers, where plain `add` would be silently swallowed by the old id.
+   */
+  ensure(payload: Payload<N>, opts: AddOptions & { jobId: string }): Promise<'queued' | 'added'>;
   close(): Promise<void>;
 }
+
+const LIVE_STATES = new Set(['waiting', 'delayed', 'active', 'prioritized', 'waiting-children']);
 
 export const DEFAULT_JOB_OPTIONS = {
   // Rides out a consumer's transient failures (a MongoDB failover, a restart) in about 30 s.
@@ -59,6 +67,15 @@ export function createProducer<N extends QueueName>(name: N, options: ProducerOp
       if (opts.delay !== undefined) jobOptions.delay = opts.delay;
       if (opts.attempts !== undefined) jobOptions.attempts = opts.attempts;
       return (await queue.add(name, data, jobOptions)) as Job<Payload<N>>;
+    },
+    async ensure(payload, opts) {
+      const existing = await queue.getJob(opts.jobId);
+      if (existing) {
+        if (LIVE_STATES.has(await existing.getState())) return 'queued';
+        await existing.remove();
+      }
+      await this.add(payload, opts);
+      return 'added';
     },
     async close() {
       try {

@@ -3,13 +3,23 @@ import { closeOwned, type RedisConnection, resolveConnection } from './connectio
 import { InvalidPayloadError, type Payload, type QueueName } from './registry';
 import { validatePayload } from './validate';
 
-export type JobHandler<N extends QueueName> = (payload: Payload<N>, job: Job<Payload<N>>) => Promise<void>;
+/** `token` is the job's lock token, for `job.moveToDelayed(ts, token)` + `DelayedError`. */
+export type JobHandler<N extends QueueName> = (
+  payload: Payload<N>,
+  job: Job<Payload<N>>,
+  token?: string,
+) => Promise<void>;
 
 export interface WorkerOptions {
   /** A URL, or an ioredis client created with `maxRetriesPerRequest: null`. */
   connection: RedisConnection;
   prefix?: string;
   concurrency?: number;
+  /**
+   * How long a job's lock lasts without renewal; a worker that dies mid-job has its job
+   * picked up again after about this long (BullMQ's stalled-job check runs at half of it).
+   */
+  lockDurationMs?: number;
   /** Connection errors BullMQ reports; defaults to console.error. */
   onError?: (error: Error) => void;
 }
@@ -39,7 +49,7 @@ export function createWorker<N extends QueueName>(
 
   const worker = new Worker<Payload<N>>(
     name,
-    async (job) => {
+    async (job, token) => {
       let payload: Payload<N>;
       try {
         payload = validatePayload(name, job.data);
@@ -48,9 +58,19 @@ export function createWorker<N extends QueueName>(
         if (err instanceof InvalidPayloadError) throw new UnrecoverableError(err.message);
         throw err;
       }
-      await handler(payload, job);
+      await handler(payload, job, token);
     },
-    { connection: connection.client, prefix: options.prefix, concurrency: options.concurrency ?? 1 },
+    {
+      connection: connection.client,
+      prefix: options.prefix,
+      concurrency: options.concurrency ?? 1,
+      ...(options.lockDurationMs
+        ? {
+            lockDuration: options.lockDurationMs,
+            stalledInterval: Math.max(500, Math.floor(options.lockDurationMs / 2)),
+          }
+        : {}),
+    },
   );
   worker.on('error', options.onError ?? ((error) => console.error(`[queue ${name}] worker error`, error)));
 
