@@ -20,16 +20,17 @@ function generated(name: string): string {
   return process.env[name] ?? randomBytes(24).toString('base64url');
 }
 
-function startService(name: string, env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', path.join(root, 'services', name, 'src', 'main.ts')],
-    {
-      cwd: root,
-      env,
-      stdio: ['ignore', 'inherit', 'inherit'],
-    },
-  );
+function startService(
+  name: string,
+  env: NodeJS.ProcessEnv,
+  script = path.join(root, 'services', name, 'src', 'main.ts'),
+  args: string[] = [],
+): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   stops.push(async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = once(child, 'exit');
@@ -82,6 +83,8 @@ async function main(): Promise<void> {
   }
   const gatewayPort = process.env.GATEWAY_PORT ?? '3000';
   const opsPort = process.env.OPS_PORT ?? '3001';
+  const webhooksPort = process.env.WEBHOOKS_PORT ?? '3002';
+  const receiverPort = process.env.WEBHOOK_RECEIVER_PORT ?? '4000';
   const opsToken = generated('OPS_TOKEN');
   const shared = {
     ...process.env,
@@ -91,13 +94,38 @@ async function main(): Promise<void> {
     INTERNAL_SIGNING_SECRET: generated('INTERNAL_SIGNING_SECRET'),
     API_KEY_PEPPER: generated('API_KEY_PEPPER'),
   };
-  startService('gateway', { ...shared, GATEWAY_PORT: gatewayPort, OPS_PORT: opsPort, OPS_TOKEN: opsToken });
-  await waitReady(`http://127.0.0.1:${gatewayPort}/readyz`);
+  startService('webhooks', {
+    ...shared,
+    WEBHOOKS_PORT: webhooksPort,
+    WEBHOOK_SECRET_KEY: process.env.WEBHOOK_SECRET_KEY ?? randomBytes(32).toString('base64'),
+    // Local runs only: lets a developer point a webhook at the local receiver below.
+    ALLOW_INSECURE_WEBHOOKS: 'true',
+  });
+  startService('gateway', {
+    ...shared,
+    GATEWAY_PORT: gatewayPort,
+    OPS_PORT: opsPort,
+    OPS_TOKEN: opsToken,
+    WEBHOOKS_URL: `http://127.0.0.1:${webhooksPort}`,
+  });
+  startService(
+    'webhook-receiver',
+    process.env,
+    path.join(root, 'libs', 'webhook-receiver', 'src', 'cli.ts'),
+    ['--port', receiverPort],
+  );
+  await Promise.all([
+    waitReady(`http://127.0.0.1:${webhooksPort}/readyz`),
+    waitReady(`http://127.0.0.1:${gatewayPort}/readyz`),
+  ]);
 
   console.log(`
 Platform is up.
   Partner API base URL: http://127.0.0.1:${gatewayPort}/api
   Ops API:              http://127.0.0.1:${opsPort}/ops   (Authorization: Bearer ${opsToken})
+  Webhooks service:     http://127.0.0.1:${webhooksPort}   (internal; reached through the gateway)
+  Webhook receiver:     http://127.0.0.1:${receiverPort}/hooks   (local partner endpoint; GET /_received lists what arrived,
+                        PUT /_secret {"secret": "..."} with the secret returned by PUT /api/organizations/me/webhook)
 Try: curl -s -X POST http://127.0.0.1:${gatewayPort}/api/auth/register-organization \\
        -H 'content-type: application/json' -d '{"name":"Demo Co-op","type":"COOPERATIVE","countryCode":"KE"}'
 Press Ctrl-C to stop.`);

@@ -15,6 +15,7 @@ import { healthRoutes } from './health';
 import { opsRoutes, requireOpsToken } from './ops/routes';
 import { organizationModel } from './organizations/model';
 import { organizationRoutes, registrationRoutes } from './organizations/routes';
+import { webhookUrlLookup } from './organizations/webhook-url';
 import { rateLimit, redisLimit } from './rate-limit/limiter';
 
 export interface RunningGateway {
@@ -81,7 +82,12 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const clientIp = (req: Request) => req.ip ?? req.socket.remoteAddress ?? 'unknown';
 
   const pepper = config.API_KEY_PEPPER;
-  const orgDeps = { organizations, apiKeys, pepper, webhookUrlOf: async () => null };
+  const webhookUrlOf = webhookUrlLookup({
+    webhooksUrl: config.WEBHOOKS_URL,
+    signingSecret: config.INTERNAL_SIGNING_SECRET,
+    logger,
+  });
+  const orgDeps = { organizations, apiKeys, pepper, webhookUrlOf };
 
   const partnerApp = createApp(logger);
   partnerApp.set('trust proxy', config.TRUST_PROXY_HOPS);

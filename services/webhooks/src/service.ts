@@ -1,0 +1,122 @@
+import type { AddressInfo } from 'node:net';
+import { createApp, finishApp, requireInternalContext } from '@parametric/http';
+import type { Logger } from '@parametric/logger';
+import { connectMongo, pingMongo } from '@parametric/mongo';
+import { createProducer, createWorker, type QueueWorker } from '@parametric/queue';
+import type { WebhooksConfig } from './config';
+import { deliveryModel } from './deliveries/model';
+import { createEventConsumer } from './delivery/consumer';
+import { createDeliverer } from './delivery/deliverer';
+import { startReconciler } from './delivery/reconciler';
+import { createSender } from './delivery/send';
+import { guardedLookup } from './delivery/target-guard';
+import { endpointModel } from './endpoints/model';
+import { webhookRoutes } from './routes';
+
+export interface RunningWebhooks {
+  url: string;
+  /** One reconciler pass now; resolves to how many deliveries it re-enqueued. */
+  reconcile(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** The webhooks service: its partner routes (behind the gateway), the event consumer, the delivery workers, the reconciler. */
+export async function startWebhooks(config: WebhooksConfig, logger: Logger): Promise<RunningWebhooks> {
+  const connection = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
+  const endpoints = endpointModel(connection);
+  const deliveries = deliveryModel(connection);
+  await Promise.all([endpoints.init(), deliveries.init()]);
+
+  const policy = { allowInsecure: config.ALLOW_INSECURE_WEBHOOKS };
+  const redis = {
+    connection: config.REDIS_URL,
+    prefix: config.REDIS_PREFIX,
+    onError: (err: Error) => logger.warn({ err: err.message }, 'queue connection error'),
+  };
+  const producer = createProducer('webhook-deliveries', redis);
+  const sender = createSender({
+    timeoutMs: config.DELIVERY_TIMEOUT_MS,
+    lookup: guardedLookup(policy),
+    allowInsecure: policy.allowInsecure,
+  });
+  const deliverer = createDeliverer({
+    deliveries,
+    endpoints,
+    sender,
+    producer,
+    logger,
+    secretKey: config.WEBHOOK_SECRET_KEY,
+    backoffMs: config.DELIVERY_BACKOFF_MS,
+    maxAttempts: config.DELIVERY_MAX_ATTEMPTS,
+    perOrganizationConcurrency: config.DELIVERY_CONCURRENCY_PER_ORG,
+  });
+
+  const workers: Array<QueueWorker<'events'> | QueueWorker<'webhook-deliveries'>> = [];
+  let reconciler: ReturnType<typeof startReconciler> | undefined;
+  if (config.RUN_WORKERS) {
+    const consume = createEventConsumer({ deliveries, endpoints, deliverer });
+    workers.push(
+      createWorker('events', (event) => consume(event), {
+        ...redis,
+        concurrency: 10,
+        lockDurationMs: config.WORKER_LOCK_MS,
+      }),
+      createWorker('webhook-deliveries', (job, bullJob, token) => deliverer.attempt(job, bullJob, token), {
+        ...redis,
+        concurrency: config.DELIVERY_CONCURRENCY,
+        lockDurationMs: config.WORKER_LOCK_MS,
+      }),
+    );
+    reconciler = startReconciler({
+      deliveries,
+      producer,
+      logger,
+      intervalMs: config.RECONCILE_INTERVAL_MS,
+      graceMs: config.RECONCILE_GRACE_MS,
+    });
+  }
+
+  const app = createApp(logger);
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const mongo = await pingMongo(connection);
+    res.status(mongo ? 200 : 503).json({ status: mongo ? 'ready' : 'not ready', checks: { mongo } });
+  });
+  app.use(
+    '/api',
+    requireInternalContext(config.INTERNAL_SIGNING_SECRET),
+    webhookRoutes({
+      endpoints,
+      deliveries,
+      deliverer,
+      secretKey: config.WEBHOOK_SECRET_KEY,
+      allowInsecure: policy.allowInsecure,
+    }),
+  );
+  finishApp(app, logger);
+  const server = app.listen(config.WEBHOOKS_PORT, config.WEBHOOKS_HOST);
+  await new Promise((resolve, reject) => server.once('listening', resolve).once('error', reject));
+  const { port } = server.address() as AddressInfo;
+
+  let stopped: Promise<void> | undefined;
+  return {
+    url: `http://${config.WEBHOOKS_HOST === '0.0.0.0' ? '127.0.0.1' : config.WEBHOOKS_HOST}:${port}`,
+    reconcile: () => reconciler?.runOnce() ?? Promise.resolve(0),
+    stop: () => {
+      stopped ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        });
+        await reconciler?.stop();
+        await Promise.all(workers.map((w) => w.close()));
+        await producer.close();
+        sender.close();
+        await connection.close();
+      })();
+      return stopped;
+    },
+  };
+}
