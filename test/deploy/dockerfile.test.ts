@@ -6,7 +6,7 @@
  */
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { at, findResource, readRepoFile, repoRoot } from './support';
+import { at, readListedResources, readRepoFile, repoRoot } from './support';
 
 interface Instruction {
   keyword: string;
@@ -141,17 +141,18 @@ describe('Dockerfile', () => {
     expect(exposed).toEqual(expect.arrayContaining(['3000', '3001']));
   });
 
-  test('runs as a non-root user, the uid the Kubernetes pods run as', () => {
+  test('runs as a non-root user, the uid every Kubernetes Deployment runs its pods as', () => {
     const user = instructionsOf(finalStage, 'USER').at(-1);
     expect(user).toBeDefined();
     const name = String(user).split(':')[0];
     expect(['root', '0', '']).not.toContain(name);
-    const runAsUser = at(
-      findResource('Deployment', 'gateway'),
-      'spec.template.spec.securityContext.runAsUser',
-    );
-    expect(['node', String(runAsUser)]).toContain(name);
-    expect(runAsUser).toBe(1000); // the node user of the node images
+    const deployments = readListedResources().filter(({ obj }) => obj.kind === 'Deployment');
+    expect(deployments.length).toBeGreaterThanOrEqual(2);
+    for (const { file, obj } of deployments) {
+      const runAsUser = at(obj, 'spec.template.spec.securityContext.runAsUser');
+      expect([file, ['node', String(runAsUser)].includes(String(name))]).toEqual([file, true]);
+      expect([file, runAsUser]).toEqual([file, 1000]); // the node user of the node images
+    }
   });
 
   test('CMD starts services/<SERVICE>/src/main.ts through tsx, with node as the process (exec)', () => {

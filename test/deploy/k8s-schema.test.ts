@@ -2,7 +2,7 @@
  * The kustomize base parses and every resource in it is a valid Kubernetes object, checked
  * offline against the Kubernetes OpenAPI schemas bundled in `kubernetes-models`.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { Deployment, type IDeployment } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler, type IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
@@ -63,6 +63,12 @@ function validateK8s(obj: Obj): void {
 
 const clone = (o: Obj): Obj => structuredClone(o);
 
+/** Manifests not in the kustomization's resources, but for the kustomization and the example Secret. */
+function unlisted(files: string[], resources: string[]): string[] {
+  const exempt = ['kustomization.yaml', 'platform-secrets.example.yaml'];
+  return files.filter((file) => !exempt.includes(file) && !resources.includes(file));
+}
+
 describe('k8s/base kustomization', () => {
   const kustomization = readKustomization();
 
@@ -78,16 +84,29 @@ describe('k8s/base kustomization', () => {
     expect(partOf).toContain('parametric');
   });
 
-  test('lists at least the platform ConfigMap and the gateway resources, each once', () => {
+  test('lists at least the platform ConfigMap, the gateway and the webhooks resources, each once', () => {
     expect(kustomization.resources).toEqual(
       expect.arrayContaining([
         'platform-config.yaml',
         'gateway-deployment.yaml',
         'gateway-service.yaml',
         'gateway-ops-service.yaml',
+        'gateway-pdb.yaml',
+        'webhooks-deployment.yaml',
+        'webhooks-service.yaml',
+        'webhooks-pdb.yaml',
       ]),
     );
     expect(new Set(kustomization.resources).size).toBe(kustomization.resources.length);
+  });
+
+  test('lists every manifest of k8s/base (an unlisted file would silently never be applied)', () => {
+    const onDisk = readdirSync(k8sBase).filter((file) => /\.ya?ml$/.test(file));
+    expect(unlisted(onDisk, kustomization.resources)).toEqual([]);
+    // The check itself: a new file left out of the list is reported.
+    expect(unlisted([...onDisk, 'webhooks-hpa.yaml'], kustomization.resources)).toEqual([
+      'webhooks-hpa.yaml',
+    ]);
   });
 
   test.each(kustomization.resources)('%s exists, parses and is a single named resource', (file) => {

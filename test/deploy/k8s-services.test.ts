@@ -1,109 +1,431 @@
 /**
- * The Services route to the gateway pods: their selectors match the pod template's labels and
- * their target ports exist on the container. The ops port stays internal.
+ * The Services and PodDisruptionBudgets of every deployed service: each Service routes to the
+ * pods of one Deployment, on ports that exist on its container; each service has its own
+ * ClusterIP Service on port 3000; what must stay internal (the gateway's ops port, the whole
+ * webhooks service) is never exposed; a PDB keeps a pod of each service up yet lets nodes drain.
+ *
+ * Each check returns the problems it finds; the last block runs them on copies of the
+ * manifests broken in memory, to show that each can fail.
  */
+import { SERVICES, service } from './services';
 import {
   at,
-  findResource,
+  deploymentFileServices,
   isObj,
   listAt,
+  nameOf,
   type Obj,
   objAt,
   readListedResources,
   readRepoFile,
+  resourceIn,
+  selects,
+  yamlComments,
 } from './support';
 
-const deployment = findResource('Deployment', 'gateway');
-const podLabels = objAt(deployment, 'spec.template.metadata.labels');
-const containerPorts = listAt(deployment, 'spec.template.spec.containers').flatMap((c) =>
-  Array.isArray(c.ports) ? c.ports.filter(isObj) : [],
-);
-const partner = findResource('Service', 'gateway');
-const ops = findResource('Service', 'gateway-ops');
+interface Listed {
+  file: string;
+  obj: Obj;
+  /** The file's text, for its comments. */
+  text: string;
+}
+
+const listed: Listed[] = readListedResources().map(({ file, obj }) => ({
+  file,
+  obj,
+  text: readRepoFile(`k8s/base/${file}`),
+}));
+const deployed = deploymentFileServices();
+
+function problemsOf(body: (problem: (message: string) => void) => void): string[] {
+  const found: string[] = [];
+  try {
+    body((message) => found.push(message));
+  } catch (error) {
+    found.push((error as Error).message);
+  }
+  return found;
+}
+
+const objects = (l: Listed[]) => l.map((r) => r.obj);
+const ofKind = (l: Listed[], kind: string) => l.filter((r) => r.obj.kind === kind);
+
+function deploymentOf(l: Listed[], name: string): Obj {
+  const deployment = resourceIn(objects(l), 'Deployment', name);
+  if (!deployment) throw new Error(`no Deployment ${name}`);
+  return deployment;
+}
+
+const podLabels = (deployment: Obj) => objAt(deployment, 'spec.template.metadata.labels');
+
+/** Names of the Deployments whose pods a selector picks. */
+function selected(l: Listed[], selector: unknown): string[] {
+  return ofKind(l, 'Deployment')
+    .filter((d) => selects(selector, podLabels(d.obj)))
+    .map((d) => String(nameOf(d.obj)));
+}
 
 /** The container port a Service port's targetPort reaches (by name or number), if any. */
-function targetContainerPort(servicePort: Obj): Obj | undefined {
+function targetContainerPort(deployment: Obj, servicePort: Obj): Obj | undefined {
   const target = servicePort.targetPort ?? servicePort.port;
-  return containerPorts.find((p) =>
-    typeof target === 'string' ? p.name === target : p.containerPort === target,
-  );
+  return listAt(deployment, 'spec.template.spec.containers')
+    .flatMap((c) => (Array.isArray(c.ports) ? c.ports.filter(isObj) : []))
+    .find((p) => (typeof target === 'string' ? p.name === target : p.containerPort === target));
 }
 
-function selects(selector: Obj, labels: Obj): boolean {
-  return Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels[k] === v);
-}
-
-describe('gateway Services', () => {
-  test.each([
-    ['gateway', partner],
-    ['gateway-ops', ops],
-  ])('%s selects the gateway pods', (_name, service) => {
-    expect(selects(objAt(service, 'spec.selector'), podLabels)).toBe(true);
+/** The Service's ports that reach a container port its service keeps internal. */
+function internalPorts(l: Listed[], svc: Obj): string[] {
+  return selected(l, at(svc, 'spec.selector')).flatMap((name) => {
+    const deployment = deploymentOf(l, name);
+    return listAt(svc, 'spec.ports')
+      .map((port) => String(targetContainerPort(deployment, port)?.name))
+      .filter((portName) => !service(name).publicPorts.includes(portName));
   });
+}
 
-  test.each([
-    ['gateway', partner],
-    ['gateway-ops', ops],
-  ])('%s targets ports that exist on the container', (_name, service) => {
-    for (const port of listAt(service, 'spec.ports')) {
-      expect([port.name, targetContainerPort(port)]).toEqual([port.name, expect.anything()]);
+type PlatformCheck = (l: Listed[]) => string[];
+type Check = (l: Listed[], name: string) => string[];
+
+const routing: PlatformCheck = (l) =>
+  problemsOf((problem) => {
+    for (const { obj: svc } of ofKind(l, 'Service')) {
+      const targets = selected(l, at(svc, 'spec.selector'));
+      if (targets.length !== 1) {
+        problem(`${nameOf(svc)} selects the pods of ${targets.length} Deployments`);
+        continue;
+      }
+      const deployment = deploymentOf(l, targets[0] as string);
+      for (const port of listAt(svc, 'spec.ports')) {
+        if (!targetContainerPort(deployment, port))
+          problem(`${nameOf(svc)} port ${String(port.name)} reaches no container port`);
+      }
     }
   });
 
-  test('the Deployment selector matches its own pod template', () => {
-    expect(selects(objAt(deployment, 'spec.selector.matchLabels'), podLabels)).toBe(true);
+const ownService: Check = (l, name) =>
+  problemsOf((problem) => {
+    const svc = resourceIn(objects(l), 'Service', name);
+    if (!svc) return problem(`no Service ${name}`);
+    if ((at(svc, 'spec.type') ?? 'ClusterIP') !== 'ClusterIP') problem(`Service ${name} is not ClusterIP`);
+    if (JSON.stringify(selected(l, at(svc, 'spec.selector'))) !== JSON.stringify([name]))
+      problem(`Service ${name} does not select the ${name} pods only`);
+    const ports = listAt(svc, 'spec.ports').map((p) => ({
+      port: p.port,
+      target: targetContainerPort(deploymentOf(l, name), p)?.name,
+    }));
+    if (JSON.stringify(ports) !== JSON.stringify([{ port: 3000, target: 'http' }]))
+      problem(`Service ${name} ports ${JSON.stringify(ports)}, not 3000 to http only`);
   });
 
-  test('the partner Service is ClusterIP on 3000 and reaches the http port only', () => {
-    expect(at(partner, 'spec.type') ?? 'ClusterIP').toBe('ClusterIP');
-    const ports = listAt(partner, 'spec.ports');
-    expect(ports.map((p) => p.port)).toEqual([3000]);
-    expect(ports.map((p) => targetContainerPort(p)?.containerPort)).toEqual([3000]);
+const ownSelector: Check = (l, name) =>
+  problemsOf((problem) => {
+    const deployment = deploymentOf(l, name);
+    if (!selects(at(deployment, 'spec.selector.matchLabels'), podLabels(deployment)))
+      problem(`Deployment ${name}'s selector does not match its pod template`);
+    if (JSON.stringify(selected(l, at(deployment, 'spec.selector.matchLabels'))) !== JSON.stringify([name]))
+      problem(`Deployment ${name}'s selector also matches other Deployments' pods`);
   });
 
-  test('the ops Service is ClusterIP on 3001 and reaches the ops port only', () => {
-    expect(at(ops, 'spec.type') ?? 'ClusterIP').toBe('ClusterIP');
-    const ports = listAt(ops, 'spec.ports');
-    expect(ports.map((p) => p.port)).toEqual([3001]);
-    expect(ports.map((p) => targetContainerPort(p)?.name)).toEqual(['ops']);
-    expect(at(ops, 'spec.externalIPs') ?? []).toEqual([]);
+const disruptionBudget: Check = (l, name) =>
+  problemsOf((problem) => {
+    const deployment = deploymentOf(l, name);
+    const pdbs = ofKind(l, 'PodDisruptionBudget').filter((r) =>
+      selects(at(r.obj, 'spec.selector.matchLabels'), podLabels(deployment)),
+    );
+    if (pdbs.length !== 1) return problem(`${pdbs.length} PodDisruptionBudgets select the ${name} pods`);
+    const replicas = Number(at(deployment, 'spec.replicas'));
+    const minAvailable = at(pdbs[0]?.obj, 'spec.minAvailable');
+    // At least one pod up, yet fewer than all: otherwise no node could ever be drained.
+    if (typeof minAvailable !== 'number' || minAvailable < 1 || minAvailable >= replicas)
+      problem(`minAvailable ${String(minAvailable)} with ${replicas} replicas`);
   });
 
-  test('the ops Service file warns that it must never be exposed through an ingress', () => {
-    const text = readRepoFile('k8s/base/gateway-ops-service.yaml');
-    const comments = text
-      .split('\n')
-      .filter((line) => line.trimStart().startsWith('#'))
-      .join(' ');
-    expect(comments).toMatch(/never be exposed/i);
-    expect(comments).toMatch(/ingress/i);
+/** Services reaching an internal port: ClusterIP, no external IPs, and a warning in the file. */
+const internalServices: PlatformCheck = (l) =>
+  problemsOf((problem) => {
+    for (const { file, obj: svc, text } of ofKind(l, 'Service')) {
+      if (internalPorts(l, svc).length === 0) continue;
+      if ((at(svc, 'spec.type') ?? 'ClusterIP') !== 'ClusterIP') problem(`${file}: not ClusterIP`);
+      if (JSON.stringify(at(svc, 'spec.externalIPs') ?? []) !== '[]') problem(`${file}: externalIPs`);
+      const comments = yamlComments(text);
+      if (!/never be exposed/i.test(comments) || !/ingress/i.test(comments))
+        problem(`${file}: no comment saying it must never be exposed through an ingress`);
+    }
   });
 
-  test('nothing in the base exposes the ops port: no Ingress/Gateway route to it, no public Service type', () => {
-    for (const { file, obj } of readListedResources()) {
+/** No Ingress or Gateway API route of the base names an internal Service or an internal-only port. */
+const noRouteToInternal: PlatformCheck = (l) =>
+  problemsOf((problem) => {
+    const services = ofKind(l, 'Service').map((r) => r.obj);
+    const internalNames = services
+      .filter((s) => internalPorts(l, s).length > 0)
+      .map((s) => String(nameOf(s)));
+    const publicNumbers = services.flatMap((s) =>
+      internalPorts(l, s).length > 0 ? [] : listAt(s, 'spec.ports').map((p) => p.port),
+    );
+    const internalNumbers = services
+      .filter((s) => internalPorts(l, s).length > 0)
+      .flatMap((s) => listAt(s, 'spec.ports').map((p) => p.port))
+      .filter((port) => !publicNumbers.includes(port));
+    for (const { file, obj } of l) {
+      if (!['Ingress', 'HTTPRoute', 'GRPCRoute', 'TCPRoute'].includes(String(obj.kind))) continue;
       const text = JSON.stringify(obj);
-      if (obj.kind === 'Service') {
-        const ports = listAt(obj, 'spec.ports');
-        const reachesOps = ports.some((p) => targetContainerPort(p)?.name === 'ops');
-        const type = at(obj, 'spec.type') ?? 'ClusterIP';
-        expect([file, reachesOps && type !== 'ClusterIP']).toEqual([file, false]);
-      } else if (['Ingress', 'HTTPRoute', 'GRPCRoute', 'TCPRoute'].includes(String(obj.kind))) {
-        expect([file, /gateway-ops|"?3001"?/.test(text)]).toEqual([file, false]);
-      }
+      for (const name of internalNames) if (text.includes(`"${name}"`)) problem(`${file} routes to ${name}`);
+      for (const port of internalNumbers)
+        if (new RegExp(`[:\\[,]"?${String(port)}"?[,}\\]]`).test(text))
+          problem(`${file} uses port ${String(port)}`);
     }
   });
 
-  test('a PodDisruptionBudget keeps a gateway pod serving yet still lets a node drain', () => {
-    const pdbs = readListedResources().filter(({ obj }) => obj.kind === 'PodDisruptionBudget');
-    for (const { obj } of pdbs) {
-      if (!selects(objAt(obj, 'spec.selector.matchLabels'), podLabels)) continue;
-      const replicas = Number(at(deployment, 'spec.replicas'));
-      const minAvailable = at(obj, 'spec.minAvailable');
-      if (typeof minAvailable === 'number') {
-        expect(minAvailable).toBeGreaterThanOrEqual(1);
-        expect(minAvailable).toBeLessThan(replicas); // otherwise no node could ever be drained
-      }
-    }
-    expect(pdbs.some(({ obj }) => selects(objAt(obj, 'spec.selector.matchLabels'), podLabels))).toBe(true);
+const opsService: PlatformCheck = (l) =>
+  problemsOf((problem) => {
+    const ops = resourceIn(objects(l), 'Service', 'gateway-ops');
+    if (!ops) return problem('no Service gateway-ops');
+    const ports = listAt(ops, 'spec.ports').map((p) => ({
+      port: p.port,
+      target: targetContainerPort(deploymentOf(l, 'gateway'), p)?.name,
+    }));
+    if (JSON.stringify(ports) !== JSON.stringify([{ port: 3001, target: 'ops' }]))
+      problem(`gateway-ops ports ${JSON.stringify(ports)}, not 3001 to ops only`);
+  });
+
+const SERVICE_CHECKS: [string, Check][] = [
+  ['has its own ClusterIP Service <name> on 3000, reaching its http port only', ownService],
+  ['its Deployment selector matches its own pod template and no other', ownSelector],
+  ['a PodDisruptionBudget keeps one pod up yet still lets a node drain', disruptionBudget],
+];
+
+const PLATFORM_CHECKS: [string, PlatformCheck][] = [
+  ['every Service selects the pods of one Deployment, on ports its container has', routing],
+  ['Services reaching an internal port are ClusterIP and warn never to be exposed', internalServices],
+  ['no Ingress or route in the base reaches an internal Service or port', noRouteToInternal],
+  ['the ops Service is on 3001 and reaches the gateway’s ops port only', opsService],
+];
+
+describe.each(deployed)('%s Service and PodDisruptionBudget', (name) => {
+  test.each(SERVICE_CHECKS)('%s', (_title, check) => {
+    expect(check(listed, name)).toEqual([]);
+  });
+});
+
+describe('Services of the platform', () => {
+  test.each(PLATFORM_CHECKS)('%s', (_title, check) => {
+    expect(check(listed)).toEqual([]);
+  });
+
+  test('the internal ones are gateway-ops and webhooks, and only the gateway’s http port may be public', () => {
+    const internal = ofKind(listed, 'Service')
+      .filter((r) => internalPorts(listed, r.obj).length > 0)
+      .map((r) => nameOf(r.obj));
+    expect(internal.sort()).toEqual(['gateway-ops', 'webhooks']);
+    expect(SERVICES.flatMap((s) => s.publicPorts.map((p) => `${s.name}:${p}`))).toEqual(['gateway:http']);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Every check above fails on a manifest broken in memory (a copy; the files are not touched).
+
+/** A copy of the listed resources with the resource of that kind and name altered. */
+function altered(kind: string, name: string, edit: (obj: Obj, entry: Listed) => void): Listed[] {
+  const copy = structuredClone(listed);
+  const entry = copy.find((r) => r.obj.kind === kind && nameOf(r.obj) === name);
+  if (!entry) throw new Error(`no ${kind} ${name} to alter`);
+  edit(entry.obj, entry);
+  return copy;
+}
+
+const withResource = (obj: Obj): Listed[] => [
+  ...structuredClone(listed),
+  { file: 'extra.yaml', obj, text: '' },
+];
+
+const INGRESS_TO = (service: string, port: number): Obj => ({
+  apiVersion: 'networking.k8s.io/v1',
+  kind: 'Ingress',
+  metadata: { name: 'public' },
+  spec: {
+    rules: [
+      {
+        http: {
+          paths: [
+            {
+              path: '/',
+              pathType: 'Prefix',
+              backend: { service: { name: service, port: { number: port } } },
+            },
+          ],
+        },
+      },
+    ],
+  },
+});
+
+describe('each check fails on a broken copy of the manifests', () => {
+  const BREAKS: [string, () => string[]][] = [
+    [
+      'a Service selecting the pods of every Deployment',
+      () =>
+        routing(
+          altered(
+            'Service',
+            'webhooks',
+            (s) => ((s.spec as Obj).selector = { 'app.kubernetes.io/component': 'api' }),
+          ),
+        ),
+    ],
+    [
+      'webhooks Service selecting the gateway pods',
+      () =>
+        ownService(
+          altered(
+            'Service',
+            'webhooks',
+            (s) => (objAt(s, 'spec.selector')['app.kubernetes.io/name'] = 'gateway'),
+          ),
+          'webhooks',
+        ),
+    ],
+    [
+      'webhooks Service targeting a port its container lacks',
+      () =>
+        routing(
+          altered(
+            'Service',
+            'webhooks',
+            (s) => (listAt(s, 'spec.ports')[0] = { port: 3000, targetPort: 'ops' }),
+          ),
+        ),
+    ],
+    [
+      'no webhooks Service',
+      () =>
+        ownService(
+          listed.filter((r) => r.file !== 'webhooks-service.yaml'),
+          'webhooks',
+        ),
+    ],
+    [
+      'webhooks Service as a LoadBalancer',
+      () =>
+        ownService(
+          altered('Service', 'webhooks', (s) => ((s.spec as Obj).type = 'LoadBalancer')),
+          'webhooks',
+        ),
+    ],
+    [
+      'webhooks Service on port 80',
+      () =>
+        ownService(
+          altered(
+            'Service',
+            'webhooks',
+            (s) => (listAt(s, 'spec.ports')[0] = { port: 80, targetPort: 'http' }),
+          ),
+          'webhooks',
+        ),
+    ],
+    [
+      'webhooks selector not matching its pods',
+      () =>
+        ownSelector(
+          altered(
+            'Deployment',
+            'webhooks',
+            (d) => (objAt(d, 'spec.selector.matchLabels')['app.kubernetes.io/name'] = 'hooks'),
+          ),
+          'webhooks',
+        ),
+    ],
+    [
+      'webhooks selector matching the gateway pods too',
+      () =>
+        ownSelector(
+          altered(
+            'Deployment',
+            'webhooks',
+            (d) => (objAt(d, 'spec.selector').matchLabels = { 'app.kubernetes.io/component': 'api' }),
+          ),
+          'webhooks',
+        ),
+    ],
+    [
+      'no webhooks PDB',
+      () =>
+        disruptionBudget(
+          listed.filter((r) => r.file !== 'webhooks-pdb.yaml'),
+          'webhooks',
+        ),
+    ],
+    [
+      'webhooks PDB with minAvailable = replicas',
+      () =>
+        disruptionBudget(
+          altered('PodDisruptionBudget', 'webhooks', (b) => ((b.spec as Obj).minAvailable = 2)),
+          'webhooks',
+        ),
+    ],
+    [
+      'webhooks Service as a NodePort',
+      () => internalServices(altered('Service', 'webhooks', (s) => ((s.spec as Obj).type = 'NodePort'))),
+    ],
+    [
+      'webhooks Service with an external IP',
+      () =>
+        internalServices(
+          altered('Service', 'webhooks', (s) => ((s.spec as Obj).externalIPs = ['203.0.113.7'])),
+        ),
+    ],
+    [
+      'webhooks Service file without its warning',
+      () =>
+        internalServices(
+          altered(
+            'Service',
+            'webhooks',
+            (_s, entry) => (entry.text = entry.text.replace(/never be exposed/gi, '')),
+          ),
+        ),
+    ],
+    [
+      'a LoadBalancer for the ops port',
+      () =>
+        internalServices(
+          withResource({
+            apiVersion: 'v1',
+            kind: 'Service',
+            metadata: { name: 'ops-lb' },
+            spec: {
+              type: 'LoadBalancer',
+              selector: { 'app.kubernetes.io/name': 'gateway' },
+              ports: [{ port: 3001, targetPort: 'ops' }],
+            },
+          }),
+        ),
+    ],
+    [
+      'an Ingress to the webhooks Service',
+      () => noRouteToInternal(withResource(INGRESS_TO('webhooks', 3000))),
+    ],
+    ['an Ingress to gateway-ops', () => noRouteToInternal(withResource(INGRESS_TO('gateway-ops', 3001)))],
+    ['an Ingress to port 3001', () => noRouteToInternal(withResource(INGRESS_TO('gateway', 3001)))],
+    [
+      'ops Service on the http port',
+      () =>
+        opsService(
+          altered(
+            'Service',
+            'gateway-ops',
+            (s) => (listAt(s, 'spec.ports')[0] = { port: 3001, targetPort: 'http' }),
+          ),
+        ),
+    ],
+  ];
+
+  test('an Ingress to the gateway partner Service is fine (so the checks are not just failing)', () => {
+    expect(noRouteToInternal(withResource(INGRESS_TO('gateway', 3000)))).toEqual([]);
+  });
+
+  test.each(BREAKS)('%s', (_what, run) => {
+    expect(run()).not.toEqual([]);
   });
 });

@@ -2,7 +2,7 @@
  * Shared helpers of the deployment-file tests: read the repo's YAML as the tools that consume
  * it would, and small accessors for the Kubernetes objects. Everything is offline.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
 
@@ -103,29 +103,48 @@ export function configData(obj: Obj): Record<string, unknown> {
   return out;
 }
 
-/**
- * Environment variables the platform's services read, from the gateway's contract.
- * Secret ones must only ever come from the `platform-secrets` Secret.
- */
-export const SECRET_ENV = [
-  'MONGO_URL',
-  'REDIS_URL',
-  'OPS_TOKEN',
-  'INTERNAL_SIGNING_SECRET',
-  'API_KEY_PEPPER',
-];
-export const NON_SECRET_ENV = [
-  'NODE_ENV',
-  'LOG_LEVEL',
-  'GATEWAY_PORT',
-  'OPS_PORT',
-  'MONGO_DB',
-  'POLICY_URL',
-  'PAYMENTS_URL',
-  'DETERMINATIONS_URL',
-  'WEBHOOKS_URL',
-  'RATE_LIMIT_POINTS',
-  'RATE_LIMIT_WINDOW_SECONDS',
-];
-/** Optional: the gateway runs without them (their service is not deployed yet). */
-export const OPTIONAL_ENV = ['POLICY_URL', 'PAYMENTS_URL', 'DETERMINATIONS_URL', 'WEBHOOKS_URL'];
+export function nameOf(obj: unknown): string | undefined {
+  return isObj(obj) && isObj(obj.metadata) && typeof obj.metadata.name === 'string'
+    ? obj.metadata.name
+    : undefined;
+}
+
+/** The resource of that kind and name among parsed resources (a test's possibly altered copy). */
+export function resourceIn(resources: readonly Obj[], kind: string, name: string): Obj | undefined {
+  return resources.find((obj) => obj.kind === kind && nameOf(obj) === name);
+}
+
+/** A label selector (`matchLabels` or a Service's `selector`) matches these labels. */
+export function selects(selector: unknown, labels: unknown): boolean {
+  return (
+    isObj(selector) &&
+    isObj(labels) &&
+    Object.keys(selector).length > 0 &&
+    Object.entries(selector).every(([k, v]) => labels[k] === v)
+  );
+}
+
+/** Names of the services that have a `k8s/base/<name>-deployment.yaml`. */
+export function deploymentFileServices(): string[] {
+  return readdirSync(k8sBase)
+    .map((file) => /^(.+)-deployment\.yaml$/.exec(file)?.[1])
+    .filter((name): name is string => Boolean(name))
+    .sort();
+}
+
+/** Every file under k8s/ (overlays included), relative to the repo, with its text. */
+export function k8sFiles(dir = 'k8s'): { file: string; text: string }[] {
+  return readdirSync(path.join(repoRoot, dir), { withFileTypes: true }).flatMap((entry) => {
+    const relative = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) return k8sFiles(relative);
+    return entry.isFile() ? [{ file: relative, text: readRepoFile(relative) }] : [];
+  });
+}
+
+/** Comment text of a YAML file, joined. */
+export function yamlComments(text: string): string {
+  return text
+    .split('\n')
+    .filter((line) => line.trimStart().startsWith('#'))
+    .join(' ');
+}

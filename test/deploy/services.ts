@@ -1,0 +1,104 @@
+/**
+ * The platform's deployed services, as the deployment tests know them: each one's own config
+ * schema and loader (imported from the service, so the tests follow its code), its ports, and
+ * the environment a deployment must give it. Every `k8s/base/<name>-deployment.yaml` needs an
+ * entry here, and every entry needs one (the tests check both ways).
+ */
+import { gatewayConfigSchema, loadGatewayConfig } from '../../services/gateway/src/config';
+import { loadWebhooksConfig, webhooksConfigSchema } from '../../services/webhooks/src/config';
+
+/** What the tests use of a service's zod schema. */
+export interface ConfigSchema {
+  readonly shape: Readonly<Record<string, unknown>>;
+  safeParse(env: unknown): { success: boolean; data?: unknown; error?: { issues: readonly unknown[] } };
+}
+
+export interface DeployedService {
+  /** The Deployment, its container, the Service, the compose service and the SERVICE build arg. */
+  name: string;
+  schema: ConfigSchema;
+  /** The service's own loader: its schema plus the rules across variables; throws when invalid. */
+  load(env: NodeJS.ProcessEnv): Record<string, unknown>;
+  /** Container ports by name: the number, and the variable that sets the port the process listens on. */
+  ports: Record<string, { containerPort: number; env: string }>;
+  /** Ports an overlay may expose outside the cluster (through an Ingress). The others stay internal. */
+  publicPorts: string[];
+  /** Variables that only ever come from the `platform-secrets` Secret. */
+  secretEnv: string[];
+  /** Variables a deployment must set explicitly (a default would be wrong or ambiguous there). */
+  nonSecretEnv: string[];
+  /** Of `nonSecretEnv`, those the service runs without (another service's URL, not deployed yet). */
+  optionalEnv: string[];
+  /** Seconds the process may need after SIGTERM to shut down gracefully, given its config. */
+  shutdownSeconds(config: Record<string, unknown>): number;
+}
+
+const gateway: DeployedService = {
+  name: 'gateway',
+  schema: gatewayConfigSchema,
+  load: loadGatewayConfig,
+  ports: {
+    http: { containerPort: 3000, env: 'GATEWAY_PORT' },
+    ops: { containerPort: 3001, env: 'OPS_PORT' },
+  },
+  publicPorts: ['http'],
+  secretEnv: ['MONGO_URL', 'REDIS_URL', 'OPS_TOKEN', 'INTERNAL_SIGNING_SECRET', 'API_KEY_PEPPER'],
+  nonSecretEnv: [
+    'NODE_ENV',
+    'LOG_LEVEL',
+    'GATEWAY_PORT',
+    'OPS_PORT',
+    'MONGO_DB',
+    'REDIS_PREFIX',
+    'POLICY_URL',
+    'PAYMENTS_URL',
+    'DETERMINATIONS_URL',
+    'WEBHOOKS_URL',
+    'RATE_LIMIT_POINTS',
+    'RATE_LIMIT_WINDOW_SECONDS',
+  ],
+  optionalEnv: ['POLICY_URL', 'PAYMENTS_URL', 'DETERMINATIONS_URL', 'WEBHOOKS_URL'],
+  // HTTP, its workers, Redis and MongoDB close within seconds.
+  shutdownSeconds: () => 20,
+};
+
+const webhooks: DeployedService = {
+  name: 'webhooks',
+  schema: webhooksConfigSchema,
+  load: loadWebhooksConfig,
+  ports: { http: { containerPort: 3000, env: 'WEBHOOKS_PORT' } },
+  // No public routes: only the gateway calls it.
+  publicPorts: [],
+  secretEnv: ['MONGO_URL', 'REDIS_URL', 'INTERNAL_SIGNING_SECRET', 'WEBHOOK_SECRET_KEY'],
+  nonSecretEnv: ['NODE_ENV', 'LOG_LEVEL', 'WEBHOOKS_PORT', 'MONGO_DB', 'REDIS_PREFIX'],
+  optionalEnv: [],
+  // The delivery workers let the attempts in flight finish (each bounded by
+  // DELIVERY_TIMEOUT_MS), then the same closing as the gateway.
+  shutdownSeconds: (config) => Math.ceil(Number(config.DELIVERY_TIMEOUT_MS) / 1000) + 20,
+};
+
+export const SERVICES: readonly DeployedService[] = [gateway, webhooks];
+
+export function service(name: string): DeployedService {
+  const found = SERVICES.find((s) => s.name === name);
+  if (!found) throw new Error(`no entry for service ${name} in test/deploy/services.ts`);
+  return found;
+}
+
+const union = (lists: string[][]): string[] => [...new Set(lists.flat())];
+
+/** Keys of the `platform-secrets` Secret: every service's secret variables. */
+export const SECRET_ENV = union(SERVICES.map((s) => s.secretEnv));
+/** Non-secret variables some service must be given explicitly. */
+export const NON_SECRET_ENV = union(SERVICES.map((s) => s.nonSecretEnv));
+/** Internal base URLs of other services: optional, a service runs without them. */
+export const OPTIONAL_ENV = union(SERVICES.map((s) => s.optionalEnv));
+
+/**
+ * Real secrets are not in git: stand-ins of the shape each service requires, for checking a
+ * deployed environment against the schemas.
+ */
+export function standInSecret(key: string): string {
+  if (key === 'WEBHOOK_SECRET_KEY') return Buffer.alloc(32, 7).toString('base64');
+  return `stand-in-${key.toLowerCase()}-0123456789`;
+}
