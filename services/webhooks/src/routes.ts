@@ -1,4 +1,5 @@
 import { AppError, organizationOf, route, sendData, uuidParam } from '@parametric/http';
+import { scopedTo } from '@parametric/mongo';
 import { Router } from 'express';
 import { z } from 'zod';
 import { DELIVERY_STATUSES, type DeliveryDoc, type DeliveryModel, deliveryView } from './deliveries/model';
@@ -88,18 +89,16 @@ export function webhookRoutes(deps: RouteDeps): Router {
   router.get(
     '/organizations/me/webhook/deliveries',
     route({ query: deliveriesQuery }, async ({ query }, req, res) => {
-      const filter = {
-        organizationId: organizationOf(req),
-        ...(query.status ? { status: query.status } : {}),
-      };
+      const own = scopedTo(deps.deliveries, organizationOf(req));
+      const filter = query.status ? { status: query.status } : {};
       const [rows, total] = await Promise.all([
-        deps.deliveries
+        own
           .find(filter)
           .sort({ createdAt: -1, _id: -1 })
           .skip((query.page - 1) * query.limit)
           .limit(query.limit)
           .lean<DeliveryDoc[]>(),
-        deps.deliveries.countDocuments(filter),
+        own.countDocuments(filter),
       ]);
       // The delivery log's own shape (spec 2.1): data is an object, not the paginated list envelope.
       sendData(res, { deliveries: rows.map(deliveryView), total, page: query.page, limit: query.limit });
@@ -110,29 +109,27 @@ export function webhookRoutes(deps: RouteDeps): Router {
     '/organizations/me/webhook/deliveries/:id/retry',
     route({ params: deliveryParams }, async ({ params }, req, res) => {
       const organizationId = organizationOf(req);
-      const existing = await deps.deliveries.findOne({ _id: params.id, organizationId }).lean<DeliveryDoc>();
-      if (!existing) throw AppError.notFound('Delivery');
+      const own = scopedTo(deps.deliveries, organizationId);
+      // Another organization's delivery is indistinguishable from a missing one.
+      if (!(await own.exists({ _id: params.id }))) throw AppError.notFound('Delivery');
       const endpoint = await deps.endpoints.findById(organizationId).lean<EndpointDoc>();
       if (!endpoint) throw AppError.invalid('No webhook URL is configured');
       // A new cycle: five fresh attempts, same body.id, current URL and secret (read at send time).
-      const row = await deps.deliveries
-        .findOneAndUpdate(
-          { _id: params.id, organizationId },
-          {
-            $set: {
-              status: 'PENDING',
-              attempts: 0,
-              url: endpoint.url,
-              lastError: null,
-              responseStatus: null,
-              deliveredAt: null,
-              nextAttemptAt: new Date(),
-            },
-            $inc: { cycle: 1 },
+      const row = await own.findOneAndUpdate(
+        { _id: params.id },
+        {
+          $set: {
+            status: 'PENDING',
+            attempts: 0,
+            url: endpoint.url,
+            lastError: null,
+            responseStatus: null,
+            deliveredAt: null,
+            nextAttemptAt: new Date(),
           },
-          { returnDocument: 'after' },
-        )
-        .lean<DeliveryDoc>();
+          $inc: { cycle: 1 },
+        },
+      );
       if (!row) throw AppError.notFound('Delivery');
       await deps.deliverer.schedule({ deliveryId: row._id, cycle: row.cycle, attempt: 1 }, 0);
       sendData(res, deliveryView(row));
