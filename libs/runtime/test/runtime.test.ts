@@ -1,0 +1,53 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
+
+const FIXTURE = path.join(__dirname, 'fixtures', 'service.ts');
+
+function run(env: Record<string, string> = {}): { child: ChildProcess; output: () => string } {
+  const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE], { env: { ...process.env, ...env } });
+  let out = '';
+  child.stdout?.on('data', (c) => {
+    out += c.toString();
+  });
+  child.stderr?.on('data', (c) => {
+    out += c.toString();
+  });
+  return { child, output: () => out };
+}
+
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 50));
+}
+
+describe('runService', () => {
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    'on %s stops the service, waits for it, and exits 0',
+    async (signal) => {
+      const { child, output } = run();
+      await until(() => output().includes('started'));
+      const exited = once(child, 'exit');
+      child.kill(signal);
+      const [code] = await exited;
+      expect(code).toBe(0);
+      expect(output()).toContain('stopped');
+    },
+  );
+
+  it('exits 1 with the config error when the configuration is invalid, starting nothing', async () => {
+    const { child, output } = run({ FAIL_CONFIG: '1' });
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(1);
+    expect(output()).toContain('PORT: must be a number');
+    expect(output()).not.toContain('started');
+  });
+
+  it('exits 1 when shutdown fails', async () => {
+    const { child, output } = run({ FAIL_STOP: '1' });
+    await until(() => output().includes('started'));
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    const [code] = await exited;
+    expect(code).toBe(1);
+  });
+});
