@@ -84,6 +84,7 @@ async function main(): Promise<void> {
   const gatewayPort = process.env.GATEWAY_PORT ?? '3000';
   const opsPort = process.env.OPS_PORT ?? '3001';
   const webhooksPort = process.env.WEBHOOKS_PORT ?? '3002';
+  const policyPort = process.env.POLICY_PORT ?? '3003';
   const receiverPort = process.env.WEBHOOK_RECEIVER_PORT ?? '4000';
   const opsToken = generated('OPS_TOKEN');
   const shared = {
@@ -101,12 +102,14 @@ async function main(): Promise<void> {
     // Local runs only: lets a developer point a webhook at the local receiver below.
     ALLOW_INSECURE_WEBHOOKS: 'true',
   });
+  startService('policy', { ...shared, POLICY_PORT: policyPort });
   startService('gateway', {
     ...shared,
     GATEWAY_PORT: gatewayPort,
     OPS_PORT: opsPort,
     OPS_TOKEN: opsToken,
     WEBHOOKS_URL: `http://127.0.0.1:${webhooksPort}`,
+    POLICY_URL: `http://127.0.0.1:${policyPort}`,
   });
   startService(
     'webhook-receiver',
@@ -116,6 +119,7 @@ async function main(): Promise<void> {
   );
   await Promise.all([
     waitReady(`http://127.0.0.1:${webhooksPort}/readyz`),
+    waitReady(`http://127.0.0.1:${policyPort}/readyz`),
     waitReady(`http://127.0.0.1:${gatewayPort}/readyz`),
   ]);
 
@@ -124,6 +128,7 @@ Platform is up.
   Partner API base URL: http://127.0.0.1:${gatewayPort}/api
   Ops API:              http://127.0.0.1:${opsPort}/ops   (Authorization: Bearer ${opsToken})
   Webhooks service:     http://127.0.0.1:${webhooksPort}   (internal; reached through the gateway)
+  Policy service:       http://127.0.0.1:${policyPort}   (internal; farmers, plots, herds)
   Webhook receiver:     http://127.0.0.1:${receiverPort}/hooks   (local partner endpoint; GET /_received lists what arrived,
                         PUT /_secret {"secret": "..."} with the secret returned by PUT /api/organizations/me/webhook)
 Try: curl -s -X POST http://127.0.0.1:${gatewayPort}/api/auth/register-organization \\

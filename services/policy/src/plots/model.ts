@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import { type Connection, type InferSchemaType, type Model, Schema } from 'mongoose';
+import { CROP_TYPES } from '../bounds';
+
+const plotSchema = new Schema(
+  {
+    _id: { type: String, default: () => randomUUID() },
+    organizationId: { type: String, required: true },
+    farmerId: { type: String, required: true },
+    name: { type: String, required: true },
+    latitude: { type: Number, required: true },
+    longitude: { type: Number, required: true },
+    areaHectares: { type: Number, required: true },
+    cropType: { type: String, required: true, enum: CROP_TYPES },
+  },
+  { timestamps: true, versionKey: false },
+);
+// Serves "a farmer's plots".
+plotSchema.index({ organizationId: 1, farmerId: 1 });
+
+export type PlotDoc = InferSchemaType<typeof plotSchema> & { _id: string };
+export type PlotModel = Model<PlotDoc>;
+
+export function plotModel(connection: Connection): PlotModel {
+  return (
+    (connection.models.Plot as PlotModel | undefined) ??
+    connection.model<PlotDoc>('Plot', plotSchema, 'plots')
+  );
+}
+
+export function plotView(p: PlotDoc) {
+  return {
+    id: p._id,
+    farmerId: p.farmerId,
+    name: p.name,
+    latitude: p.latitude,
+    longitude: p.longitude,
+    areaHectares: p.areaHectares,
+    cropType: p.cropType,
+    createdAt: p.createdAt,
+    updatedAt: p.updatedAt,
+  };
+}
