@@ -5,10 +5,13 @@ export {
   CONTEXT_HEADER,
   CONTEXT_MAX_AGE_MS,
   type InternalContext,
+  type OpsContext,
   organizationOf,
   requireInternalContext,
+  requireOpsContext,
   SIGNATURE_HEADER,
   signContext,
   verifyContext,
+  verifyOpsContext,
 } from './internal-context';
 export { fieldErrors, invalidInput, paginationQuery, route, uuidParam } from './validation';

@@ -16,6 +16,14 @@ export const internalContextSchema = z.strictObject({
 });
 export type InternalContext = z.infer<typeof internalContextSchema>;
 
+/** An ops action forwarded by the gateway's ops API (after it checked the ops token). */
+export const opsContextSchema = z.strictObject({
+  role: z.literal('OPS'),
+  requestId: z.string().min(1).max(64),
+  issuedAt: z.number().int(),
+});
+export type OpsContext = z.infer<typeof opsContextSchema>;
+
 export const CONTEXT_HEADER = 'x-internal-context';
 export const SIGNATURE_HEADER = 'x-internal-signature';
 /** A signed context is good for this long: enough for a hop, too short to replay later. */
@@ -25,7 +33,7 @@ function sign(payload: string, secret: string): string {
   return createHmac('sha256', secret).update(payload).digest('hex');
 }
 
-export function signContext(context: InternalContext, secret: string): Record<string, string> {
+export function signContext(context: InternalContext | OpsContext, secret: string): Record<string, string> {
   const payload = Buffer.from(JSON.stringify(context)).toString('base64url');
   return { [CONTEXT_HEADER]: payload, [SIGNATURE_HEADER]: sign(payload, secret) };
 }
@@ -35,6 +43,23 @@ export function verifyContext(
   secret: string,
   now = Date.now(),
 ): InternalContext | undefined {
+  return verifySigned(headers, secret, internalContextSchema, now);
+}
+
+export function verifyOpsContext(
+  headers: Record<string, string | string[] | undefined>,
+  secret: string,
+  now = Date.now(),
+): OpsContext | undefined {
+  return verifySigned(headers, secret, opsContextSchema, now);
+}
+
+function verifySigned<S extends typeof internalContextSchema | typeof opsContextSchema>(
+  headers: Record<string, string | string[] | undefined>,
+  secret: string,
+  schema: S,
+  now: number,
+): z.infer<S> | undefined {
   const payload = headers[CONTEXT_HEADER];
   const signature = headers[SIGNATURE_HEADER];
   if (typeof payload !== 'string' || typeof signature !== 'string' || !/^[0-9a-f]{64}$/.test(signature))
@@ -48,10 +73,10 @@ export function verifyContext(
   } catch {
     return undefined;
   }
-  const result = internalContextSchema.safeParse(parsed);
+  const result = schema.safeParse(parsed);
   if (!result.success) return undefined;
   if (Math.abs(now - result.data.issuedAt) > CONTEXT_MAX_AGE_MS) return undefined;
-  return result.data;
+  return result.data as z.infer<S>;
 }
 
 declare global {
@@ -72,6 +97,17 @@ export function requireInternalContext(secret: string) {
       return;
     }
     req.context = context;
+    next();
+  };
+}
+
+/** Service-side guard for `/ops/*` routes: only ops actions the gateway signed get through. */
+export function requireOpsContext(secret: string) {
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    if (!verifyOpsContext(req.headers, secret)) {
+      next(AppError.unauthorized('Missing or invalid ops context'));
+      return;
+    }
     next();
   };
 }

@@ -14,6 +14,7 @@ import {
   sendData,
   signContext,
   verifyContext,
+  verifyOpsContext,
 } from '@parametric/http';
 import { createLogger } from '@parametric/logger';
 
@@ -248,5 +249,33 @@ describe('requireInternalContext on a real app', () => {
       success: false,
       error: { code: 'INTERNAL_ERROR', message: 'An unexpected error occurred' },
     });
+  });
+});
+
+describe('ops context (gateway ops API → services)', () => {
+  const SECRET = 'ops-context-test-secret-0123456789';
+  const orgContext = {
+    organizationId: '0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d',
+    role: 'ORG_ADMIN' as const,
+    requestId: 'r-1',
+    issuedAt: Date.now(),
+  };
+  const opsContext = { role: 'OPS' as const, requestId: 'r-2', issuedAt: Date.now() };
+
+  it('round-trips a signed ops context', () => {
+    expect(verifyOpsContext(signContext(opsContext, SECRET), SECRET)).toEqual(opsContext);
+  });
+
+  it('never accepts a partner (organization) context as an ops context, or the other way round', () => {
+    expect(verifyOpsContext(signContext(orgContext, SECRET), SECRET)).toBeUndefined();
+    expect(verifyContext(signContext(opsContext, SECRET), SECRET)).toBeUndefined();
+  });
+
+  it('rejects an ops context signed with another secret or too old', () => {
+    expect(
+      verifyOpsContext(signContext(opsContext, 'another-secret-0123456789abcdef'), SECRET),
+    ).toBeUndefined();
+    const old = { ...opsContext, issuedAt: Date.now() - CONTEXT_MAX_AGE_MS - 1000 };
+    expect(verifyOpsContext(signContext(old, SECRET), SECRET)).toBeUndefined();
   });
 });

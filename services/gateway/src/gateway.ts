@@ -10,7 +10,7 @@ import { apiKeyModel } from './api-keys/model';
 import { apiKeyRoutes } from './api-keys/routes';
 import { identify, requirePrincipal } from './auth/principal';
 import type { GatewayConfig } from './config';
-import { forwardingRoutes } from './forwarding/routes';
+import { forwardingRoutes, opsForwardingRoutes } from './forwarding/routes';
 import { healthRoutes } from './health';
 import { opsRoutes, requireOpsToken } from './ops/routes';
 import { organizationModel } from './organizations/model';
@@ -89,6 +89,18 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   });
   const orgDeps = { organizations, apiKeys, pepper, webhookUrlOf };
 
+  const forwarding = {
+    serviceUrls: {
+      policy: config.POLICY_URL,
+      payments: config.PAYMENTS_URL,
+      determinations: config.DETERMINATIONS_URL,
+      webhooks: config.WEBHOOKS_URL,
+    },
+    signingSecret: config.INTERNAL_SIGNING_SECRET,
+    timeoutMs: config.FORWARD_TIMEOUT_MS,
+    logger,
+  };
+
   const partnerApp = createApp(logger);
   partnerApp.set('trust proxy', config.TRUST_PROXY_HOPS);
   partnerApp.use(healthRoutes({ connection, redis }));
@@ -111,17 +123,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     requirePrincipal,
     organizationRoutes(orgDeps),
     apiKeyRoutes({ apiKeys, pepper }),
-    forwardingRoutes({
-      serviceUrls: {
-        policy: config.POLICY_URL,
-        payments: config.PAYMENTS_URL,
-        determinations: config.DETERMINATIONS_URL,
-        webhooks: config.WEBHOOKS_URL,
-      },
-      signingSecret: config.INTERNAL_SIGNING_SECRET,
-      timeoutMs: config.FORWARD_TIMEOUT_MS,
-      logger,
-    }),
+    forwardingRoutes(forwarding),
   );
   finishApp(partnerApp, logger);
 
@@ -136,6 +138,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       onEventRecorded: () => relay.kick(),
     }),
   );
+  opsApp.use('/ops', opsForwardingRoutes(forwarding));
   finishApp(opsApp, logger);
 
   const partnerServer = partnerApp.listen(config.GATEWAY_PORT, config.GATEWAY_HOST);

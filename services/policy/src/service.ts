@@ -1,9 +1,10 @@
 import type { AddressInfo } from 'node:net';
-import { createApp, finishApp, requireInternalContext } from '@parametric/http';
+import { createApp, finishApp, requireInternalContext, requireOpsContext } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import { connectMongo, pingMongo } from '@parametric/mongo';
 import type { PolicyConfig } from './config';
 import { farmerModel } from './farmers/model';
+import { farmerOpsRoutes } from './farmers/ops-routes';
 import { farmerRoutes } from './farmers/routes';
 import { herdModel } from './herds/model';
 import { plotModel } from './plots/model';
@@ -36,6 +37,7 @@ export async function startPolicy(config: PolicyConfig, logger: Logger): Promise
     farmerRoutes({ farmers, plots, herds }),
     plotAndHerdRoutes({ farmers, plots, herds }),
   );
+  app.use('/ops', requireOpsContext(config.INTERNAL_SIGNING_SECRET), farmerOpsRoutes({ farmers }));
   finishApp(app, logger);
   const server = app.listen(config.POLICY_PORT, config.POLICY_HOST);
   await new Promise((resolve, reject) => server.once('listening', resolve).once('error', reject));

@@ -33,58 +33,104 @@ export function forwardingRoutes(deps: ForwardingDeps): Router {
   router.use(async (req: Request, res: Response, next: NextFunction) => {
     const match = FORWARDED_ROUTES.find((r) => r.path.test(req.path));
     if (!match) return next();
-    const base = deps.serviceUrls[match.service];
-    if (!base) throw new AppError('SERVICE_UNAVAILABLE', `The ${match.service} service is not available`);
-
     const requestId = String(req.id);
-    const headers: Record<string, string> = {
-      accept: 'application/json',
-      'x-request-id': requestId,
-      ...signContext(
-        {
-          organizationId: principalOf(req).organization._id,
-          role: 'ORG_ADMIN',
-          requestId,
-          issuedAt: Date.now(),
-        },
-        deps.signingSecret,
-      ),
+    const context = {
+      organizationId: principalOf(req).organization._id,
+      role: 'ORG_ADMIN' as const,
+      requestId,
+      issuedAt: Date.now(),
     };
-    const hasBody = req.body !== undefined && !['GET', 'HEAD'].includes(req.method);
-    if (hasBody) headers['content-type'] = 'application/json';
-
-    let upstream: globalThis.Response;
-    try {
-      upstream = await fetch(`${base}/api${req.url}`, {
-        method: req.method,
-        headers,
-        body: hasBody ? JSON.stringify(req.body) : undefined,
-        redirect: 'manual',
-        signal: AbortSignal.timeout(deps.timeoutMs),
-      });
-    } catch (err) {
-      req.log.warn({ err, service: match.service }, 'forwarding failed');
-      res.setHeader('Retry-After', '5');
-      throw new AppError(
-        'SERVICE_UNAVAILABLE',
-        `The ${match.service} service is not available, try again shortly`,
-      );
-    }
-    const text = await upstream.text();
-    if (!(upstream.headers.get('content-type') ?? '').includes('application/json')) {
-      req.log.error({ service: match.service, status: upstream.status }, 'service answered without JSON');
-      throw new AppError(
-        'SERVICE_UNAVAILABLE',
-        `The ${match.service} service gave an invalid response`,
-        undefined,
-        502,
-      );
-    }
-    for (const name of PASSED_BACK_HEADERS) {
-      const value = upstream.headers.get(name);
-      if (value) res.setHeader(name, value);
-    }
-    res.status(upstream.status).type('application/json').send(text);
+    await forward(req, res, {
+      service: match.service,
+      base: deps.serviceUrls[match.service],
+      path: `/api${req.url}`,
+      headers: signContext(context, deps.signingSecret),
+      timeoutMs: deps.timeoutMs,
+    });
   });
   return router;
+}
+
+/** Ops routes owned by other services (docs/ops.md), by path under `/ops`. */
+export const FORWARDED_OPS_ROUTES: ReadonlyArray<{ path: RegExp; service: ServiceName }> = [
+  { path: /^\/farmers(\/|$)/, service: 'policy' },
+];
+
+/** Forwards an ops request (the ops token already checked) with a signed ops context. */
+export function opsForwardingRoutes(deps: ForwardingDeps): Router {
+  const router = Router();
+  router.use(async (req: Request, res: Response, next: NextFunction) => {
+    const match = FORWARDED_OPS_ROUTES.find((r) => r.path.test(req.path));
+    if (!match) return next();
+    const context = { role: 'OPS' as const, requestId: String(req.id), issuedAt: Date.now() };
+    await forward(req, res, {
+      service: match.service,
+      base: deps.serviceUrls[match.service],
+      path: `/ops${req.url}`,
+      headers: signContext(context, deps.signingSecret),
+      timeoutMs: deps.timeoutMs,
+    });
+  });
+  return router;
+}
+
+/**
+ * One forwarded request. A service that is not configured, refuses the connection or does
+ * not answer in time is `503 SERVICE_UNAVAILABLE`; one that answers something other than
+ * JSON is `502`. Only the signed context and the request id travel with the body: nothing
+ * a partner sets in its own headers reaches the service.
+ */
+async function forward(
+  req: Request,
+  res: Response,
+  target: {
+    service: ServiceName;
+    base?: string;
+    path: string;
+    headers: Record<string, string>;
+    timeoutMs: number;
+  },
+): Promise<void> {
+  if (!target.base)
+    throw new AppError('SERVICE_UNAVAILABLE', `The ${target.service} service is not available`);
+  const headers: Record<string, string> = {
+    accept: 'application/json',
+    'x-request-id': String(req.id),
+    ...target.headers,
+  };
+  const hasBody = req.body !== undefined && !['GET', 'HEAD'].includes(req.method);
+  if (hasBody) headers['content-type'] = 'application/json';
+
+  let upstream: globalThis.Response;
+  try {
+    upstream = await fetch(`${target.base}${target.path}`, {
+      method: req.method,
+      headers,
+      body: hasBody ? JSON.stringify(req.body) : undefined,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(target.timeoutMs),
+    });
+  } catch (err) {
+    req.log.warn({ err, service: target.service }, 'forwarding failed');
+    res.setHeader('Retry-After', '5');
+    throw new AppError(
+      'SERVICE_UNAVAILABLE',
+      `The ${target.service} service is not available, try again shortly`,
+    );
+  }
+  const text = await upstream.text();
+  if (!(upstream.headers.get('content-type') ?? '').includes('application/json')) {
+    req.log.error({ service: target.service, status: upstream.status }, 'service answered without JSON');
+    throw new AppError(
+      'SERVICE_UNAVAILABLE',
+      `The ${target.service} service gave an invalid response`,
+      undefined,
+      502,
+    );
+  }
+  for (const name of PASSED_BACK_HEADERS) {
+    const value = upstream.headers.get(name);
+    if (value) res.setHeader(name, value);
+  }
+  res.status(upstream.status).type('application/json').send(text);
 }
