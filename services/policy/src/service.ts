@@ -9,6 +9,8 @@ import { farmerRoutes } from './farmers/routes';
 import { herdModel } from './herds/model';
 import { plotModel } from './plots/model';
 import { plotAndHerdRoutes } from './plots/routes';
+import { capacityModel, licenceModel } from './underwriting/model';
+import { underwritingOpsRoutes } from './underwriting/ops-routes';
 
 export interface RunningPolicy {
   url: string;
@@ -21,7 +23,9 @@ export async function startPolicy(config: PolicyConfig, logger: Logger): Promise
   const farmers = farmerModel(connection);
   const plots = plotModel(connection);
   const herds = herdModel(connection);
-  await Promise.all([farmers.init(), plots.init(), herds.init()]);
+  const licences = licenceModel(connection);
+  const capacity = capacityModel(connection);
+  await Promise.all([farmers.init(), plots.init(), herds.init(), licences.init(), capacity.init()]);
 
   const app = createApp(logger);
   app.get('/healthz', (_req, res) => {
@@ -37,7 +41,12 @@ export async function startPolicy(config: PolicyConfig, logger: Logger): Promise
     farmerRoutes({ farmers, plots, herds }),
     plotAndHerdRoutes({ farmers, plots, herds }),
   );
-  app.use('/ops', requireOpsContext(config.INTERNAL_SIGNING_SECRET), farmerOpsRoutes({ farmers }));
+  app.use(
+    '/ops',
+    requireOpsContext(config.INTERNAL_SIGNING_SECRET),
+    farmerOpsRoutes({ farmers }),
+    underwritingOpsRoutes({ licences, capacity }),
+  );
   finishApp(app, logger);
   const server = app.listen(config.POLICY_PORT, config.POLICY_HOST);
   await new Promise((resolve, reject) => server.once('listening', resolve).once('error', reject));

@@ -54,6 +54,7 @@ export function forwardingRoutes(deps: ForwardingDeps): Router {
 /** Ops routes owned by other services (docs/ops.md), by path under `/ops`. */
 export const FORWARDED_OPS_ROUTES: ReadonlyArray<{ path: RegExp; service: ServiceName }> = [
   { path: /^\/farmers(\/|$)/, service: 'policy' },
+  { path: /^\/organizations\/[^/]+\/(licences|capacity|underwriting)$/, service: 'policy' },
 ];
 
 /** Forwards an ops request (the ops token already checked) with a signed ops context. */

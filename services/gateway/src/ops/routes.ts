@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createEvent, outboxUpdate } from '@parametric/events';
-import { AppError, route, sendData, uuidParam } from '@parametric/http';
+import { AppError, invalidInput, route, sendData, uuidParam } from '@parametric/http';
 import { type NextFunction, type Request, type Response, Router } from 'express';
 import { z } from 'zod';
 import { keyMetadata } from '../api-keys/credentials';
@@ -119,6 +119,17 @@ export function opsRoutes(deps: OpsDeps): Router {
         sendData(res, await opsView(updated));
       }),
     );
+  }
+
+  // Underwriting lives in the policy service; make sure the organization exists before the
+  // request is forwarded there (the policy service cannot tell).
+  for (const sub of ['licences', 'capacity', 'underwriting']) {
+    router.all(`/ops/organizations/:id/${sub}`, async (req: Request, _res: Response, next: NextFunction) => {
+      const parsed = idParams.safeParse(req.params);
+      if (!parsed.success) return next(invalidInput(parsed.error, 'path parameters'));
+      await load(parsed.data.id);
+      next();
+    });
   }
 
   router.post(
