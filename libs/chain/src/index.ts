@@ -1,0 +1,21 @@
+export { policyRegistryAbi, policyRegistryBytecode } from './generated/policy-registry';
+export {
+  anvilBinary,
+  LOCAL_DEV_MNEMONIC,
+  type LocalChain,
+  localDevPrivateKey,
+  startLocalChain,
+} from './local-chain';
+export {
+  type BreakerOptions,
+  type BreakerState,
+  ChainError,
+  type ChainErrorCode,
+  canonicalJson,
+  createRegistryClient,
+  type PolicyRegistration,
+  policyRefOf,
+  type RegistryClient,
+  type RegistryClientOptions,
+  termsHashOf,
+} from './registry-client';

@@ -1,0 +1,215 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import net from 'node:net';
+import path from 'node:path';
+import { createPublicClient, createWalletClient, type Hex, http, toHex } from 'viem';
+import { mnemonicToAccount, privateKeyToAccount } from 'viem/accounts';
+import { policyRegistryAbi, policyRegistryBytecode } from './generated/policy-registry';
+
+/** anvil's default dev mnemonic: its accounts are public knowledge, never use them on a real chain. */
+export const LOCAL_DEV_MNEMONIC = 'test test test test test test test test test test test junk';
+
+/** Private key of anvil dev account `index` (0 deploys and owns the registry on a local chain). */
+export function localDevPrivateKey(index = 0): Hex {
+  const key = mnemonicToAccount(LOCAL_DEV_MNEMONIC, { addressIndex: index }).getHdKey().privateKey;
+  if (!key) throw new Error(`cannot derive dev account ${index}`);
+  return toHex(key);
+}
+
+export interface LocalChain {
+  rpcUrl: string;
+  /** 0 when an external chain did not answer eth_chainId at startup. */
+  chainId: number;
+  registryAddress: Hex;
+  ownerPrivateKey: Hex;
+  kind: 'external' | 'private';
+  /** Safe to log: never contains the private key. */
+  description: string;
+  stop(): Promise<void>;
+}
+
+/** A free TCP port on loopback (the OS picks it; we release it just before anvil binds it). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The anvil binary shipped by the `@foundry-rs/anvil-<platform>` npm package (or ANVIL_BIN). */
+export function anvilBinary(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.ANVIL_BIN) return env.ANVIL_BIN;
+  const platform = `${process.platform === 'win32' ? 'win32' : process.platform}-${process.arch === 'x64' ? 'amd64' : process.arch}`;
+  try {
+    const pkg = require.resolve(`@foundry-rs/anvil-${platform}/package.json`);
+    return path.join(path.dirname(pkg), 'bin', process.platform === 'win32' ? 'anvil.exe' : 'anvil');
+  } catch {
+    throw new Error(
+      `anvil not found: npm package @foundry-rs/anvil-${platform} is not installed (set ANVIL_BIN, or CHAIN_RPC_URL to use an existing chain)`,
+    );
+  }
+}
+
+function redactUrl(url: string): string {
+  // RPC URLs of hosted providers often carry an API key in the path or userinfo.
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname.length > 1 ? '/***' : ''}`;
+  } catch {
+    return '(unparseable URL)';
+  }
+}
+
+/**
+ * `CHAIN_RPC_URL` when set (with `CHAIN_REGISTRY_ADDRESS` and `CHAIN_PRIVATE_KEY`; nothing is
+ * started). Otherwise a private anvil on a free loopback port, killed by a watchdog if this
+ * process dies, with PolicyRegistry deployed from anvil's first dev account.
+ */
+export async function startLocalChain(env: NodeJS.ProcessEnv = process.env): Promise<LocalChain> {
+  if (env.CHAIN_RPC_URL) return await externalChain(env.CHAIN_RPC_URL, env);
+  const bin = anvilBinary(env);
+  for (let attempt = 0; ; attempt++) {
+    const port = await freePort();
+    const rpcUrl = `http://127.0.0.1:${port}`;
+    let child: ChildProcess | undefined;
+    try {
+      child = spawn(bin, ['--port', String(port), '--host', '127.0.0.1', '--silent'], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      const chainId = await waitForChainId(child, rpcUrl);
+      const ownerPrivateKey = localDevPrivateKey(0);
+      const registryAddress = await deployRegistry(rpcUrl, ownerPrivateKey);
+      const anvil = child;
+      const watchdog = spawn(
+        process.execPath,
+        [path.join(__dirname, 'watchdog.js'), String(process.pid), String(anvil.pid)],
+        { detached: true, stdio: 'ignore' },
+      );
+      watchdog.unref();
+      return {
+        rpcUrl,
+        chainId,
+        registryAddress,
+        ownerPrivateKey,
+        kind: 'private',
+        description: `private anvil (${bin}) at ${rpcUrl}, chain ${chainId}, PolicyRegistry at ${registryAddress}`,
+        stop: async () => {
+          watchdog.kill();
+          await killAndWait(anvil);
+        },
+      };
+    } catch (err) {
+      if (child) await killAndWait(child);
+      // Another process can take the port between our probe and anvil binding it.
+      if (attempt >= 4) throw err;
+    }
+  }
+}
+
+async function externalChain(rpcUrl: string, env: NodeJS.ProcessEnv): Promise<LocalChain> {
+  const registryAddress = env.CHAIN_REGISTRY_ADDRESS;
+  const ownerPrivateKey = env.CHAIN_PRIVATE_KEY;
+  const missing = [
+    !registryAddress && 'CHAIN_REGISTRY_ADDRESS',
+    !ownerPrivateKey && 'CHAIN_PRIVATE_KEY',
+  ].filter(Boolean);
+  if (missing.length > 0 || !registryAddress || !ownerPrivateKey) {
+    throw new Error(`CHAIN_RPC_URL is set, so ${missing.join(' and ')} must be set too`);
+  }
+  if (!/^0x[0-9a-fA-F]{40}$/.test(registryAddress)) {
+    throw new Error('CHAIN_REGISTRY_ADDRESS must be a 0x-prefixed 20-byte hex address');
+  }
+  if (!/^0x[0-9a-fA-F]{64}$/.test(ownerPrivateKey)) {
+    throw new Error('CHAIN_PRIVATE_KEY must be a 0x-prefixed 32-byte hex key');
+  }
+  // Best effort: a chain that is down at startup is the circuit breaker's business, not a crash.
+  const chainId = (await chainIdOf(rpcUrl)) ?? 0;
+  return {
+    rpcUrl,
+    chainId,
+    registryAddress: registryAddress as Hex,
+    ownerPrivateKey: ownerPrivateKey as Hex,
+    kind: 'external',
+    description: `external chain at CHAIN_RPC_URL (${redactUrl(rpcUrl)}), PolicyRegistry at ${registryAddress}`,
+    stop: async () => {},
+  };
+}
+
+async function killAndWait(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/** Polls `eth_chainId` until anvil answers (10 s), failing early if anvil exits. */
+function waitForChainId(child: ChildProcess, rpcUrl: string): Promise<number> {
+  let stderr = '';
+  child.stderr?.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
+  return new Promise((resolve, reject) => {
+    const deadline = Date.now() + 10_000;
+    let timer: NodeJS.Timeout | undefined;
+    let settled = false;
+    const finish = (err: Error | null, chainId?: number) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      child.off('exit', onExit);
+      child.off('error', onError);
+      if (err) reject(err);
+      else resolve(chainId as number);
+    };
+    const onExit = (code: number | null) =>
+      finish(new Error(`anvil exited with ${code} before answering eth_chainId: ${stderr.trim()}`));
+    const onError = (err: Error) => finish(err);
+    child.once('exit', onExit);
+    child.once('error', onError);
+    const poll = () => {
+      chainIdOf(rpcUrl).then((id) => {
+        if (settled) return;
+        if (id !== undefined) finish(null, id);
+        else if (Date.now() > deadline) finish(new Error(`anvil did not answer at ${rpcUrl} within 10 s`));
+        else timer = setTimeout(poll, 50);
+      });
+    };
+    timer = setTimeout(poll, 20);
+  });
+}
+
+async function chainIdOf(rpcUrl: string): Promise<number | undefined> {
+  try {
+    const res = await fetch(rpcUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
+      signal: AbortSignal.timeout(1000),
+    });
+    const body = (await res.json()) as { result?: string };
+    return typeof body.result === 'string' ? Number(BigInt(body.result)) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function deployRegistry(rpcUrl: string, privateKey: Hex): Promise<Hex> {
+  const transport = http(rpcUrl, { retryCount: 0 });
+  const account = privateKeyToAccount(privateKey);
+  const wallet = createWalletClient({ account, transport });
+  const reader = createPublicClient({ transport, pollingInterval: 50 });
+  const hash = await wallet.deployContract({
+    abi: policyRegistryAbi,
+    bytecode: policyRegistryBytecode,
+    chain: null,
+  });
+  const receipt = await reader.waitForTransactionReceipt({ hash, timeout: 10_000 });
+  if (receipt.status !== 'success' || !receipt.contractAddress) {
+    throw new Error(`PolicyRegistry deployment failed (tx ${hash})`);
+  }
+  return receipt.contractAddress;
+}

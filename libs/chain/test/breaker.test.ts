@@ -1,0 +1,161 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  type ChainError,
+  createRegistryClient,
+  type LocalChain,
+  localDevPrivateKey,
+  type RegistryClient,
+  startLocalChain,
+} from '../src';
+
+/** A JSON-RPC HTTP front for the chain: forwards to `upstream` and counts every request. */
+interface CountingProxy {
+  url: string;
+  requests: number;
+  upstream: string;
+  close(): Promise<void>;
+}
+
+async function startCountingProxy(upstream: string): Promise<CountingProxy> {
+  const proxy = { requests: 0, upstream } as CountingProxy;
+  const server = http.createServer((req, res) => {
+    proxy.requests++;
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      fetch(proxy.upstream, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: Buffer.concat(chunks),
+      })
+        .then(async (up) => {
+          res.writeHead(up.status, { 'content-type': 'application/json' });
+          res.end(await up.text());
+        })
+        // Upstream down: drop the connection, as an unreachable node would.
+        .catch(() => res.destroy());
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  proxy.close = async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return proxy;
+}
+
+/** A JSON-RPC endpoint that accepts requests and never answers. */
+async function startSilentServer(): Promise<{ url: string; requests: () => number; close(): Promise<void> }> {
+  let requests = 0;
+  const server = http.createServer(() => {
+    requests++;
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests: () => requests,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+const codeOf = (p: Promise<unknown>) =>
+  p.then(
+    () => 'ok',
+    (e: ChainError) => e.code,
+  );
+
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((r) => setTimeout(r, 20));
+}
+
+describe('circuit breaker', () => {
+  const cleanup: (() => Promise<void> | void)[] = [];
+  afterEach(async () => {
+    for (const fn of cleanup.splice(0).reverse()) await fn();
+  });
+
+  it('opens after chain failures, fails fast without a network call, then half-opens and closes again', async () => {
+    const first: LocalChain = await startLocalChain({});
+    cleanup.push(() => first.stop());
+    const proxy = await startCountingProxy(first.rpcUrl);
+    cleanup.push(() => proxy.close());
+    const client: RegistryClient = createRegistryClient({
+      rpcUrl: proxy.url,
+      registryAddress: first.registryAddress,
+      privateKey: first.ownerPrivateKey,
+      pollingIntervalMs: 50,
+      breaker: { resetTimeoutMs: 300, errorThresholdPercentage: 50, volumeThreshold: 3 },
+    });
+    cleanup.push(() => client.close());
+
+    await first.stop(); // the chain goes away
+
+    const codes: string[] = [];
+    while (client.breakerState() === 'closed' && codes.length < 10) {
+      codes.push(await codeOf(client.registerPolicy(`pol_down_${codes.length}`, {})));
+    }
+    expect(codes.length).toBeGreaterThanOrEqual(3); // volumeThreshold
+    expect(new Set(codes)).toEqual(new Set(['CHAIN_UNAVAILABLE']));
+    expect(client.breakerState()).toBe('open');
+
+    const seen = proxy.requests;
+    expect(seen).toBeGreaterThanOrEqual(codes.length); // the failures did reach the network
+    for (let i = 0; i < 3; i++) {
+      expect(await codeOf(client.registerPolicy('pol_while_open', {}))).toBe('BREAKER_OPEN');
+    }
+    expect(proxy.requests).toBe(seen); // failing fast: not one request
+
+    // The chain comes back (a fresh anvil: the same deployer and nonce give the same address).
+    const second = await startLocalChain({});
+    cleanup.push(() => second.stop());
+    expect(second.registryAddress).toBe(first.registryAddress);
+    proxy.upstream = second.rpcUrl;
+
+    await until(() => client.breakerState() !== 'open'); // resetTimeoutMs
+    expect(client.breakerState()).toBe('half-open');
+    const result = await client.registerPolicy('pol_after_recovery', { ok: true });
+    expect(result.onChainPolicyId).toBe('1');
+    expect(client.breakerState()).toBe('closed');
+    expect(proxy.requests).toBeGreaterThan(seen);
+  });
+
+  it('times out against a JSON-RPC server that never answers, and timeouts open the breaker', async () => {
+    const silent = await startSilentServer();
+    cleanup.push(() => silent.close());
+    const client = createRegistryClient({
+      rpcUrl: silent.url,
+      registryAddress: '0x5fbdb2315678afecb367f032d93f642f64180aa3',
+      privateKey: localDevPrivateKey(0),
+      timeoutMs: 200,
+      breaker: { resetTimeoutMs: 60_000, volumeThreshold: 3 },
+    });
+    cleanup.push(() => client.close());
+
+    const codes: string[] = [];
+    while (client.breakerState() === 'closed' && codes.length < 10) {
+      codes.push(await codeOf(client.registerPolicy(`pol_slow_${codes.length}`, {})));
+    }
+    expect(codes.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(codes)).toEqual(new Set(['CHAIN_TIMEOUT']));
+    expect(silent.requests()).toBeGreaterThanOrEqual(codes.length);
+    expect(await codeOf(client.registerPolicy('pol_slow_open', {}))).toBe('BREAKER_OPEN');
+  });
+
+  it('fails with CHAIN_UNAVAILABLE after close()', async () => {
+    const silent = await startSilentServer();
+    cleanup.push(() => silent.close());
+    const client = createRegistryClient({
+      rpcUrl: silent.url,
+      registryAddress: '0x5fbdb2315678afecb367f032d93f642f64180aa3',
+      privateKey: localDevPrivateKey(0),
+    });
+    await client.close();
+    expect(await codeOf(client.registerPolicy('pol_closed', {}))).toBe('CHAIN_UNAVAILABLE');
+    expect(silent.requests()).toBe(0);
+  });
+});
