@@ -160,6 +160,8 @@ const requiredEnv: Check = (doc, name) =>
     for (const key of required) if (!env[key]) problem(`${key} is not set`);
     const expected = { MONGO_URL: 'mongodb://mongo:27017', REDIS_URL: 'redis://redis:6379', MONGO_DB: name };
     for (const [key, value] of Object.entries(expected)) {
+      // Only the stores the service uses (policy has no Redis yet).
+      if (key !== 'MONGO_DB' && !own.secretEnv.includes(key)) continue;
       if (env[key] !== value) problem(`${key} is ${String(env[key])}, not ${value}`);
     }
   });
@@ -185,10 +187,17 @@ const configAccepted: Check = (doc, name) =>
     service(name).load(env);
   });
 
+/** The compose stores a service uses: those whose connection string it is given. */
+const storesOf = (name: string): string[] =>
+  [
+    ['mongo', 'MONGO_URL'],
+    ['redis', 'REDIS_URL'],
+  ].flatMap(([store, key]) => (service(name).secretEnv.includes(key as string) ? [store as string] : []));
+
 const waitsForStores: Check = (doc, name) =>
   problemsOf((problem) => {
     const dependsOn = serviceIn(doc, name).depends_on;
-    for (const store of ['mongo', 'redis']) {
+    for (const store of storesOf(name)) {
       const entry = isObj(dependsOn) ? dependsOn[store] : undefined;
       if (!isObj(entry) || entry.condition !== 'service_healthy')
         problem(`${name} does not wait for a healthy ${store}`);
@@ -222,7 +231,7 @@ const SERVICE_CHECKS: [string, Check][] = [
   ['gets every required variable, with no empty value, and its own MongoDB database', requiredEnv],
   ['its secrets are obviously-local placeholders', localSecrets],
   ['its own config schema and loader accept its compose environment as is', configAccepted],
-  ['waits for healthy mongo and redis', waitsForStores],
+  ['waits for healthy mongo and redis (those it uses)', waitsForStores],
   ['runs read-only with a /tmp tmpfs, no capabilities, and time to shut down gracefully', hardened],
   ['publishes no port when the service is internal', unpublishedIfInternal],
 ];
@@ -281,11 +290,23 @@ const serviceUrls: FileCheck = (doc) =>
       problem('the gateway has no WEBHOOKS_URL http://webhooks:3000');
   });
 
-/** The gateway does not wait for webhooks to be healthy: it works (degraded) without it. */
-const gatewayStartsWithoutWebhooks: FileCheck = (doc) =>
+/**
+ * The gateway does not wait for the services it calls (webhooks, policy) to be healthy: it
+ * works (degraded) without them.
+ */
+const gatewayStartsWithoutCallees: FileCheck = (doc) =>
   problemsOf((problem) => {
-    const condition = at(serviceIn(doc, 'gateway'), 'depends_on.webhooks.condition');
-    if (condition !== 'service_started') problem(`the gateway waits for webhooks to be ${String(condition)}`);
+    const built = builtServices(doc);
+    const callees = Object.values(environment(serviceIn(doc, 'gateway')))
+      .filter((value) => /^https?:/.test(value))
+      .map((value) => new URL(value).hostname)
+      .filter((host) => host in built);
+    if (!callees.includes('webhooks')) problem('the gateway calls no webhooks service');
+    for (const callee of callees) {
+      const condition = at(serviceIn(doc, 'gateway'), `depends_on.${callee}.condition`);
+      if (condition !== 'service_started')
+        problem(`the gateway waits for ${callee} to be ${String(condition)}`);
+    }
   });
 
 /** Settings the services must share: the same signing secret and the same Redis key prefix. */
@@ -294,10 +315,12 @@ const sharedSettings: FileCheck = (doc) =>
     const names = Object.keys(builtServices(doc));
     const secrets = new Set(names.map((name) => environment(serviceIn(doc, name)).INTERNAL_SIGNING_SECRET));
     if (secrets.size !== 1) problem('the services have different INTERNAL_SIGNING_SECRETs');
-    const prefixes = new Set(names.map((name) => parsedConfig(doc, name).REDIS_PREFIX));
+    // Of the services that use Redis (policy does not yet).
+    const redisUsers = names.filter((name) => 'REDIS_PREFIX' in service(name).schema.shape);
+    const prefixes = new Set(redisUsers.map((name) => parsedConfig(doc, name).REDIS_PREFIX));
     if (prefixes.size !== 1)
       problem(`the services use different REDIS_PREFIXes: ${[...prefixes].join(', ')}`);
-    for (const name of names) {
+    for (const name of redisUsers) {
       if (!environment(serviceIn(doc, name)).REDIS_PREFIX) problem(`${name} sets no REDIS_PREFIX`);
     }
   });
@@ -307,7 +330,7 @@ const FILE_CHECKS: [string, FileCheck][] = [
   ['every published port is bound to 127.0.0.1 only', loopbackOnly],
   ['the gateway publishes 3000 and 3001', gatewayPorts],
   ['service URLs (the gateway’s WEBHOOKS_URL) reach their service’s port, which starts first', serviceUrls],
-  ['the gateway only needs webhooks started, not healthy', gatewayStartsWithoutWebhooks],
+  ['the gateway only needs the services it calls started, not healthy', gatewayStartsWithoutCallees],
   ['the services share INTERNAL_SIGNING_SECRET and REDIS_PREFIX', sharedSettings],
 ];
 
@@ -462,6 +485,30 @@ describe('each check fails on a broken copy of docker-compose.yml', () => {
     ],
     ['20 s to stop', hardened, 'webhooks', (d) => (objAt(d, 'services.webhooks').stop_grace_period = '20s')],
     [
+      'policy not waiting for mongo',
+      waitsForStores,
+      'policy',
+      (d) => delete objAt(d, 'services.policy.depends_on').mongo,
+    ],
+    [
+      'policy on the gateway’s database',
+      requiredEnv,
+      'policy',
+      (d) => (envOf(d, 'policy').MONGO_DB = 'gateway'),
+    ],
+    [
+      'policy published',
+      unpublishedIfInternal,
+      'policy',
+      (d) => (objAt(d, 'services.policy').ports = ['127.0.0.1:3002:3000']),
+    ],
+    [
+      '10 s for policy to stop',
+      hardened,
+      'policy',
+      (d) => (objAt(d, 'services.policy').stop_grace_period = '10s'),
+    ],
+    [
       'webhooks published',
       unpublishedIfInternal,
       'webhooks',
@@ -511,8 +558,28 @@ describe('each check fails on a broken copy of docker-compose.yml', () => {
     ],
     [
       'the gateway waiting for a healthy webhooks',
-      gatewayStartsWithoutWebhooks,
+      gatewayStartsWithoutCallees,
       (d) => (objAt(d, 'services.gateway.depends_on.webhooks').condition = 'service_healthy'),
+    ],
+    [
+      'the gateway waiting for a healthy policy',
+      gatewayStartsWithoutCallees,
+      (d) => (objAt(d, 'services.gateway.depends_on.policy').condition = 'service_healthy'),
+    ],
+    [
+      'POLICY_URL on the wrong port',
+      serviceUrls,
+      (d) => (envOf(d, 'gateway').POLICY_URL = 'http://policy:3001'),
+    ],
+    [
+      'the gateway not depending on policy',
+      serviceUrls,
+      (d) => delete objAt(d, 'services.gateway.depends_on').policy,
+    ],
+    [
+      'policy with another signing secret',
+      sharedSettings,
+      (d) => (envOf(d, 'policy').INTERNAL_SIGNING_SECRET = 'local-dev-other-signing-secret'),
     ],
     [
       'different signing secrets',

@@ -375,7 +375,10 @@ const everyKeyRead: PlatformCheck = (p) =>
 const sharedRedisPrefix: PlatformCheck = (p) =>
   problemsOf((problem) => {
     if (configOf(p).REDIS_PREFIX === undefined) problem('REDIS_PREFIX is not in the shared ConfigMap');
-    const prefixes = deployed.map((name) => `${name}=${String(parsedConfig(p, name).REDIS_PREFIX)}`);
+    // Of the services that use Redis (policy does not yet).
+    const prefixes = deployed
+      .filter((name) => 'REDIS_PREFIX' in service(name).schema.shape)
+      .map((name) => `${name}=${String(parsedConfig(p, name).REDIS_PREFIX)}`);
     if (new Set(prefixes.map((entry) => entry.split('=')[1])).size !== 1)
       problem(`services disagree on REDIS_PREFIX: ${prefixes.join(', ')}`);
   });
@@ -689,6 +692,11 @@ describe('each check fails on a broken copy of the manifests', () => {
       (p) => ((configMapOf(p).data as Obj).WEBHOOKS_URL = 'http://webhook:3000'),
     ],
     ['no WEBHOOKS_URL', serviceUrls, (p) => delete (configMapOf(p).data as Obj).WEBHOOKS_URL],
+    [
+      'POLICY_URL on the wrong port',
+      serviceUrls,
+      (p) => ((configMapOf(p).data as Obj).POLICY_URL = 'http://policy:3001'),
+    ],
     ['a misspelled key', everyKeyRead, (p) => ((configMapOf(p).data as Obj).REDIS_PREFFIX = 'platform')],
     [
       'REDIS_PREFIX only by default',

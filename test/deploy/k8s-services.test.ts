@@ -213,11 +213,13 @@ describe('Services of the platform', () => {
     expect(check(listed)).toEqual([]);
   });
 
-  test('the internal ones are gateway-ops and webhooks, and only the gateway’s http port may be public', () => {
+  test('the internal ones are gateway-ops and the services without public ports, and only the gateway’s http port may be public', () => {
     const internal = ofKind(listed, 'Service')
       .filter((r) => internalPorts(listed, r.obj).length > 0)
       .map((r) => nameOf(r.obj));
-    expect(internal.sort()).toEqual(['gateway-ops', 'webhooks']);
+    const withoutPublicPorts = SERVICES.filter((s) => s.publicPorts.length === 0).map((s) => s.name);
+    expect(internal.sort()).toEqual(['gateway-ops', ...withoutPublicPorts].sort());
+    expect(withoutPublicPorts).toEqual(expect.arrayContaining(['webhooks', 'policy']));
     expect(SERVICES.flatMap((s) => s.publicPorts.map((p) => `${s.name}:${p}`))).toEqual(['gateway:http']);
   });
 });
@@ -363,6 +365,10 @@ describe('each check fails on a broken copy of the manifests', () => {
           altered('PodDisruptionBudget', 'webhooks', (b) => ((b.spec as Obj).minAvailable = 2)),
           'webhooks',
         ),
+    ],
+    [
+      'policy Service as a NodePort',
+      () => internalServices(altered('Service', 'policy', (s) => ((s.spec as Obj).type = 'NodePort'))),
     ],
     [
       'webhooks Service as a NodePort',

@@ -5,6 +5,7 @@
  * entry here, and every entry needs one (the tests check both ways).
  */
 import { gatewayConfigSchema, loadGatewayConfig } from '../../services/gateway/src/config';
+import { loadPolicyConfig, policyConfigSchema } from '../../services/policy/src/config';
 import { loadWebhooksConfig, webhooksConfigSchema } from '../../services/webhooks/src/config';
 
 /** What the tests use of a service's zod schema. */
@@ -77,7 +78,22 @@ const webhooks: DeployedService = {
   shutdownSeconds: (config) => Math.ceil(Number(config.DELIVERY_TIMEOUT_MS) / 1000) + 20,
 };
 
-export const SERVICES: readonly DeployedService[] = [gateway, webhooks];
+const policy: DeployedService = {
+  name: 'policy',
+  schema: policyConfigSchema,
+  load: loadPolicyConfig,
+  ports: { http: { containerPort: 3000, env: 'POLICY_PORT' } },
+  // No public routes: only the gateway calls it (its partner and ops routes, signed contexts).
+  publicPorts: [],
+  // No Redis yet.
+  secretEnv: ['MONGO_URL', 'INTERNAL_SIGNING_SECRET'],
+  nonSecretEnv: ['NODE_ENV', 'LOG_LEVEL', 'POLICY_PORT', 'MONGO_DB'],
+  optionalEnv: [],
+  // HTTP then MongoDB close within seconds: the gateway's budget.
+  shutdownSeconds: () => 20,
+};
+
+export const SERVICES: readonly DeployedService[] = [gateway, webhooks, policy];
 
 export function service(name: string): DeployedService {
   const found = SERVICES.find((s) => s.name === name);
