@@ -13,6 +13,18 @@ export const internalContextSchema = z.strictObject({
   role: z.literal('ORG_ADMIN'),
   requestId: z.string().min(1).max(64),
   issuedAt: z.number().int(),
+  /**
+   * The organization as the gateway saw it for this request (it owns organizations), so a
+   * service can apply gates such as KYB or market without a second round trip.
+   */
+  organization: z
+    .strictObject({
+      countryCode: z.string(),
+      kybStatus: z.string(),
+      serviceTier: z.string(),
+      isActive: z.boolean(),
+    })
+    .optional(),
 });
 export type InternalContext = z.infer<typeof internalContextSchema>;
 

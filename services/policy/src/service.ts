@@ -9,6 +9,8 @@ import { farmerRoutes } from './farmers/routes';
 import { herdModel } from './herds/model';
 import { plotModel } from './plots/model';
 import { plotAndHerdRoutes } from './plots/routes';
+import { policyModel } from './policies/model';
+import { policyRoutes } from './policies/routes';
 import { capacityModel, licenceModel } from './underwriting/model';
 import { underwritingOpsRoutes } from './underwriting/ops-routes';
 
@@ -25,7 +27,15 @@ export async function startPolicy(config: PolicyConfig, logger: Logger): Promise
   const herds = herdModel(connection);
   const licences = licenceModel(connection);
   const capacity = capacityModel(connection);
-  await Promise.all([farmers.init(), plots.init(), herds.init(), licences.init(), capacity.init()]);
+  const policies = policyModel(connection);
+  await Promise.all([
+    farmers.init(),
+    plots.init(),
+    herds.init(),
+    licences.init(),
+    capacity.init(),
+    policies.init(),
+  ]);
 
   const app = createApp(logger);
   app.get('/healthz', (_req, res) => {
@@ -40,6 +50,7 @@ export async function startPolicy(config: PolicyConfig, logger: Logger): Promise
     requireInternalContext(config.INTERNAL_SIGNING_SECRET),
     farmerRoutes({ farmers, plots, herds }),
     plotAndHerdRoutes({ farmers, plots, herds }),
+    policyRoutes({ policies, farmers, plots, herds, licences, capacity }),
   );
   app.use(
     '/ops',

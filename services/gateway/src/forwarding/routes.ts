@@ -34,11 +34,18 @@ export function forwardingRoutes(deps: ForwardingDeps): Router {
     const match = FORWARDED_ROUTES.find((r) => r.path.test(req.path));
     if (!match) return next();
     const requestId = String(req.id);
+    const { organization } = principalOf(req);
     const context = {
-      organizationId: principalOf(req).organization._id,
+      organizationId: organization._id,
       role: 'ORG_ADMIN' as const,
       requestId,
       issuedAt: Date.now(),
+      organization: {
+        countryCode: organization.countryCode,
+        kybStatus: organization.kybStatus,
+        serviceTier: organization.serviceTier,
+        isActive: organization.isActive,
+      },
     };
     await forward(req, res, {
       service: match.service,

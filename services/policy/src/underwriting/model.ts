@@ -34,7 +34,7 @@ const capacitySchema = new Schema(
   { timestamps: true, versionKey: false },
 );
 
-export type LicenceDoc = InferSchemaType<typeof licenceSchema> & { _id: unknown };
+export type LicenceDoc = InferSchemaType<typeof licenceSchema>;
 export type CapacityDoc = InferSchemaType<typeof capacitySchema> & { _id: string };
 export type LicenceModel = Model<LicenceDoc>;
 export type CapacityModel = Model<CapacityDoc>;
