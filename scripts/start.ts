@@ -128,7 +128,7 @@ Platform is up.
   Partner API base URL: http://127.0.0.1:${gatewayPort}/api
   Ops API:              http://127.0.0.1:${opsPort}/ops   (Authorization: Bearer ${opsToken})
   Webhooks service:     http://127.0.0.1:${webhooksPort}   (internal; reached through the gateway)
-  Policy service:       http://127.0.0.1:${policyPort}   (internal; farmers, plots, herds)
+  Policy service:       http://127.0.0.1:${policyPort}   (internal; farmers, plots, herds, policies)
   Webhook receiver:     http://127.0.0.1:${receiverPort}/hooks   (local partner endpoint; GET /_received lists what arrived,
                         PUT /_secret {"secret": "..."} with the secret returned by PUT /api/organizations/me/webhook)
 Try: curl -s -X POST http://127.0.0.1:${gatewayPort}/api/auth/register-organization \\
