@@ -1,0 +1,190 @@
+/**
+ * Policy service through the gateway: purchases/s (`POST /api/policies/purchase`, every
+ * one a new policy reserving capacity) and `GET /api/policies/{id}` requests/s, with the
+ * gateway and the policy service as separate processes, loaded by autocannon.
+ *
+ *   npm run bench:policy                  # 3 rounds x 10 s, 10 connections
+ *   BENCH_SECONDS=5 npm run bench:policy
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import path from 'node:path';
+import { startLocalMongo } from '@parametric/embedded-mongo';
+import { freePort, startLocalRedis } from '@parametric/local-redis';
+import autocannon from 'autocannon';
+
+const ROUNDS = 3;
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const root = path.resolve(__dirname, '..');
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+
+function node(script: string, env: NodeJS.ProcessEnv): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', script], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+async function json<T = unknown>(url: string, init: RequestInit & { body?: string } = {}): Promise<T> {
+  const res = await fetch(url, {
+    ...init,
+    headers: { 'content-type': 'application/json', ...(init.headers ?? {}) },
+  });
+  const body = (await res.json()) as { data: T };
+  if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${url}: ${res.status} ${JSON.stringify(body)}`);
+  return body.data;
+}
+
+async function main(): Promise<void> {
+  const [mongo, redis] = await Promise.all([startLocalMongo(), startLocalRedis()]);
+  const children: ChildProcess[] = [];
+  try {
+    const [gatewayPort, opsPort, policyPort] = await Promise.all([freePort(), freePort(), freePort()]);
+    const opsToken = randomBytes(24).toString('hex');
+    const shared = {
+      ...process.env,
+      LOG_LEVEL: 'warn',
+      MONGO_URL: mongo.url,
+      INTERNAL_SIGNING_SECRET: randomBytes(24).toString('hex'),
+    };
+    children.push(
+      node('services/policy/src/main.ts', { ...shared, POLICY_PORT: String(policyPort) }),
+      node('services/gateway/src/main.ts', {
+        ...shared,
+        REDIS_URL: redis.url,
+        GATEWAY_PORT: String(gatewayPort),
+        OPS_PORT: String(opsPort),
+        OPS_TOKEN: opsToken,
+        API_KEY_PEPPER: randomBytes(24).toString('hex'),
+        POLICY_URL: `http://127.0.0.1:${policyPort}`,
+        RATE_LIMIT_POINTS: '1000000000',
+      }),
+    );
+    const api = `http://127.0.0.1:${gatewayPort}/api`;
+    const ops = `http://127.0.0.1:${opsPort}/ops`;
+    for (let i = 0; i < 300; i++) {
+      const ready = await Promise.all(
+        [`http://127.0.0.1:${gatewayPort}/readyz`, `http://127.0.0.1:${policyPort}/readyz`].map((u) =>
+          fetch(u)
+            .then((r) => r.ok)
+            .catch(() => false),
+        ),
+      );
+      if (ready.every(Boolean)) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const auth = { authorization: `Bearer ${opsToken}` };
+    const { organization } = await json<{ organization: { id: string; apiKey: string } }>(
+      `${api}/auth/register-organization`,
+      {
+        method: 'POST',
+        body: JSON.stringify({ name: 'Bench Co-op', type: 'COOPERATIVE', countryCode: 'KE' }),
+      },
+    );
+    const key = { 'x-api-key': organization.apiKey };
+    await json(`${ops}/organizations/${organization.id}/kyb`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ status: 'VERIFIED' }),
+    });
+    await json(`${ops}/organizations/${organization.id}/licences`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ market: 'KE', licenceNumber: 'IRA-BENCH', expiresAt: '2099-01-01T00:00:00Z' }),
+    });
+    await json(`${ops}/organizations/${organization.id}/capacity`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ amount: 1e12, currency: 'KES', solvencyAttestedUntil: '2099-01-01T00:00:00Z' }),
+    });
+    const farmer = await json<{ id: string }>(`${api}/farmers`, {
+      method: 'POST',
+      headers: key,
+      body: JSON.stringify({
+        firstName: 'A',
+        lastName: 'B',
+        phoneNumber: '+254700000001',
+        nationalId: 'BENCH0001',
+        region: 'Nakuru',
+      }),
+    });
+    await json(`${ops}/farmers/${farmer.id}/kyc`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ status: 'APPROVED' }),
+    });
+    const plot = await json<{ id: string }>(`${api}/plots`, {
+      method: 'POST',
+      headers: key,
+      body: JSON.stringify({
+        farmerId: farmer.id,
+        name: 'P',
+        latitude: -0.3,
+        longitude: 36.1,
+        areaHectares: 1,
+        cropType: 'MAIZE',
+      }),
+    });
+    const purchase = JSON.stringify({
+      farmerId: farmer.id,
+      productType: 'CROP',
+      plotId: plot.id,
+      sumInsured: 50_000,
+      coverageType: 'DROUGHT',
+      durationDays: 180,
+    });
+    const { policy } = await json<{ policy: { id: string } }>(`${api}/policies/purchase`, {
+      method: 'POST',
+      headers: key,
+      body: purchase,
+    });
+
+    const run = async (opts: autocannon.Options) => {
+      const r = await autocannon({ connections: CONNECTIONS, duration: SECONDS, ...opts });
+      if (r.non2xx > 0 || r.errors > 0)
+        throw new Error(`${opts.url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+      return { rps: r.requests.average, p99: r.latency.p99 };
+    };
+    const purchases: Array<{ rps: number; p99: number }> = [];
+    const reads: Array<{ rps: number; p99: number }> = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      purchases.push(
+        await run({
+          url: `${api}/policies/purchase`,
+          method: 'POST',
+          headers: { ...key, 'content-type': 'application/json' },
+          body: purchase,
+        }),
+      );
+      reads.push(await run({ url: `${api}/policies/${policy.id}`, headers: key }));
+    }
+    console.log(
+      `policy bench through the gateway: ${ROUNDS} rounds x ${SECONDS} s, ${CONNECTIONS} connections (medians)`,
+    );
+    const row = (label: string, xs: Array<{ rps: number; p99: number }>) =>
+      console.log(
+        `${label.padEnd(40)} ${median(xs.map((x) => x.rps))
+          .toFixed(0)
+          .padStart(7)} req/s   p99 ${median(xs.map((x) => x.p99))
+          .toFixed(1)
+          .padStart(6)} ms`,
+      );
+    row('POST /api/policies/purchase', purchases);
+    row('GET /api/policies/{id}', reads);
+  } finally {
+    for (const child of children) {
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      await exited;
+    }
+    await Promise.all([mongo.stop(), redis.stop()]);
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
