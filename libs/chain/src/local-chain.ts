@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import net from 'node:net';
 import path from 'node:path';
+import { freePort, watchChild } from '@parametric/local-redis';
 import { createPublicClient, createWalletClient, type Hex, http, toHex } from 'viem';
 import { mnemonicToAccount, privateKeyToAccount } from 'viem/accounts';
 import { policyRegistryAbi, policyRegistryBytecode } from './generated/policy-registry';
@@ -29,16 +30,6 @@ export interface LocalChain {
 }
 
 /** A free TCP port on loopback (the OS picks it; we release it just before anvil binds it). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** The anvil binary shipped by the `@foundry-rs/anvil-<platform>` npm package (or ANVIL_BIN). */
 export function anvilBinary(env: NodeJS.ProcessEnv = process.env): string {
@@ -84,12 +75,7 @@ export async function startLocalChain(env: NodeJS.ProcessEnv = process.env): Pro
       const ownerPrivateKey = localDevPrivateKey(0);
       const registryAddress = await deployRegistry(rpcUrl, ownerPrivateKey);
       const anvil = child;
-      const watchdog = spawn(
-        process.execPath,
-        [path.join(__dirname, 'watchdog.js'), String(process.pid), String(anvil.pid)],
-        { detached: true, stdio: 'ignore' },
-      );
-      watchdog.unref();
+      const watchdog = watchChild(anvil.pid);
       return {
         rpcUrl,
         chainId,
@@ -98,7 +84,7 @@ export async function startLocalChain(env: NodeJS.ProcessEnv = process.env): Pro
         kind: 'private',
         description: `private anvil (${bin}) at ${rpcUrl}, chain ${chainId}, PolicyRegistry at ${registryAddress}`,
         stop: async () => {
-          watchdog.kill();
+          watchdog.release();
           await killAndWait(anvil);
         },
       };

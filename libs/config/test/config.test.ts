@@ -202,12 +202,12 @@ describe('secret', () => {
 describe('ConfigError', () => {
   const badValues = {
     PORT: '99999',
-    NODE_ENV: 'staging-sk_live_51HxEnvLeak',
+    NODE_ENV: 'staging-prodkey_51HxEnvLeak',
     LOG_LEVEL: 'verbose',
     RATE_LIMIT_PER_MINUTE: '-3',
     FEATURE_PAYOUTS: 'maybe',
     PRICING_URL: 'ftp://admin:Sup3rS3cretPw@pricing.internal',
-    INTERNAL_SECRET: 'sk_live_9f8e7d',
+    INTERNAL_SECRET: 'prodkey_9f8e7d',
   };
 
   it('is thrown for a bad environment and is a ConfigError', () => {
@@ -237,6 +237,6 @@ describe('ConfigError', () => {
       expect(stack ?? '').not.toContain(value);
     }
     expect(message).not.toContain('Sup3rS3cretPw');
-    expect(message).not.toContain('sk_live');
+    expect(message).not.toContain('prodkey');
   });
 });

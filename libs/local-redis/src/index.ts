@@ -10,6 +10,24 @@ export interface LocalRedis {
   stop(): Promise<void>;
 }
 
+/**
+ * Kills `childPid` if this process dies without stopping it (crash, SIGKILL), so no local
+ * server outlives its test run or `npm start`. Call `release()` when stopping it yourself.
+ */
+export function watchChild(childPid: number | undefined): { release(): void } {
+  if (childPid === undefined) return { release: () => {} };
+  const watchdog = spawn(
+    process.execPath,
+    [path.join(__dirname, 'watchdog.js'), String(process.pid), String(childPid)],
+    {
+      detached: true,
+      stdio: 'ignore',
+    },
+  );
+  watchdog.unref();
+  return { release: () => watchdog.kill() };
+}
+
 /** A free TCP port on loopback (the OS picks it; we release it just before redis binds it). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -54,21 +72,13 @@ export async function startLocalRedis(env: NodeJS.ProcessEnv = process.env): Pro
     const port = await freePort();
     try {
       const child = await launch(bin, port);
-      const watchdog = spawn(
-        process.execPath,
-        [path.join(__dirname, 'watchdog.js'), String(process.pid), String(child.pid)],
-        {
-          detached: true,
-          stdio: 'ignore',
-        },
-      );
-      watchdog.unref();
+      const watchdog = watchChild(child.pid);
       return {
         url: `redis://127.0.0.1:${port}`,
         kind: 'private',
         description: `private redis-server (${bin}) at redis://127.0.0.1:${port}`,
         stop: async () => {
-          watchdog.kill();
+          watchdog.release();
           if (child.exitCode === null && child.signalCode === null) {
             const exited = once(child, 'exit');
             child.kill('SIGTERM');

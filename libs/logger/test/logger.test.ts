@@ -95,7 +95,7 @@ describe('createLogger', () => {
   });
 
   describe.each(SECRET_FIELDS)('redacts %s', (field) => {
-    const value = `${field}-value-sk_live_${field.length}x9Qz`;
+    const value = `${field}-value-prodkey_${field.length}x9Qz`;
 
     it('at the top level', () => {
       const out = capture();
