@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import net from 'node:net';
 import path from 'node:path';
 import { freePort, watchChild } from '@parametric/local-redis';
 import { createPublicClient, createWalletClient, type Hex, http, toHex } from 'viem';
