@@ -14,4 +14,5 @@ export {
   verifyContext,
   verifyOpsContext,
 } from './internal-context';
+export { healthRoutes, type Listening, listen } from './serve';
 export { fieldErrors, invalidInput, paginationQuery, route, uuidParam } from './validation';

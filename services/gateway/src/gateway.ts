@@ -1,8 +1,7 @@
-import type { AddressInfo } from 'node:net';
 import { startOutboxRelay } from '@parametric/events';
-import { createApp, finishApp } from '@parametric/http';
+import { createApp, finishApp, healthRoutes, listen } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
-import { connectMongo } from '@parametric/mongo';
+import { connectMongo, pingMongo } from '@parametric/mongo';
 import { createProducer } from '@parametric/queue';
 import type { Express, Request } from 'express';
 import { Redis } from 'ioredis';
@@ -11,7 +10,7 @@ import { apiKeyRoutes } from './api-keys/routes';
 import { identify, requirePrincipal } from './auth/principal';
 import type { GatewayConfig } from './config';
 import { forwardingRoutes, opsForwardingRoutes } from './forwarding/routes';
-import { healthRoutes } from './health';
+import { pingRedis } from './health';
 import { opsRoutes, requireOpsToken } from './ops/routes';
 import { organizationModel } from './organizations/model';
 import { organizationRoutes, registrationRoutes } from './organizations/routes';
@@ -103,7 +102,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
 
   const partnerApp = createApp(logger);
   partnerApp.set('trust proxy', config.TRUST_PROXY_HOPS);
-  partnerApp.use(healthRoutes({ connection, redis }));
+  partnerApp.use(healthRoutes({ mongo: () => pingMongo(connection), redis: () => pingRedis(redis) }));
   partnerApp.post(
     '/api/auth/register-organization',
     rateLimit((req) => [{ limit: limits.registration, key: `ip:${clientIp(req)}` }], logger),
@@ -141,36 +140,21 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   opsApp.use('/ops', opsForwardingRoutes(forwarding));
   finishApp(opsApp, logger);
 
-  const partnerServer = partnerApp.listen(config.GATEWAY_PORT, config.GATEWAY_HOST);
-  const opsServer = opsApp.listen(config.OPS_PORT, config.OPS_HOST);
-  await Promise.all(
-    [partnerServer, opsServer].map(
-      (s) => new Promise((resolve, reject) => s.once('listening', resolve).once('error', reject)),
-    ),
-  );
-  const urlOf = (server: typeof partnerServer, host: string) => {
-    const { port } = server.address() as AddressInfo;
-    return `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
-  };
+  const [partnerHttp, opsHttp] = await Promise.all([
+    listen(partnerApp, config.GATEWAY_PORT, config.GATEWAY_HOST),
+    listen(opsApp, config.OPS_PORT, config.OPS_HOST),
+  ]);
 
   let stopped: Promise<void> | undefined;
   return {
-    partnerUrl: `${urlOf(partnerServer, config.GATEWAY_HOST)}/api`,
-    opsUrl: `${urlOf(opsServer, config.OPS_HOST)}/ops`,
+    partnerUrl: `${partnerHttp.url}/api`,
+    opsUrl: `${opsHttp.url}/ops`,
     partnerApp,
     opsApp,
     drainOutbox: () => relay.drain(),
     stop: () => {
       stopped ??= (async () => {
-        await Promise.all(
-          [partnerServer, opsServer].map(
-            (s) =>
-              new Promise<void>((resolve) => {
-                s.close(() => resolve());
-                s.closeIdleConnections();
-              }),
-          ),
-        );
+        await Promise.all([partnerHttp.close(), opsHttp.close()]);
         await relay.stop();
         await producer.close();
         if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());

@@ -1,5 +1,11 @@
-import type { AddressInfo } from 'node:net';
-import { createApp, finishApp, requireInternalContext, requireOpsContext } from '@parametric/http';
+import {
+  createApp,
+  finishApp,
+  healthRoutes,
+  listen,
+  requireInternalContext,
+  requireOpsContext,
+} from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import { connectMongo, pingMongo } from '@parametric/mongo';
 import type { PolicyConfig } from './config';
@@ -38,13 +44,7 @@ export async function startPolicy(config: PolicyConfig, logger: Logger): Promise
   ]);
 
   const app = createApp(logger);
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  app.get('/readyz', async (_req, res) => {
-    const mongo = await pingMongo(connection);
-    res.status(mongo ? 200 : 503).json({ status: mongo ? 'ready' : 'not ready', checks: { mongo } });
-  });
+  app.use(healthRoutes({ mongo: () => pingMongo(connection) }));
   app.use(
     '/api',
     requireInternalContext(config.INTERNAL_SIGNING_SECRET),
@@ -59,19 +59,14 @@ export async function startPolicy(config: PolicyConfig, logger: Logger): Promise
     underwritingOpsRoutes({ licences, capacity }),
   );
   finishApp(app, logger);
-  const server = app.listen(config.POLICY_PORT, config.POLICY_HOST);
-  await new Promise((resolve, reject) => server.once('listening', resolve).once('error', reject));
-  const { port } = server.address() as AddressInfo;
+  const http = await listen(app, config.POLICY_PORT, config.POLICY_HOST);
 
   let stopped: Promise<void> | undefined;
   return {
-    url: `http://${config.POLICY_HOST === '0.0.0.0' ? '127.0.0.1' : config.POLICY_HOST}:${port}`,
+    url: http.url,
     stop: () => {
       stopped ??= (async () => {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-        });
+        await http.close();
         await connection.close();
       })();
       return stopped;

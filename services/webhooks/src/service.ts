@@ -1,5 +1,4 @@
-import type { AddressInfo } from 'node:net';
-import { createApp, finishApp, requireInternalContext } from '@parametric/http';
+import { createApp, finishApp, healthRoutes, listen, requireInternalContext } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import { connectMongo, pingMongo } from '@parametric/mongo';
 import { createProducer, createWorker, type QueueWorker } from '@parametric/queue';
@@ -77,13 +76,7 @@ export async function startWebhooks(config: WebhooksConfig, logger: Logger): Pro
   }
 
   const app = createApp(logger);
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  app.get('/readyz', async (_req, res) => {
-    const mongo = await pingMongo(connection);
-    res.status(mongo ? 200 : 503).json({ status: mongo ? 'ready' : 'not ready', checks: { mongo } });
-  });
+  app.use(healthRoutes({ mongo: () => pingMongo(connection) }));
   app.use(
     '/api',
     requireInternalContext(config.INTERNAL_SIGNING_SECRET),
@@ -96,20 +89,15 @@ export async function startWebhooks(config: WebhooksConfig, logger: Logger): Pro
     }),
   );
   finishApp(app, logger);
-  const server = app.listen(config.WEBHOOKS_PORT, config.WEBHOOKS_HOST);
-  await new Promise((resolve, reject) => server.once('listening', resolve).once('error', reject));
-  const { port } = server.address() as AddressInfo;
+  const http = await listen(app, config.WEBHOOKS_PORT, config.WEBHOOKS_HOST);
 
   let stopped: Promise<void> | undefined;
   return {
-    url: `http://${config.WEBHOOKS_HOST === '0.0.0.0' ? '127.0.0.1' : config.WEBHOOKS_HOST}:${port}`,
+    url: http.url,
     reconcile: () => reconciler?.runOnce() ?? Promise.resolve(0),
     stop: () => {
       stopped ??= (async () => {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-        });
+        await http.close();
         await reconciler?.stop();
         await Promise.all(workers.map((w) => w.close()));
         await producer.close();

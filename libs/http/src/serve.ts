@@ -1,0 +1,48 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type Express, Router } from 'express';
+
+/**
+ * `/healthz`: the process is up. `/readyz`: every dependency check answers true (each is
+ * expected to bound its own time), else 503 with which one failed.
+ */
+export function healthRoutes(checks: Record<string, () => Promise<boolean>>): Router {
+  const router = Router();
+  router.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  router.get('/readyz', async (_req, res) => {
+    const names = Object.keys(checks);
+    const results = await Promise.all(
+      names.map((name) => (checks[name] as () => Promise<boolean>)().catch(() => false)),
+    );
+    const status = Object.fromEntries(names.map((name, i) => [name, results[i] as boolean]));
+    const ready = results.every(Boolean);
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks: status });
+  });
+  return router;
+}
+
+export interface Listening {
+  server: Server;
+  /** `http://host:port` (loopback when bound to all interfaces). */
+  url: string;
+  /** Stops accepting connections and waits for the open ones to finish. */
+  close(): Promise<void>;
+}
+
+/** Listens and resolves once bound (port 0 picks a free one). */
+export async function listen(app: Express, port: number, host: string): Promise<Listening> {
+  const server = app.listen(port, host);
+  await new Promise((resolve, reject) => server.once('listening', resolve).once('error', reject));
+  const bound = (server.address() as AddressInfo).port;
+  return {
+    server,
+    url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${bound}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}
