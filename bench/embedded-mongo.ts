@@ -16,6 +16,7 @@ import { EMBEDDED_MONGOD_BIN } from '@parametric/embedded-mongo';
 import mongoose from 'mongoose';
 import { runFind } from '../libs/embedded-mongo/src/query';
 import { Collection } from '../libs/embedded-mongo/src/store/collection';
+import { median } from './support/run';
 
 const DOCS = Number(process.env.BENCH_DOCS ?? 20_000);
 const ROUNDS = 3;
@@ -35,11 +36,6 @@ async function startServer(): Promise<{ child: ChildProcess; port: number }> {
     }
   }
   throw new Error('embedded-mongod exited before listening');
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
 }
 
 async function opsPerSecond(count: number, op: (i: number) => Promise<unknown>): Promise<number> {

@@ -6,26 +6,16 @@
  *   npm run bench:gateway                       # 3 rounds x 10 s, 10 connections
  *   BENCH_SECONDS=5 BENCH_CONNECTIONS=20 npm run bench:gateway
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import path from 'node:path';
 import { startLocalMongo } from '@parametric/embedded-mongo';
 import { freePort, startLocalRedis } from '@parametric/local-redis';
 import autocannon from 'autocannon';
+import { median, startProcess, stopProcesses } from './support/run';
 
 const ROUNDS = 3;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
-const root = path.resolve(__dirname, '..');
-
-function node(script: string, env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', script], {
-    cwd: root,
-    env,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-}
 
 async function waitFor(url: string, init?: RequestInit): Promise<void> {
   for (let i = 0; i < 200; i++) {
@@ -44,15 +34,13 @@ async function load(url: string, headers: Record<string, string>) {
   return { rps: result.requests.average, p99: result.latency.p99 };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-
 async function main(): Promise<void> {
   const [mongo, redis] = await Promise.all([startLocalMongo(), startLocalRedis()]);
   const children: ChildProcess[] = [];
   try {
     const [gatewayPort, opsPort, barePort] = await Promise.all([freePort(), freePort(), freePort()]);
     children.push(
-      node('services/gateway/src/main.ts', {
+      startProcess('services/gateway/src/main.ts', {
         ...process.env,
         LOG_LEVEL: 'warn',
         MONGO_URL: mongo.url,
@@ -65,7 +53,7 @@ async function main(): Promise<void> {
         // Every request still goes through the Redis limiter; the budget is just too big to hit.
         RATE_LIMIT_POINTS: '1000000000',
       }),
-      node('bench/support/bare-express.ts', { ...process.env, PORT: String(barePort) }),
+      startProcess('bench/support/bare-express.ts', { ...process.env, PORT: String(barePort) }),
     );
     const base = `http://127.0.0.1:${gatewayPort}`;
     await waitFor(`${base}/readyz`);
@@ -110,11 +98,7 @@ async function main(): Promise<void> {
       `gateway / bare throughput: ${(ratio * 100).toFixed(1)}% (${(1 / ratio).toFixed(1)}x slower)`,
     );
   } finally {
-    for (const child of children) {
-      const exited = once(child, 'exit');
-      child.kill('SIGTERM');
-      await exited;
-    }
+    await stopProcesses(children);
     await Promise.all([mongo.stop(), redis.stop()]);
   }
 }

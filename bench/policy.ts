@@ -6,27 +6,16 @@
  *   npm run bench:policy                  # 3 rounds x 10 s, 10 connections
  *   BENCH_SECONDS=5 npm run bench:policy
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import path from 'node:path';
 import { startLocalMongo } from '@parametric/embedded-mongo';
 import { freePort, startLocalRedis } from '@parametric/local-redis';
 import autocannon from 'autocannon';
+import { median, startProcess, stopProcesses } from './support/run';
 
 const ROUNDS = 3;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
-const root = path.resolve(__dirname, '..');
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-
-function node(script: string, env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', script], {
-    cwd: root,
-    env,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-}
 
 async function json<T = unknown>(url: string, init: RequestInit & { body?: string } = {}): Promise<T> {
   const res = await fetch(url, {
@@ -51,8 +40,8 @@ async function main(): Promise<void> {
       INTERNAL_SIGNING_SECRET: randomBytes(24).toString('hex'),
     };
     children.push(
-      node('services/policy/src/main.ts', { ...shared, POLICY_PORT: String(policyPort) }),
-      node('services/gateway/src/main.ts', {
+      startProcess('services/policy/src/main.ts', { ...shared, POLICY_PORT: String(policyPort) }),
+      startProcess('services/gateway/src/main.ts', {
         ...shared,
         REDIS_URL: redis.url,
         GATEWAY_PORT: String(gatewayPort),
@@ -175,11 +164,7 @@ async function main(): Promise<void> {
     row('POST /api/policies/purchase', purchases);
     row('GET /api/policies/{id}', reads);
   } finally {
-    for (const child of children) {
-      const exited = once(child, 'exit');
-      child.kill('SIGTERM');
-      await exited;
-    }
+    await stopProcesses(children);
     await Promise.all([mongo.stop(), redis.stop()]);
   }
 }

@@ -20,13 +20,13 @@ import { createProducer } from '@parametric/queue';
 import { startWebhookReceiver, type WebhookReceiver } from '@parametric/webhook-receiver';
 import { createSender } from '../services/webhooks/src/delivery/send';
 import { deliveryHeaders } from '../services/webhooks/src/delivery/sign';
+import { median } from './support/run';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
 const ROUNDS = 3;
 const CONCURRENCY = 50;
 const PER_ORG = 10;
 const root = path.resolve(__dirname, '..');
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 interface Partner {
   organizationId: string;
