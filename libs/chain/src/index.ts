@@ -1,6 +1,7 @@
 export { policyRegistryAbi, policyRegistryBytecode } from './generated/policy-registry';
 export {
   anvilBinary,
+  deployRegistry,
   LOCAL_DEV_MNEMONIC,
   type LocalChain,
   localDevPrivateKey,
@@ -19,3 +20,10 @@ export {
   type RegistryClientOptions,
   termsHashOf,
 } from './registry-client';
+export {
+  processSendLock,
+  type RedisSendLockOptions,
+  redisSendLock,
+  type SendLock,
+  SendLockTimeoutError,
+} from './send-lock';

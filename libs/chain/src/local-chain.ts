@@ -182,7 +182,11 @@ async function chainIdOf(rpcUrl: string): Promise<number | undefined> {
   }
 }
 
-async function deployRegistry(rpcUrl: string, privateKey: Hex): Promise<Hex> {
+/**
+ * Deploys a fresh PolicyRegistry owned by `privateKey`'s account. A fresh anvil and the same
+ * deployer always give the same address (it depends only on the deployer and its nonce).
+ */
+export async function deployRegistry(rpcUrl: string, privateKey: Hex): Promise<Hex> {
   const transport = http(rpcUrl, { retryCount: 0 });
   const account = privateKeyToAccount(privateKey);
   const wallet = createWalletClient({ account, transport });

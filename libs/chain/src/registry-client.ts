@@ -14,6 +14,7 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { policyRegistryAbi } from './generated/policy-registry';
+import { processSendLock, type SendLock, SendLockTimeoutError } from './send-lock';
 
 export type ChainErrorCode = 'CHAIN_TIMEOUT' | 'CHAIN_UNAVAILABLE' | 'CHAIN_REVERTED' | 'BREAKER_OPEN';
 
@@ -54,6 +55,11 @@ export interface RegistryClientOptions {
   pollingIntervalMs?: number;
   /** Block to search from for the original registration's event (the registry's deployment block). */
   fromBlock?: bigint;
+  /**
+   * Serializes sends from the owner's account. The default covers this process only; several
+   * processes sending from one account need one shared across them (`redisSendLock`).
+   */
+  sendLock?: SendLock;
 }
 
 export interface PolicyRegistration {
@@ -103,6 +109,8 @@ function toChainError(err: unknown): ChainError {
     return new ChainError('BREAKER_OPEN', 'chain circuit breaker is open: failing fast, try again later');
   }
   if (code === 'ETIMEDOUT') return new ChainError('CHAIN_TIMEOUT', 'chain call timed out');
+  // Another process kept the account's sends busy that long: the chain is answering slowly.
+  if (err instanceof SendLockTimeoutError) return new ChainError('CHAIN_TIMEOUT', err.message);
   if (code === 'ESHUTDOWN') return new ChainError('CHAIN_UNAVAILABLE', 'registry client is closed');
   if (err instanceof BaseError) {
     const revert = err.walk((e) => e instanceof ContractFunctionRevertedError);
@@ -124,16 +132,6 @@ function toChainError(err: unknown): ChainError {
     return new ChainError('CHAIN_UNAVAILABLE', `chain RPC unavailable: ${err.shortMessage}`);
   }
   return new ChainError('CHAIN_UNAVAILABLE', 'chain RPC unavailable');
-}
-
-/** Runs tasks one at a time (sends from one account must not race for a nonce). */
-function createLock() {
-  let tail: Promise<unknown> = Promise.resolve();
-  return <T>(task: () => Promise<T>): Promise<T> => {
-    const run = tail.then(task, task);
-    tail = run.catch(() => {});
-    return run;
-  };
 }
 
 export function createRegistryClient(options: RegistryClientOptions): RegistryClient {
@@ -188,7 +186,7 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
     }
   }
 
-  const sendLock = createLock();
+  const sendLock = options.sendLock ?? processSendLock();
   const inFlight = new Map<string, Promise<PolicyRegistration>>();
 
   const idOf = (policyRef: Hex) =>

@@ -1,5 +1,3 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import {
   type ChainError,
   createRegistryClient,
@@ -8,59 +6,13 @@ import {
   type RegistryClient,
   startLocalChain,
 } from '../src';
+import { startRpcProxy } from './rpc-proxy';
 
-/** A JSON-RPC HTTP front for the chain: forwards to `upstream` and counts every request. */
-interface CountingProxy {
-  url: string;
-  requests: number;
-  upstream: string;
-  close(): Promise<void>;
-}
-
-async function startCountingProxy(upstream: string): Promise<CountingProxy> {
-  const proxy = { requests: 0, upstream } as CountingProxy;
-  const server = http.createServer((req, res) => {
-    proxy.requests++;
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      fetch(proxy.upstream, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: Buffer.concat(chunks),
-      })
-        .then(async (up) => {
-          res.writeHead(up.status, { 'content-type': 'application/json' });
-          res.end(await up.text());
-        })
-        // Upstream down: drop the connection, as an unreachable node would.
-        .catch(() => res.destroy());
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  proxy.close = async () => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  };
-  return proxy;
-}
-
-/** A JSON-RPC endpoint that accepts requests and never answers. */
-async function startSilentServer(): Promise<{ url: string; requests: () => number; close(): Promise<void> }> {
-  let requests = 0;
-  const server = http.createServer(() => {
-    requests++;
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    requests: () => requests,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+/** A JSON-RPC endpoint that accepts requests and never answers (a proxy that hangs everything). */
+async function startSilentServer() {
+  const proxy = await startRpcProxy('http://127.0.0.1:9'); // never contacted
+  proxy.hang = () => true;
+  return { url: proxy.url, requests: () => proxy.requests, close: () => proxy.close() };
 }
 
 const codeOf = (p: Promise<unknown>) =>
@@ -82,7 +34,7 @@ describe('circuit breaker', () => {
   it('opens after chain failures, fails fast without a network call, then half-opens and closes again', async () => {
     const first: LocalChain = await startLocalChain({});
     cleanup.push(() => first.stop());
-    const proxy = await startCountingProxy(first.rpcUrl);
+    const proxy = await startRpcProxy(first.rpcUrl);
     cleanup.push(() => proxy.close());
     const client: RegistryClient = createRegistryClient({
       rpcUrl: proxy.url,

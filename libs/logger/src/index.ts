@@ -16,6 +16,10 @@ const SECRET_FIELDS = [
   'token',
   'keyHash',
   'secretHash',
+  // The chain registry owner's key, and RPC URLs (hosted providers embed an API key in them).
+  'privateKey',
+  'CHAIN_PRIVATE_KEY',
+  'CHAIN_RPC_URL',
 ];
 export const REDACT_PATHS = [
   'req.headers["x-api-key"]',

@@ -1,3 +1,4 @@
+export { type TestChain, testChain } from './chain';
 export {
   connectDriver,
   connectMongoose,
