@@ -6,5 +6,5 @@ export {
   type Producer,
   type ProducerOptions,
 } from './producer';
-export { InvalidPayloadError, type Payload, QUEUES, type QueueName } from './registry';
+export { InvalidPayloadError, type Payload, policyActivationJobId, QUEUES, type QueueName } from './registry';
 export { createWorker, type JobHandler, type QueueWorker, type WorkerOptions } from './worker';

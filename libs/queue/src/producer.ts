@@ -27,6 +27,11 @@ export interface Producer<N extends QueueName> {
    * afresh. For reconcilers, where plain `add` would be silently swallowed by the old id.
    */
   ensure(payload: Payload<N>, opts: AddOptions & { jobId: string }): Promise<'queued' | 'added'>;
+  /**
+   * Creates or updates a BullMQ job scheduler: a job with `payload` every `everyMs`. Every
+   * replica may call it at start-up; the scheduler id keeps it to one schedule.
+   */
+  schedule(schedulerId: string, everyMs: number, payload: Payload<N>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -76,6 +81,10 @@ export function createProducer<N extends QueueName>(name: N, options: ProducerOp
       }
       await this.add(payload, opts);
       return 'added';
+    },
+    async schedule(schedulerId, everyMs, payload) {
+      const data = validatePayload(name, payload);
+      await queue.upsertJobScheduler(schedulerId, { every: everyMs }, { name, data });
     },
     async close() {
       try {

@@ -15,6 +15,21 @@ export const QUEUES = {
     cycle: z.number().int().min(0),
     attempt: z.number().int().min(1),
   }),
+  /**
+   * Activate a paid Tier 2 policy on chain. Produced by the payment flow once the premium is
+   * received; the policy service retries chain failures itself, so the job never fails for them.
+   * Add with `jobId: policyActivationJobId(policyId)` so a repeated request collapses into one.
+   */
+  'policy-activations': z.strictObject({
+    policyId: z.uuid(),
+    organizationId: z.uuid(),
+    /** The payment that settled the premium, kept on the policy as its premium reference. */
+    paymentId: z.string().min(1).max(100),
+  }),
+  /** The policy service's periodic sweeps (repeatable jobs from a BullMQ job scheduler). */
+  'policy-sweeps': z.strictObject({
+    task: z.enum(['expire-policies', 'requeue-activations']),
+  }),
 } as const satisfies Record<string, z.ZodType>;
 
 export type QueueName = keyof typeof QUEUES;
@@ -31,3 +46,6 @@ export class InvalidPayloadError extends Error {
     super(`invalid payload for queue "${queue}":\n${detail}`);
   }
 }
+
+/** The one job id per policy on `policy-activations`, for every producer alike. */
+export const policyActivationJobId = (policyId: string) => `activate-${policyId}`;

@@ -115,4 +115,37 @@ describe('createProducer', () => {
     expect(await shared.ping()).toBe('PONG');
     await shared.quit();
   });
+
+  it('schedule() runs a job repeatedly, keeps one schedule per id across calls, and validates the payload', async () => {
+    const sweeps = createProducer('policy-sweeps', { connection: testRedisUrl(), prefix });
+    const inspectSweeps = new Queue('policy-sweeps', { connection: redis, prefix });
+    try {
+      await expect(sweeps.schedule('bad', 100, { task: 'nope' } as never)).rejects.toThrow(
+        InvalidPayloadError,
+      );
+      // Two replicas starting up: the same scheduler id twice is still one schedule.
+      await sweeps.schedule('expire', 100, { task: 'expire-policies' });
+      await sweeps.schedule('expire', 100, { task: 'expire-policies' });
+      expect(await inspectSweeps.getJobSchedulersCount()).toBe(1);
+
+      const seen: string[] = [];
+      const three = deferred<void>();
+      const worker = track(
+        createWorker(
+          'policy-sweeps',
+          async ({ task }) => {
+            seen.push(task);
+            if (seen.length === 3) three.resolve();
+          },
+          { connection: testRedisUrl(), prefix },
+        ),
+      );
+      await three.promise;
+      await worker.close();
+      expect(seen).toEqual(['expire-policies', 'expire-policies', 'expire-policies']);
+    } finally {
+      await sweeps.close();
+      await inspectSweeps.close();
+    }
+  });
 });
