@@ -1,13 +1,16 @@
 /**
  * Policy service through the gateway: purchases/s (`POST /api/policies/purchase`, every
- * one a new policy reserving capacity) and `GET /api/policies/{id}` requests/s, with the
- * gateway and the policy service as separate processes, loaded by autocannon.
+ * one a new policy reserving capacity), `GET /api/policies/{id}` requests/s, and Tier 1
+ * activations/s (`PUT /api/policies/{id}/activate`, each a PolicyRegistry transaction on a
+ * local anvil plus the event), next to the bare registry client against the same kind of
+ * chain. The gateway and the policy service run as separate processes, loaded by autocannon.
  *
  *   npm run bench:policy                  # 3 rounds x 10 s, 10 connections
  *   BENCH_SECONDS=5 npm run bench:policy
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { createRegistryClient, deployRegistry, localDevPrivateKey, startLocalChain } from '@parametric/chain';
 import { startLocalMongo } from '@parametric/embedded-mongo';
 import { freePort, startLocalRedis } from '@parametric/local-redis';
 import autocannon from 'autocannon';
@@ -28,7 +31,7 @@ async function json<T = unknown>(url: string, init: RequestInit & { body?: strin
 }
 
 async function main(): Promise<void> {
-  const [mongo, redis] = await Promise.all([startLocalMongo(), startLocalRedis()]);
+  const [mongo, redis, chain] = await Promise.all([startLocalMongo(), startLocalRedis(), startLocalChain()]);
   const children: ChildProcess[] = [];
   try {
     const [gatewayPort, opsPort, policyPort] = await Promise.all([freePort(), freePort(), freePort()]);
@@ -40,7 +43,14 @@ async function main(): Promise<void> {
       INTERNAL_SIGNING_SECRET: randomBytes(24).toString('hex'),
     };
     children.push(
-      startProcess('services/policy/src/main.ts', { ...shared, POLICY_PORT: String(policyPort) }),
+      startProcess('services/policy/src/main.ts', {
+        ...shared,
+        REDIS_URL: redis.url,
+        POLICY_PORT: String(policyPort),
+        CHAIN_RPC_URL: chain.rpcUrl,
+        CHAIN_REGISTRY_ADDRESS: chain.registryAddress,
+        CHAIN_PRIVATE_KEY: chain.ownerPrivateKey,
+      }),
       startProcess('services/gateway/src/main.ts', {
         ...shared,
         REDIS_URL: redis.url,
@@ -137,6 +147,74 @@ async function main(): Promise<void> {
         throw new Error(`${opts.url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
       return { rps: r.requests.average, p99: r.latency.p99 };
     };
+    /** Buys `n` pending policies (10 at a time) for an activation round. */
+    const pendingPolicies = async (n: number) => {
+      const ids: string[] = [];
+      while (ids.length < n) {
+        const batch = await Promise.all(
+          Array.from({ length: Math.min(10, n - ids.length) }, () =>
+            json<{ policy: { id: string } }>(`${api}/policies/purchase`, {
+              method: 'POST',
+              headers: key,
+              body: purchase,
+            }),
+          ),
+        );
+        ids.push(...batch.map((b) => b.policy.id));
+      }
+      return ids;
+    };
+    /** `n` activations, each of a different pending policy; req/s over the whole batch. */
+    const activateAll = async (ids: string[]) => {
+      let next = 0;
+      const r = await autocannon({
+        url: api,
+        connections: CONNECTIONS,
+        amount: ids.length,
+        requests: [
+          {
+            method: 'PUT',
+            headers: key,
+            setupRequest: (req) => ({ ...req, path: `/api/policies/${ids[next++]}/activate` }),
+          },
+        ],
+      });
+      if (r.non2xx > 0 || r.errors > 0) throw new Error(`activate: ${r.non2xx} non-2xx, ${r.errors} errors`);
+      return { rps: r.requests.total / (r.duration || 1), p99: r.latency.p99 };
+    };
+    /** The chain alone: the registry client registering `n` policies, CONNECTIONS at a time. */
+    const bareRegistrations = async (n: number) => {
+      const privateKey = localDevPrivateKey(5);
+      const client = createRegistryClient({
+        rpcUrl: chain.rpcUrl,
+        registryAddress: await deployRegistry(chain.rpcUrl, privateKey),
+        privateKey,
+      });
+      try {
+        let next = 0;
+        const started = process.hrtime.bigint();
+        await Promise.all(
+          Array.from({ length: CONNECTIONS }, async () => {
+            while (next < n) {
+              const i = next++;
+              await client.registerPolicy(`bare-${i}-${randomBytes(4).toString('hex')}`, { i });
+            }
+          }),
+        );
+        return n / (Number(process.hrtime.bigint() - started) / 1e9);
+      } finally {
+        await client.close();
+      }
+    };
+
+    const ACTIVATIONS = Number(process.env.BENCH_ACTIVATIONS ?? 300);
+    const activations: Array<{ rps: number; p99: number }> = [];
+    const bare: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      activations.push(await activateAll(await pendingPolicies(ACTIVATIONS)));
+      bare.push(await bareRegistrations(ACTIVATIONS));
+    }
+
     const purchases: Array<{ rps: number; p99: number }> = [];
     const reads: Array<{ rps: number; p99: number }> = [];
     for (let round = 0; round < ROUNDS; round++) {
@@ -163,9 +241,17 @@ async function main(): Promise<void> {
       );
     row('POST /api/policies/purchase', purchases);
     row('GET /api/policies/{id}', reads);
+    row(`PUT /api/policies/{id}/activate (${ACTIVATIONS}/round)`, activations);
+    const bareRate = median(bare);
+    console.log(
+      `${'registry client alone (same chain)'.padEnd(40)} ${bareRate.toFixed(0).padStart(7)} reg/s`,
+    );
+    console.log(
+      `activation through the platform / bare chain registration: ${(median(activations.map((a) => a.rps)) / bareRate).toFixed(2)}`,
+    );
   } finally {
     await stopProcesses(children);
-    await Promise.all([mongo.stop(), redis.stop()]);
+    await Promise.all([mongo.stop(), redis.stop(), chain.stop()]);
   }
 }
 

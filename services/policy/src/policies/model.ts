@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { type OutboxFields, withOutbox } from '@parametric/events';
 import { type Connection, type InferSchemaType, type Model, Schema } from 'mongoose';
 
 export const POLICY_STATUSES = ['PENDING', 'ACTIVE', 'EXPIRED', 'CANCELLED'] as const;
 export const SETTLEMENT_MODES = ['DETERMINATION', 'DETERMINATION_AND_SETTLEMENT'] as const;
+
+export const ACTIVATION_CHANNELS = ['PARTNER', 'PAYMENT'] as const;
 
 const policySchema = new Schema(
   {
@@ -26,17 +29,40 @@ const policySchema = new Schema(
     premiumPaid: { type: Boolean, required: true, default: false },
     onChainPolicyId: { type: String, default: null },
     txHash: { type: String, default: null },
+    /** keccak256 of the canonical terms registered on chain (see activation.ts: `policyTerms`). */
+    termsHash: { type: String, default: null },
     coverStartsAt: { type: Date, default: null },
     coverEndsAt: { type: Date, default: null },
+    activatedAt: { type: Date, default: null },
+    /** PARTNER: Tier 1 activate call; PAYMENT: Tier 2 premium received by mobile money. */
+    activatedVia: { type: String, enum: [...ACTIVATION_CHANNELS, null], default: null },
+    /** The partner's receipt for a premium it collected, or our payment id (Tier 2). */
+    premiumReference: { type: String, default: null },
+    /** Tier 2: when the paid premium asked for activation; set until the policy is active. */
+    activationRequestedAt: { type: Date, default: null },
+    /** Chain failures since activation was asked for, and the last one (for ops and the status view). */
+    activationFailures: { type: Number, default: 0 },
+    lastActivationError: { type: String, default: null },
+    lastActivationAttemptAt: { type: Date, default: null },
+    expiredAt: { type: Date, default: null },
   },
   { timestamps: true, versionKey: false },
 );
+withOutbox(policySchema);
 // Policy numbers are what partners and farmers quote: unique across the platform.
 policySchema.index({ policyNumber: 1 }, { unique: true });
 // Serves an organization's policies of a farmer.
 policySchema.index({ organizationId: 1, farmerId: 1 });
+// Serves the expiry sweep: `{ status: 'ACTIVE', coverEndsAt: { $lte: now } }`.
+policySchema.index({ status: 1, coverEndsAt: 1 });
+// Serves the activation re-queue sweep: PENDING policies whose paid premium asked for
+// activation. Partial: only those few documents are in it.
+policySchema.index(
+  { activationRequestedAt: 1 },
+  { partialFilterExpression: { activationRequestedAt: { $type: 'date' } } },
+);
 
-export type PolicyDoc = InferSchemaType<typeof policySchema> & { _id: string };
+export type PolicyDoc = InferSchemaType<typeof policySchema> & { _id: string } & OutboxFields;
 export type PolicyModel = Model<PolicyDoc>;
 
 export function policyModel(connection: Connection): PolicyModel {
@@ -80,6 +106,9 @@ export function policyView(p: PolicyDoc, now = Date.now()) {
     currency: p.currency,
     coverStartsAt: p.coverStartsAt ?? null,
     coverEndsAt: p.coverEndsAt ?? null,
+    activatedAt: p.activatedAt ?? null,
+    txHash: p.txHash ?? null,
+    premiumReference: p.premiumReference ?? null,
     rateTableVersion: p.rateTableVersion,
     createdAt: p.createdAt,
   };

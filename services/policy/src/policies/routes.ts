@@ -15,6 +15,7 @@ import {
   MARKET_CURRENCY,
   toMinor,
 } from '../underwriting/model';
+import type { Activator } from './activation';
 import { daysRemaining, type PolicyDoc, type PolicyModel, policyView } from './model';
 import {
   type CropCoverage,
@@ -70,8 +71,21 @@ export interface PolicyRouteDeps {
   herds: HerdModel;
   licences: LicenceModel;
   capacity: CapacityModel;
+  activator: Activator;
   now?: () => Date;
 }
+
+const activateBody = z
+  .strictObject({
+    /** The partner's own receipt for the premium it collected (kept on the policy). */
+    premiumReference: z
+      .string()
+      .trim()
+      .min(1, 'must not be empty')
+      .max(100, 'must be at most 100 characters'),
+  })
+  .partial()
+  .optional();
 
 function organizationSnapshot(req: Request): NonNullable<InternalContext['organization']> {
   const org = req.context?.organization;
@@ -274,6 +288,19 @@ export function policyRoutes(deps: PolicyRouteDeps): Router {
     }),
   );
 
+  router.put(
+    '/policies/:id/activate',
+    route({ params: z.object({ id: uuidParam }), body: activateBody }, async ({ params, body }, req, res) => {
+      const { policy } = await deps.activator.activate({
+        organizationId: organizationOf(req),
+        policyId: params.id,
+        via: 'PARTNER',
+        premiumReference: body?.premiumReference,
+      });
+      sendData(res, policyView(policy, now().getTime()));
+    }),
+  );
+
   router.get(
     '/policies/:id/status',
     route({ params: z.object({ id: uuidParam }) }, async ({ params }, req, res) => {
@@ -283,7 +310,9 @@ export function policyRoutes(deps: PolicyRouteDeps): Router {
         p.status === 'PENDING'
           ? p.settlementMode === 'DETERMINATION'
             ? 'Collect the premium, then activate the policy (PUT /policies/{id}/activate)'
-            : 'Pay the premium by mobile money (POST /payments/initiate)'
+            : p.activationRequestedAt
+              ? 'No action: the premium is received and the policy is being activated on chain'
+              : 'Pay the premium by mobile money (POST /payments/initiate)'
           : p.status === 'ACTIVE'
             ? 'Covered; determinations arrive by webhook'
             : 'No action: the policy is no longer in force';
@@ -298,6 +327,16 @@ export function policyRoutes(deps: PolicyRouteDeps): Router {
         coverEndsAt: p.coverEndsAt ?? null,
         daysRemaining: daysRemaining(p, at),
         settlementMode: p.settlementMode,
+        activation: {
+          activatedAt: p.activatedAt ?? null,
+          via: p.activatedVia ?? null,
+          txHash: p.txHash ?? null,
+          /** Tier 2: premium received, waiting for the chain; failures so far and the last one. */
+          pending: Boolean(p.activationRequestedAt) && p.status === 'PENDING',
+          failedAttempts: p.activationFailures ?? 0,
+          lastError: p.lastActivationError ?? null,
+        },
+        expiredAt: p.expiredAt ?? null,
         nextStep: next,
       });
     }),

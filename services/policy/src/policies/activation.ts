@@ -1,0 +1,145 @@
+import { ChainError, type RegistryClient, termsHashOf } from '@parametric/chain';
+import { createEvent, withOutboxEvents } from '@parametric/events';
+import { AppError } from '@parametric/http';
+import { scopedTo } from '@parametric/mongo';
+import { type ACTIVATION_CHANNELS, type PolicyDoc, type PolicyModel, toMajor } from './model';
+
+const DAY_MS = 86_400_000;
+
+export type ActivationChannel = (typeof ACTIVATION_CHANNELS)[number];
+
+export interface ActivationRequest {
+  organizationId: string;
+  policyId: string;
+  via: ActivationChannel;
+  premiumReference?: string | null;
+}
+
+export interface ActivationResult {
+  policy: PolicyDoc;
+  /** False when the policy was already active (a repeated call, or a concurrent one won). */
+  activatedNow: boolean;
+}
+
+export interface Activator {
+  activate(request: ActivationRequest): Promise<ActivationResult>;
+}
+
+/**
+ * What is registered on chain: the terms fixed at sale, never the activation time, so a
+ * retried activation hashes the same terms as the attempt that may already have landed.
+ */
+export function policyTerms(p: PolicyDoc) {
+  return {
+    policyId: p._id,
+    policyNumber: p.policyNumber,
+    farmerId: p.farmerId,
+    productType: p.productType,
+    plotId: p.plotId ?? null,
+    herdId: p.herdId ?? null,
+    season: p.season ?? null,
+    coverageType: p.coverageType,
+    durationDays: p.durationDays,
+    currency: p.currency,
+    sumInsuredMinor: p.sumInsuredMinor,
+    premiumMinor: p.premiumMinor,
+    rateTableVersion: p.rateTableVersion,
+    settlementMode: p.settlementMode,
+  };
+}
+
+/** The channel a policy's premium must come through: its settlement mode, frozen at sale. */
+const CHANNEL_OF_MODE: Record<PolicyDoc['settlementMode'], ActivationChannel> = {
+  DETERMINATION: 'PARTNER',
+  DETERMINATION_AND_SETTLEMENT: 'PAYMENT',
+};
+
+/**
+ * The one activation path, for the Tier 1 route and the Tier 2 queue job alike: register on
+ * chain, then one conditional write that sets the policy active and records `policy.activated`
+ * in its outbox. A chain failure writes nothing (502 BLOCKCHAIN_ERROR); a write that fails
+ * after the chain call leaves the policy PENDING, and the retry finds the registration already
+ * on chain (the registry is idempotent per policy id) and completes it with the same ids.
+ */
+export function createActivator(deps: {
+  policies: PolicyModel;
+  registry: RegistryClient;
+  now?: () => Date;
+  onEventRecorded?: () => void;
+}): Activator {
+  const now = deps.now ?? (() => new Date());
+
+  return {
+    async activate({ organizationId, policyId, via, premiumReference = null }) {
+      const policies = scopedTo(deps.policies, organizationId);
+      const policy = await policies.findById(policyId).lean<PolicyDoc>();
+      if (!policy) throw AppError.notFound('Policy');
+      if (CHANNEL_OF_MODE[policy.settlementMode] !== via) {
+        throw AppError.forbidden(
+          via === 'PARTNER'
+            ? 'This policy is DETERMINATION_AND_SETTLEMENT: its premium is paid by mobile money (POST /payments/initiate) and the payment activates it'
+            : 'This policy is DETERMINATION: the partner collects its premium and activates it with PUT /policies/{id}/activate',
+        );
+      }
+      if (policy.status === 'ACTIVE') return { policy, activatedNow: false };
+      if (policy.status !== 'PENDING') {
+        throw AppError.invalid(`The policy is ${policy.status}; only a PENDING policy can be activated`);
+      }
+
+      let registration: { onChainPolicyId: string; txHash: string };
+      try {
+        registration = await deps.registry.registerPolicy(policy._id, policyTerms(policy));
+      } catch (err) {
+        if (err instanceof ChainError) {
+          throw new AppError(
+            'BLOCKCHAIN_ERROR',
+            `The policy could not be registered on chain (${err.message}); it stays PENDING, try again`,
+          );
+        }
+        throw err;
+      }
+
+      const at = now();
+      const event = createEvent('policy.activated', organizationId, {
+        policyId: policy._id,
+        onChainPolicyId: registration.onChainPolicyId,
+        policyNumber: policy.policyNumber,
+        farmerId: policy.farmerId,
+        sumInsured: toMajor(policy.sumInsuredMinor, policy.exponent),
+        txHash: registration.txHash,
+      });
+      // Conditional on PENDING: of two concurrent activations exactly one writes (and emits).
+      const activated = await policies.findOneAndUpdate(
+        { _id: policy._id, status: 'PENDING' },
+        withOutboxEvents<PolicyDoc>(
+          {
+            $set: {
+              status: 'ACTIVE',
+              premiumPaid: true,
+              onChainPolicyId: registration.onChainPolicyId,
+              txHash: registration.txHash,
+              termsHash: termsHashOf(policyTerms(policy)),
+              coverStartsAt: at,
+              coverEndsAt: new Date(at.getTime() + policy.durationDays * DAY_MS),
+              activatedAt: at,
+              activatedVia: via,
+              premiumReference: premiumReference ?? policy.premiumReference ?? null,
+              activationRequestedAt: null,
+            },
+          },
+          event,
+        ),
+        { returnDocument: 'after' },
+      );
+      if (activated) {
+        deps.onEventRecorded?.();
+        return { policy: activated, activatedNow: true };
+      }
+      const current = await policies.findById(policy._id).lean<PolicyDoc>();
+      if (current?.status === 'ACTIVE') return { policy: current, activatedNow: false };
+      throw AppError.invalid(
+        `The policy is ${current?.status ?? 'gone'}; only a PENDING policy can be activated`,
+      );
+    },
+  };
+}
