@@ -16,6 +16,7 @@ export {
   createRegistryClient,
   type PolicyRegistration,
   policyRefOf,
+  type RegistryCheck,
   type RegistryClient,
   type RegistryClientOptions,
   termsHashOf,

@@ -186,7 +186,12 @@ async function chainIdOf(rpcUrl: string): Promise<number | undefined> {
  * Deploys a fresh PolicyRegistry owned by `privateKey`'s account. A fresh anvil and the same
  * deployer always give the same address (it depends only on the deployer and its nonce).
  */
-export async function deployRegistry(rpcUrl: string, privateKey: Hex): Promise<Hex> {
+export async function deployRegistry(
+  rpcUrl: string,
+  privateKey: Hex,
+  /** How long to wait for the deployment's receipt: a public chain's blocks take a while. */
+  receiptTimeoutMs = 120_000,
+): Promise<Hex> {
   const transport = http(rpcUrl, { retryCount: 0 });
   const account = privateKeyToAccount(privateKey);
   const wallet = createWalletClient({ account, transport });
@@ -196,7 +201,7 @@ export async function deployRegistry(rpcUrl: string, privateKey: Hex): Promise<H
     bytecode: policyRegistryBytecode,
     chain: null,
   });
-  const receipt = await reader.waitForTransactionReceipt({ hash, timeout: 10_000 });
+  const receipt = await reader.waitForTransactionReceipt({ hash, timeout: receiptTimeoutMs });
   if (receipt.status !== 'success' || !receipt.contractAddress) {
     throw new Error(`PolicyRegistry deployment failed (tx ${hash})`);
   }

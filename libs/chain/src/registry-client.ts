@@ -69,8 +69,17 @@ export interface PolicyRegistration {
 
 export type BreakerState = 'closed' | 'open' | 'half-open';
 
+/** What `checkRegistry` found at the configured address. */
+export type RegistryCheck = 'ok' | 'no-contract' | 'not-a-registry' | 'other-owner';
+
 export interface RegistryClient {
   registerPolicy(policyId: string, terms: unknown): Promise<PolicyRegistration>;
+  /**
+   * Whether the configured address holds a registry this key may register in: anything but
+   * `ok` means every registration will fail. Throws a
+   * ChainError when the chain cannot be asked. Not through the breaker: a start-up check.
+   */
+  checkRegistry(): Promise<RegistryCheck>;
   breakerState(): BreakerState;
   /**
    * Shuts the breaker down (no timers left) and waits for chain calls still running (at most
@@ -287,6 +296,36 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
       const run = register(policyId, terms).finally(() => inFlight.delete(policyId));
       inFlight.set(policyId, run);
       return run;
+    },
+    async checkRegistry() {
+      try {
+        const code = await reader.getCode({ address: registryAddress });
+        if (!code || code === '0x') return 'no-contract';
+        let owner: string;
+        try {
+          owner = await reader.readContract({
+            address: registryAddress,
+            abi: policyRegistryAbi,
+            functionName: 'owner',
+          });
+        } catch (err) {
+          // Some other contract: it has no owner() answering like ours.
+          if (
+            err instanceof BaseError &&
+            err.walk(
+              (e) =>
+                e instanceof ContractFunctionRevertedError ||
+                (e as { name?: string }).name === 'ContractFunctionZeroDataError',
+            )
+          ) {
+            return 'not-a-registry';
+          }
+          throw err;
+        }
+        return owner.toLowerCase() === account.address.toLowerCase() ? 'ok' : 'other-owner';
+      } catch (err) {
+        throw toChainError(err);
+      }
     },
     breakerState() {
       if (breaker.opened) return 'open';

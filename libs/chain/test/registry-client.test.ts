@@ -194,3 +194,46 @@ describe('registerPolicy', () => {
     expect(await idOf('pol_stranger_raw')).toBe(0n);
   });
 });
+
+describe('checkRegistry', () => {
+  const clientFor = (registryAddress: Hex, privateKey: Hex = chain.ownerPrivateKey, rpcUrl = chain.rpcUrl) =>
+    createRegistryClient({ rpcUrl, registryAddress, privateKey, timeoutMs: 1000 });
+
+  it('tells ops at start-up whether activations can work: ok, nothing there, not ours, or another owner', async () => {
+    // A contract that reverts every call: code at the address, but no registry.
+    const wallet = createWalletClient({
+      account: privateKeyToAccount(localDevPrivateKey(3)),
+      transport: http(chain.rpcUrl),
+    });
+    const hash = await wallet.deployContract({
+      abi: [],
+      bytecode: '0x6460006000fd6000526005601bf3',
+      chain: null,
+    });
+    const other = (await reader.waitForTransactionReceipt({ hash })).contractAddress as Hex;
+
+    const cases: [Hex, Hex, string][] = [
+      [chain.registryAddress, chain.ownerPrivateKey, 'ok'],
+      ['0x00000000000000000000000000000000000000aa', chain.ownerPrivateKey, 'no-contract'],
+      [other, chain.ownerPrivateKey, 'not-a-registry'],
+      [chain.registryAddress, localDevPrivateKey(4), 'other-owner'],
+    ];
+    for (const [address, key, expected] of cases) {
+      const c = clientFor(address, key);
+      try {
+        expect(await c.checkRegistry()).toBe(expected);
+      } finally {
+        await c.close();
+      }
+    }
+  });
+
+  it('throws a ChainError when the chain cannot be asked', async () => {
+    const c = clientFor(chain.registryAddress, chain.ownerPrivateKey, 'http://127.0.0.1:9');
+    try {
+      await expect(c.checkRegistry()).rejects.toBeInstanceOf(ChainError);
+    } finally {
+      await c.close();
+    }
+  });
+});

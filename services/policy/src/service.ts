@@ -105,6 +105,20 @@ export async function startPolicy(config: PolicyConfig, logger: Logger): Promise
     breaker: { resetTimeoutMs: config.CHAIN_BREAKER_RESET_MS },
     sendLock,
   });
+  // Not awaited: a chain that is down at start-up is the breaker's business, not a crash.
+  const registryChecked = registry
+    .checkRegistry()
+    .then((found) => {
+      if (found !== 'ok') {
+        logger.error(
+          { registryAddress: config.CHAIN_REGISTRY_ADDRESS, found },
+          'CHAIN_REGISTRY_ADDRESS holds no PolicyRegistry owned by CHAIN_PRIVATE_KEY: every activation will fail',
+        );
+      }
+    })
+    .catch((err) =>
+      logger.warn({ err: err.message }, 'chain not reachable at start-up; activations wait for it'),
+    );
   const activator = createActivator({ policies, registry, onEventRecorded: () => relay.kick() });
 
   const workers: QueueWorker<'policy-activations' | 'policy-sweeps'>[] = [];
@@ -162,6 +176,7 @@ export async function startPolicy(config: PolicyConfig, logger: Logger): Promise
         await Promise.all(workers.map((w) => w.close()));
         await relay.stop();
         await Promise.all([events.close(), activations.close(), sweeps.close()]);
+        await registryChecked;
         await registry.close();
         await lockRedis.quit().catch(() => lockRedis.disconnect());
         await connection.close();

@@ -27,14 +27,10 @@ export interface PolicyPlatform {
   stop(): Promise<void>;
 }
 
-/**
- * The gateway and the policy service on one Redis namespace, partners calling through the
- * gateway as in production. `overrides` are policy-service environment variables.
- */
-export async function startPolicyPlatform(
+/** The policy service's config for a test file: its own database, Redis prefix and registry. */
+export async function policyTestConfig(
   overrides: Record<string, string> = {},
-  gatewayOverrides: Record<string, string> = {},
-): Promise<PolicyPlatform> {
+): Promise<{ config: PolicyConfig; chain: TestChain }> {
   const chain = await testChain();
   const config = policyConfigSchema.parse({
     NODE_ENV: 'test',
@@ -53,6 +49,18 @@ export async function startPolicyPlatform(
     CHAIN_TIMEOUT_MS: '2000',
     ...overrides,
   });
+  return { config, chain };
+}
+
+/**
+ * The gateway and the policy service on one Redis namespace, partners calling through the
+ * gateway as in production. `overrides` are policy-service environment variables.
+ */
+export async function startPolicyPlatform(
+  overrides: Record<string, string> = {},
+  gatewayOverrides: Record<string, string> = {},
+): Promise<PolicyPlatform> {
+  const { config, chain } = await policyTestConfig(overrides);
   const policy = await startPolicy(config, createLogger({ name: 'policy-test', level: 'silent' }));
   const gateway = await startTestGateway({
     POLICY_URL: policy.url,

@@ -1,0 +1,69 @@
+import { Writable } from 'node:stream';
+import { localDevPrivateKey } from '@parametric/chain';
+import { createLogger } from '@parametric/logger';
+import { startPolicy } from '../src/service';
+import { policyTestConfig } from './support';
+
+/** A logger whose JSON lines the test can read. */
+function capturedLogger() {
+  const lines: Array<Record<string, unknown>> = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  return { logger: createLogger({ name: 'policy-startup', level: 'info', destination: stream }), lines };
+}
+
+async function logLineOf(lines: Array<Record<string, unknown>>, msg: RegExp) {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const found = lines.find((l) => msg.test(String(l.msg)));
+    if (found || Date.now() > deadline) return found;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('policy service start-up', () => {
+  it('says at once when CHAIN_REGISTRY_ADDRESS holds no registry it can use, and still serves', async () => {
+    const { config } = await policyTestConfig({
+      CHAIN_REGISTRY_ADDRESS: '0x00000000000000000000000000000000000000aa',
+    });
+    const { logger, lines } = capturedLogger();
+    const policy = await startPolicy(config, logger);
+    try {
+      const line = await logLineOf(lines, /holds no PolicyRegistry/);
+      expect(line).toMatchObject({ level: 50, found: 'no-contract' });
+      expect((await fetch(`${policy.url}/readyz`)).status).toBe(200);
+    } finally {
+      await policy.stop();
+    }
+  });
+
+  it('names a registry owned by another account, and logs nothing of the kind for a usable one', async () => {
+    const usable = await policyTestConfig();
+    // Any dev account but the one that deployed this file's registries.
+    const otherKey = [8, 9]
+      .map((i) => localDevPrivateKey(i))
+      .find((k) => k !== usable.chain.privateKey) as string;
+    const foreign = await policyTestConfig({ CHAIN_PRIVATE_KEY: otherKey });
+    const a = capturedLogger();
+    const b = capturedLogger();
+    const [withForeignKey, withOwnKey] = await Promise.all([
+      startPolicy(foreign.config, a.logger),
+      startPolicy(usable.config, b.logger),
+    ]);
+    try {
+      expect(await logLineOf(a.lines, /holds no PolicyRegistry/)).toMatchObject({ found: 'other-owner' });
+      await withOwnKey.stop(); // waits for its start-up check
+      expect(b.lines.filter((l) => /PolicyRegistry|chain not reachable/.test(String(l.msg)))).toEqual([]);
+      expect(JSON.stringify([...a.lines, ...b.lines])).not.toContain(
+        foreign.config.CHAIN_PRIVATE_KEY.slice(2),
+      );
+    } finally {
+      await withForeignKey.stop();
+      await withOwnKey.stop();
+    }
+  });
+});
