@@ -15,7 +15,7 @@
 import { createPublicClient, getAddress, getContractAddress, type Hex, http, isAddressEqual } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { z } from 'zod';
-import { deployRegistry, localDevPrivateKey, policyRegistryAbi } from '../src';
+import { deployRegistry, inspectRegistry, localDevPrivateKey } from '../src';
 
 // The rules of the policy service's config (services/policy/src/config.ts) for these variables.
 const envSchema = z.object({
@@ -118,23 +118,16 @@ async function main(): Promise<string> {
   info(`chain ${chainId} at ${where}, deployer (registry owner) ${account.address}`);
 
   if (expected) {
-    const code = await reader.getCode({ address: expected });
-    if (code && code !== '0x') {
-      let owner: Hex;
-      try {
-        owner = await reader.readContract({
-          address: expected,
-          abi: policyRegistryAbi,
-          functionName: 'owner',
-        });
-      } catch {
-        throw new Refused(`${expected} holds a contract that is not a PolicyRegistry (no owner())`);
-      }
-      if (!isAddressEqual(owner, account.address)) {
-        throw new Refused(
-          `the PolicyRegistry at ${expected} is owned by ${owner}, not by CHAIN_PRIVATE_KEY's account ${account.address}: the policy service could not register with this key`,
-        );
-      }
+    const { found, owner } = await inspectRegistry(reader, expected, account.address);
+    if (found === 'not-a-registry') {
+      throw new Refused(`${expected} holds a contract that is not a PolicyRegistry (no owner())`);
+    }
+    if (found === 'other-owner') {
+      throw new Refused(
+        `the PolicyRegistry at ${expected} is owned by ${owner}, not by CHAIN_PRIVATE_KEY's account ${account.address}: the policy service could not register with this key`,
+      );
+    }
+    if (found === 'ok') {
       info(`PolicyRegistry already deployed at ${expected}, owned by ${account.address}; nothing sent`);
       return getAddress(expected);
     }

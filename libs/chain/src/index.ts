@@ -1,4 +1,5 @@
 export { policyRegistryAbi, policyRegistryBytecode } from './generated/policy-registry';
+export { inspectRegistry, type RegistryCheck } from './inspect';
 export {
   anvilBinary,
   deployRegistry,
@@ -16,7 +17,6 @@ export {
   createRegistryClient,
   type PolicyRegistration,
   policyRefOf,
-  type RegistryCheck,
   type RegistryClient,
   type RegistryClientOptions,
   termsHashOf,

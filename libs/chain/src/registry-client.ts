@@ -14,6 +14,7 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { policyRegistryAbi } from './generated/policy-registry';
+import { inspectRegistry, type RegistryCheck } from './inspect';
 import { processSendLock, type SendLock, SendLockTimeoutError } from './send-lock';
 
 export type ChainErrorCode = 'CHAIN_TIMEOUT' | 'CHAIN_UNAVAILABLE' | 'CHAIN_REVERTED' | 'BREAKER_OPEN';
@@ -68,9 +69,6 @@ export interface PolicyRegistration {
 }
 
 export type BreakerState = 'closed' | 'open' | 'half-open';
-
-/** What `checkRegistry` found at the configured address. */
-export type RegistryCheck = 'ok' | 'no-contract' | 'not-a-registry' | 'other-owner';
 
 export interface RegistryClient {
   registerPolicy(policyId: string, terms: unknown): Promise<PolicyRegistration>;
@@ -299,30 +297,7 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
     },
     async checkRegistry() {
       try {
-        const code = await reader.getCode({ address: registryAddress });
-        if (!code || code === '0x') return 'no-contract';
-        let owner: string;
-        try {
-          owner = await reader.readContract({
-            address: registryAddress,
-            abi: policyRegistryAbi,
-            functionName: 'owner',
-          });
-        } catch (err) {
-          // Some other contract: it has no owner() answering like ours.
-          if (
-            err instanceof BaseError &&
-            err.walk(
-              (e) =>
-                e instanceof ContractFunctionRevertedError ||
-                (e as { name?: string }).name === 'ContractFunctionZeroDataError',
-            )
-          ) {
-            return 'not-a-registry';
-          }
-          throw err;
-        }
-        return owner.toLowerCase() === account.address.toLowerCase() ? 'ok' : 'other-owner';
+        return (await inspectRegistry(reader, registryAddress, account.address)).found;
       } catch (err) {
         throw toChainError(err);
       }

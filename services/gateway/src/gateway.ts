@@ -2,9 +2,8 @@ import { startOutboxRelay } from '@parametric/events';
 import { createApp, finishApp, healthRoutes, listen } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import { connectMongo, pingMongo } from '@parametric/mongo';
-import { createProducer } from '@parametric/queue';
+import { connectFailFast, createProducer } from '@parametric/queue';
 import type { Express, Request } from 'express';
-import { Redis } from 'ioredis';
 import { apiKeyModel } from './api-keys/model';
 import { apiKeyRoutes } from './api-keys/routes';
 import { identify, requirePrincipal } from './auth/principal';
@@ -32,16 +31,7 @@ export interface RunningGateway {
 export async function startGateway(config: GatewayConfig, logger: Logger): Promise<RunningGateway> {
   const connection = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
   // Rate limiting must not queue commands while Redis is away: fail fast, fall back to memory.
-  // disconnectTimeout: on a socket that is already gone, ioredis's disconnect() arms this
-  // timer to end it anyway; keep it short so shutdown is not held up by a dead Redis.
-  const redis = new Redis(config.REDIS_URL, {
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: false,
-    lazyConnect: true,
-    disconnectTimeout: 100,
-  });
-  redis.on('error', (err) => logger.warn({ err: err.message }, 'Redis connection error'));
-  await redis.connect().catch((err) => logger.warn({ err: err.message }, 'Redis not reachable at start-up'));
+  const redis = await connectFailFast(config.REDIS_URL, logger, 'rate-limits');
 
   const organizations = organizationModel(connection);
   const apiKeys = apiKeyModel(connection);

@@ -10,8 +10,7 @@ import {
 } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import { connectMongo, pingMongo } from '@parametric/mongo';
-import { createProducer, type QueueWorker } from '@parametric/queue';
-import { Redis } from 'ioredis';
+import { connectFailFast, createProducer, type QueueWorker } from '@parametric/queue';
 import type { PolicyConfig } from './config';
 import { farmerModel } from './farmers/model';
 import { farmerOpsRoutes } from './farmers/ops-routes';
@@ -73,16 +72,7 @@ export async function startPolicy(config: PolicyConfig, logger: Logger): Promise
 
   // Every replica sends from the registry owner's account: their sends take turns through a
   // lock in Redis, or two of them would pick the same nonce. Fails fast while Redis is away.
-  const lockRedis = new Redis(config.REDIS_URL, {
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: false,
-    lazyConnect: true,
-    disconnectTimeout: 100,
-  });
-  lockRedis.on('error', (err) => logger.warn({ err: err.message }, 'chain sender lock: Redis error'));
-  await lockRedis
-    .connect()
-    .catch((err) => logger.warn({ err: err.message }, 'Redis not reachable at start-up'));
+  const lockRedis = await connectFailFast(config.REDIS_URL, logger, 'chain-sender-lock');
   const sendLock = redisSendLock({
     redis: lockRedis,
     key: `${config.REDIS_PREFIX}:chain-sender:${config.CHAIN_REGISTRY_ADDRESS.toLowerCase()}`,
