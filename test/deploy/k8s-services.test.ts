@@ -16,6 +16,7 @@ import {
   nameOf,
   type Obj,
   objAt,
+  problemsOf,
   readListedResources,
   readRepoFile,
   resourceIn,
@@ -36,16 +37,6 @@ const listed: Listed[] = readListedResources().map(({ file, obj }) => ({
   text: readRepoFile(`k8s/base/${file}`),
 }));
 const deployed = deploymentFileServices();
-
-function problemsOf(body: (problem: (message: string) => void) => void): string[] {
-  const found: string[] = [];
-  try {
-    body((message) => found.push(message));
-  } catch (error) {
-    found.push((error as Error).message);
-  }
-  return found;
-}
 
 const objects = (l: Listed[]) => l.map((r) => r.obj);
 const ofKind = (l: Listed[], kind: string) => l.filter((r) => r.obj.kind === kind);

@@ -148,3 +148,14 @@ export function yamlComments(text: string): string {
     .filter((line) => line.trimStart().startsWith('#'))
     .join(' ');
 }
+
+/** Runs a check body, collecting what it reports; a thrown error (a missing path) is a problem too. */
+export function problemsOf(body: (problem: (message: string) => void) => void): string[] {
+  const found: string[] = [];
+  try {
+    body((message) => found.push(message));
+  } catch (error) {
+    found.push((error as Error).message);
+  }
+  return found;
+}

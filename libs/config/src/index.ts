@@ -55,3 +55,19 @@ export const serviceUrl = () =>
       .transform((u) => u.replace(/\/+$/, ''))
       .optional(),
   );
+
+/** A service's MongoDB database name (each service owns its own). */
+export const mongoDbName = (fallback: string) =>
+  z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,63}$/, 'must be 1-63 letters, digits, _ or -')
+    .default(fallback);
+
+/**
+ * Namespace of every Redis key the platform writes (queues, rate limits, locks): the same for
+ * every service, since they share queues.
+ */
+export const redisPrefix = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]+$/, 'must be letters, digits, _ or -')
+  .default('platform');

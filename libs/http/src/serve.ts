@@ -3,10 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { type Express, Router } from 'express';
 
 /**
- * `/healthz`: the process is up. `/readyz`: every dependency check answers true (each is
- * expected to bound its own time), else 503 with which one failed.
+ * `/healthz`: the process is up. `/readyz`: every dependency check answers true within
+ * `timeoutMs` (a hung or failing check counts as down), else 503 with which one failed.
  */
-export function healthRoutes(checks: Record<string, () => Promise<boolean>>): Router {
+export function healthRoutes(checks: Record<string, () => Promise<boolean>>, timeoutMs = 2_000): Router {
   const router = Router();
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -14,13 +14,29 @@ export function healthRoutes(checks: Record<string, () => Promise<boolean>>): Ro
   router.get('/readyz', async (_req, res) => {
     const names = Object.keys(checks);
     const results = await Promise.all(
-      names.map((name) => (checks[name] as () => Promise<boolean>)().catch(() => false)),
+      names.map((name) => withinTime((checks[name] as () => Promise<boolean>)(), timeoutMs)),
     );
     const status = Object.fromEntries(names.map((name, i) => [name, results[i] as boolean]));
     const ready = results.every(Boolean);
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks: status });
   });
   return router;
+}
+
+async function withinTime(check: Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      check,
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      }),
+    ]);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export interface Listening {

@@ -1,22 +1,9 @@
-import { Writable } from 'node:stream';
 import { createLogger } from '@parametric/logger';
+import { captureLogs } from '@parametric/test-harness';
 
-/** A destination that keeps every line pino writes. */
 function capture() {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer | string, _encoding, callback) {
-      chunks.push(chunk.toString());
-      callback();
-    },
-  });
-  const text = () => chunks.join('');
-  const lines = () =>
-    text()
-      .split('\n')
-      .filter((line) => line.length > 0);
-  const records = () => lines().map((line) => JSON.parse(line) as Record<string, unknown>);
-  return { stream, text, lines, records };
+  const logs = captureLogs();
+  return { ...logs, stream: logs.destination };
 }
 
 const SECRET_FIELDS = [
@@ -28,6 +15,9 @@ const SECRET_FIELDS = [
   'token',
   'keyHash',
   'secretHash',
+  'privateKey',
+  'CHAIN_PRIVATE_KEY',
+  'CHAIN_RPC_URL',
 ];
 
 describe('createLogger', () => {

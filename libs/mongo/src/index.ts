@@ -22,23 +22,11 @@ export async function connectMongo({
   return connection;
 }
 
-/** Readiness: answers within the timeout or counts as down. */
-export async function pingMongo(connection: Connection, timeoutMs = 2_000): Promise<boolean> {
+/** Readiness probe: the connection is open and the server answers a ping (healthRoutes bounds its time). */
+export async function pingMongo(connection: Connection): Promise<boolean> {
   const db = connection.db;
   if (!db || connection.readyState !== 1) return false;
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      db.command({ ping: 1 }).then((r) => r.ok === 1),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), timeoutMs);
-      }),
-    ]);
-  } catch {
-    return false;
-  } finally {
-    clearTimeout(timer);
-  }
+  return (await db.command({ ping: 1 })).ok === 1;
 }
 
 type Scoped<T> = QueryFilter<T>;

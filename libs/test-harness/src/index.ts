@@ -1,4 +1,5 @@
 export { type TestChain, testChain } from './chain';
+export { captureLogs } from './logs';
 export {
   connectDriver,
   connectMongoose,

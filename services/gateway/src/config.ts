@@ -1,4 +1,14 @@
-import { loadConfig, logLevel, nodeEnv, port, positiveInt, secret, serviceUrl } from '@parametric/config';
+import {
+  loadConfig,
+  logLevel,
+  mongoDbName,
+  nodeEnv,
+  port,
+  positiveInt,
+  redisPrefix,
+  secret,
+  serviceUrl,
+} from '@parametric/config';
 import { z } from 'zod';
 
 export const gatewayConfigSchema = z.object({
@@ -9,16 +19,9 @@ export const gatewayConfigSchema = z.object({
   OPS_HOST: z.string().default('0.0.0.0'),
   OPS_PORT: port(3001),
   MONGO_URL: z.string().min(1, 'must be set'),
-  MONGO_DB: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{1,63}$/)
-    .default('gateway'),
+  MONGO_DB: mongoDbName('gateway'),
   REDIS_URL: z.string().min(1, 'must be set'),
-  /** Namespace of every Redis key the platform writes (queues, rate limits). */
-  REDIS_PREFIX: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]+$/)
-    .default('platform'),
+  REDIS_PREFIX: redisPrefix,
   OPS_TOKEN: secret(),
   INTERNAL_SIGNING_SECRET: secret(),
   API_KEY_PEPPER: secret(),

@@ -9,7 +9,6 @@ import { apiKeyRoutes } from './api-keys/routes';
 import { identify, requirePrincipal } from './auth/principal';
 import type { GatewayConfig } from './config';
 import { forwardingRoutes, opsForwardingRoutes } from './forwarding/routes';
-import { pingRedis } from './health';
 import { opsRoutes, requireOpsToken } from './ops/routes';
 import { organizationModel } from './organizations/model';
 import { organizationRoutes, registrationRoutes } from './organizations/routes';
@@ -92,7 +91,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
 
   const partnerApp = createApp(logger);
   partnerApp.set('trust proxy', config.TRUST_PROXY_HOPS);
-  partnerApp.use(healthRoutes({ mongo: () => pingMongo(connection), redis: () => pingRedis(redis) }));
+  partnerApp.use(
+    healthRoutes({ mongo: () => pingMongo(connection), redis: async () => (await redis.ping()) === 'PONG' }),
+  );
   partnerApp.post(
     '/api/auth/register-organization',
     rateLimit((req) => [{ limit: limits.registration, key: `ip:${clientIp(req)}` }], logger),

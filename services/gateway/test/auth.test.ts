@@ -1,5 +1,5 @@
-import { Writable } from 'node:stream';
 import { createLogger } from '@parametric/logger';
+import { captureLogs } from '@parametric/test-harness';
 import { startGateway } from '../src/gateway';
 import { call, startTestGateway, type TestGateway, testConfig } from './support';
 
@@ -64,16 +64,10 @@ describe('authentication', () => {
 
 describe('secrets in logs', () => {
   it('never writes an API key or secret to the log, even at debug level', async () => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _enc, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    });
+    const logs = captureLogs();
     const gateway = await startGateway(
       testConfig(),
-      createLogger({ name: 'gateway', level: 'trace', destination: sink }),
+      createLogger({ name: 'gateway', level: 'trace', destination: logs.destination }),
     );
     try {
       const registered = await call('POST', `${gateway.partnerUrl}/auth/register-organization`, {
@@ -87,7 +81,7 @@ describe('secrets in logs', () => {
       await call('GET', `${gateway.partnerUrl}/organizations/me`, {
         key: 'pik_reg_wrongwrongwrongwrongwrongwrongwrongwrong',
       });
-      const log = lines.join('');
+      const log = logs.text();
       expect(log).toContain('/organizations/me');
       for (const secret of [
         apiKey,

@@ -1,5 +1,15 @@
 import { localDevPrivateKey } from '@parametric/chain';
-import { flag, loadConfig, logLevel, nodeEnv, port, positiveInt, secret } from '@parametric/config';
+import {
+  flag,
+  loadConfig,
+  logLevel,
+  mongoDbName,
+  nodeEnv,
+  port,
+  positiveInt,
+  redisPrefix,
+  secret,
+} from '@parametric/config';
 import { z } from 'zod';
 
 export const policyConfigSchema = z.object({
@@ -8,16 +18,9 @@ export const policyConfigSchema = z.object({
   POLICY_HOST: z.string().default('0.0.0.0'),
   POLICY_PORT: port(3000),
   MONGO_URL: z.string().min(1, 'must be set'),
-  MONGO_DB: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{1,63}$/)
-    .default('policy'),
+  MONGO_DB: mongoDbName('policy'),
   REDIS_URL: z.string().min(1, 'must be set'),
-  /** Namespace of every Redis key the platform writes (queues); the same for every service. */
-  REDIS_PREFIX: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]+$/)
-    .default('platform'),
+  REDIS_PREFIX: redisPrefix,
   INTERNAL_SIGNING_SECRET: secret(),
   OUTBOX_POLL_MS: positiveInt(1_000),
   /** JSON-RPC endpoint of the EVM chain holding the PolicyRegistry contract. */

@@ -1,25 +1,21 @@
-import { Writable } from 'node:stream';
 import { localDevPrivateKey } from '@parametric/chain';
 import { createLogger } from '@parametric/logger';
+import { captureLogs } from '@parametric/test-harness';
 import { startPolicy } from '../src/service';
 import { policyTestConfig } from './support';
 
-/** A logger whose JSON lines the test can read. */
 function capturedLogger() {
-  const lines: Array<Record<string, unknown>> = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { logger: createLogger({ name: 'policy-startup', level: 'info', destination: stream }), lines };
+  const logs = captureLogs();
+  return {
+    logger: createLogger({ name: 'policy-startup', level: 'info', destination: logs.destination }),
+    logs,
+  };
 }
 
-async function logLineOf(lines: Array<Record<string, unknown>>, msg: RegExp) {
+async function logLineOf(logs: ReturnType<typeof captureLogs>, msg: RegExp) {
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const found = lines.find((l) => msg.test(String(l.msg)));
+    const found = logs.records().find((l) => msg.test(String(l.msg)));
     if (found || Date.now() > deadline) return found;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -30,10 +26,10 @@ describe('policy service start-up', () => {
     const { config } = await policyTestConfig({
       CHAIN_REGISTRY_ADDRESS: '0x00000000000000000000000000000000000000aa',
     });
-    const { logger, lines } = capturedLogger();
+    const { logger, logs } = capturedLogger();
     const policy = await startPolicy(config, logger);
     try {
-      const line = await logLineOf(lines, /holds no PolicyRegistry/);
+      const line = await logLineOf(logs, /holds no PolicyRegistry/);
       expect(line).toMatchObject({ level: 50, found: 'no-contract' });
       expect((await fetch(`${policy.url}/readyz`)).status).toBe(200);
     } finally {
@@ -55,12 +51,12 @@ describe('policy service start-up', () => {
       startPolicy(usable.config, b.logger),
     ]);
     try {
-      expect(await logLineOf(a.lines, /holds no PolicyRegistry/)).toMatchObject({ found: 'other-owner' });
+      expect(await logLineOf(a.logs, /holds no PolicyRegistry/)).toMatchObject({ found: 'other-owner' });
       await withOwnKey.stop(); // waits for its start-up check
-      expect(b.lines.filter((l) => /PolicyRegistry|chain not reachable/.test(String(l.msg)))).toEqual([]);
-      expect(JSON.stringify([...a.lines, ...b.lines])).not.toContain(
-        foreign.config.CHAIN_PRIVATE_KEY.slice(2),
-      );
+      expect(
+        b.logs.records().filter((l) => /PolicyRegistry|chain not reachable/.test(String(l.msg))),
+      ).toEqual([]);
+      expect(a.logs.text() + b.logs.text()).not.toContain(foreign.config.CHAIN_PRIVATE_KEY.slice(2));
     } finally {
       await withForeignKey.stop();
       await withOwnKey.stop();

@@ -1,4 +1,14 @@
-import { flag, loadConfig, logLevel, nodeEnv, port, positiveInt, secret } from '@parametric/config';
+import {
+  flag,
+  loadConfig,
+  logLevel,
+  mongoDbName,
+  nodeEnv,
+  port,
+  positiveInt,
+  redisPrefix,
+  secret,
+} from '@parametric/config';
 import { z } from 'zod';
 
 /** The spec's retry schedule (section 8): about 30 s, 1 min, 2 min, 4 min, 8 min. */
@@ -19,15 +29,9 @@ export const webhooksConfigSchema = z.object({
   WEBHOOKS_HOST: z.string().default('0.0.0.0'),
   WEBHOOKS_PORT: port(3000),
   MONGO_URL: z.string().min(1, 'must be set'),
-  MONGO_DB: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{1,63}$/)
-    .default('webhooks'),
+  MONGO_DB: mongoDbName('webhooks'),
   REDIS_URL: z.string().min(1, 'must be set'),
-  REDIS_PREFIX: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]+$/)
-    .default('platform'),
+  REDIS_PREFIX: redisPrefix,
   INTERNAL_SIGNING_SECRET: secret(),
   /** 32 random bytes, base64: encrypts webhook signing secrets at rest (AES-256-GCM). */
   WEBHOOK_SECRET_KEY: z

@@ -1,0 +1,55 @@
+import { createApp, finishApp, healthRoutes, listen } from '@parametric/http';
+import { createLogger } from '@parametric/logger';
+
+const logger = createLogger({ name: 'health-test', level: 'silent' });
+
+async function serve(checks: Record<string, () => Promise<boolean>>, timeoutMs: number) {
+  const app = createApp(logger);
+  app.use(healthRoutes(checks, timeoutMs));
+  finishApp(app, logger);
+  return listen(app, 0, '127.0.0.1');
+}
+
+describe('healthRoutes', () => {
+  it('is ready when every check answers true in time', async () => {
+    const http = await serve({ mongo: async () => true, redis: async () => true }, 200);
+    try {
+      const res = await fetch(`${http.url}/readyz`);
+      expect([res.status, await res.json()]).toEqual([
+        200,
+        { status: 'ready', checks: { mongo: true, redis: true } },
+      ]);
+      expect((await fetch(`${http.url}/healthz`)).status).toBe(200);
+    } finally {
+      await http.close();
+    }
+  });
+
+  it('counts a check that fails, throws or hangs past the timeout as down, and names it', async () => {
+    let release: (() => void) | undefined;
+    const http = await serve(
+      {
+        ok: async () => true,
+        false: async () => false,
+        throws: async () => {
+          throw new Error('connection refused');
+        },
+        hangs: () =>
+          new Promise<boolean>((resolve) => {
+            release = () => resolve(true);
+          }),
+      },
+      150,
+    );
+    try {
+      const res = await fetch(`${http.url}/readyz`);
+      expect([res.status, await res.json()]).toEqual([
+        503,
+        { status: 'not ready', checks: { ok: true, false: false, throws: false, hangs: false } },
+      ]);
+    } finally {
+      release?.();
+      await http.close();
+    }
+  });
+});
