@@ -1,5 +1,6 @@
-import { Aggregator, Query } from 'mingo';
 import { asBadValue, MongoCommandError } from './errors';
+import { Aggregator, MINGO_OPTIONS, Query } from './mingo/context';
+import { sortDocs } from './sort';
 import type { Collection } from './store/collection';
 import {
   type Doc,
@@ -10,8 +11,6 @@ import {
   keyOf,
   withIdFirst,
 } from './store/values';
-
-const MINGO_OPTIONS = { idKey: '_id' } as const;
 
 const LOGICAL_OPERATORS = new Set(['$and', '$or', '$nor']);
 const OPAQUE_TOP_LEVEL = new Set([
@@ -197,11 +196,7 @@ export function runFind(
   const projection = optionalObject(options.projection, 'projection');
   if (sort) validateSort(sort);
   try {
-    if (sort)
-      docs = new Query({}, MINGO_OPTIONS)
-        .find(docs)
-        .sort(sort as Record<string, 1 | -1>)
-        .all() as Doc[];
+    if (sort) docs = sortDocs(docs, sort);
     const skip = options.skip ?? 0;
     const end = options.limit ? skip + options.limit : undefined;
     if (skip > 0 || end !== undefined) docs = docs.slice(skip, end);

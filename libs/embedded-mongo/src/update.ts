@@ -1,8 +1,19 @@
 import { ObjectId, serialize } from 'bson';
-import { Aggregator, update as mingoUpdate } from 'mingo';
+import { update as mingoUpdate } from 'mingo/updater';
 import { asBadValue, MongoCommandError } from './errors';
+import { Aggregator, MINGO_OPTIONS } from './mingo/context';
+import { isNumeric } from './numeric/numbers';
 import { validatePipeline } from './query';
-import { type Doc, deepClone, formatValue, isPlainObject, keyOf, withIdFirst } from './store/values';
+import {
+  bsonTypeName,
+  type Doc,
+  deepClone,
+  formatValue,
+  isPlainObject,
+  keyOf,
+  withIdFirst,
+} from './store/values';
+import { deferArithmetic, nonNumericTarget, settleArithmetic } from './update-arithmetic';
 
 const UPDATE_OPERATORS = new Set([
   '$set',
@@ -82,7 +93,7 @@ export function applyUpdate(doc: Doc, u: unknown, ctx: UpdateContext = {}): { do
   } else if (kind === 'pipeline') {
     let out: Doc | undefined;
     try {
-      out = new Aggregator(u as Doc[], { idKey: '_id' }).run([deepClone(doc)])[0] as Doc | undefined;
+      out = new Aggregator(u as Doc[], MINGO_OPTIONS).run([deepClone(doc)])[0] as Doc | undefined;
     } catch (err) {
       throw asBadValue(err);
     }
@@ -92,21 +103,26 @@ export function applyUpdate(doc: Doc, u: unknown, ctx: UpdateContext = {}): { do
     next = withIdFirst(next);
     changed = !sameBson(doc, next);
   } else {
-    const modifier = checkModifier(doc, modifierFor(u as Doc, ctx.inserting === true));
+    const checked = checkModifier(doc, modifierFor(u as Doc, ctx.inserting === true));
+    const { modifier, selectors } = deferArithmetic(checked);
     next = deepClone(doc);
     let paths: string[] = [];
     if (Object.keys(modifier).length > 0) {
       const arrayFilters = Array.isArray(ctx.arrayFilters) ? (ctx.arrayFilters as Doc[]) : undefined;
       const condition = isPlainObject(ctx.filter) ? ctx.filter : undefined;
       try {
-        paths = mingoUpdate(next, modifier, arrayFilters, condition, { cloneMode: 'deep' });
+        paths = mingoUpdate(next, modifier, arrayFilters, condition, {
+          cloneMode: 'deep',
+          queryOptions: MINGO_OPTIONS,
+        });
       } catch (err) {
         throw updateError(err);
       }
     }
+    const arithmeticChanged = selectors.size > 0 && settleArithmetic(next, doc, selectors);
     if (keyOf(next._id) !== keyOf(doc._id)) throw immutableId();
     next = withIdFirst(next);
-    changed = paths.length > 0;
+    changed = arithmeticChanged || paths.some((path) => !selectors.has(path));
   }
   return { doc: next, changed };
 }
@@ -144,18 +160,13 @@ function checkModifier(doc: Doc, modifier: Doc): Doc {
       const target = CREATING_OPERATORS.has(op) ? walkCreatablePath(doc, path) : getPath(doc, path);
       const field = path.split('.').pop() as string;
       if (op === '$inc' || op === '$mul') {
-        if (typeof arg !== 'number') {
+        if (!isNumeric(arg)) {
           throw new MongoCommandError(
             'TypeMismatch',
             `Cannot ${op === '$inc' ? 'increment' : 'multiply'} with non-numeric argument: {${path}: ${formatValue(arg)}}`,
           );
         }
-        if (target !== undefined && typeof target !== 'number') {
-          throw new MongoCommandError(
-            'TypeMismatch',
-            `Cannot apply ${op} to a value of non-numeric type. {_id: ${formatValue(doc._id)}} has the field '${field}' of non-numeric type ${bsonTypeName(target)}`,
-          );
-        }
+        if (target !== undefined && !isNumeric(target)) throw nonNumericTarget(op, doc._id, field, target);
       } else if ((op === '$push' || op === '$addToSet') && target !== undefined && !Array.isArray(target)) {
         throw new MongoCommandError(
           'BadValue',
@@ -210,18 +221,6 @@ function getPath(doc: Doc, path: string): unknown {
     else return undefined;
   }
   return current;
-}
-
-/** The BSON type name mongod uses in messages. */
-function bsonTypeName(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  if (value instanceof Date) return 'date';
-  if (value instanceof ObjectId) return 'objectId';
-  if (typeof value === 'boolean') return 'bool';
-  if (typeof value === 'number') return Number.isInteger(value) ? 'int' : 'double';
-  if (typeof value === 'string') return 'string';
-  return isPlainObject(value) ? 'object' : typeof value;
 }
 
 /** `$setOnInsert` applies only when the update inserts; then it acts as `$set`. */

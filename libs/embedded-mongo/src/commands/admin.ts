@@ -1,8 +1,9 @@
 import os from 'node:os';
 import { calculateObjectSize, type Document } from 'bson';
-import { Query } from 'mingo';
 import { MongoCommandError } from '../errors';
+import { MINGO_OPTIONS, Query } from '../mingo/context';
 import { validateDatabaseName } from '../store/catalog';
+import { optionNumber } from '../store/values';
 import { EMBEDDED_MONGOD_VERSION, MAX_WIRE_VERSION } from '../version';
 import { MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE } from '../wire/protocol';
 import type { CommandContext, CommandHandler } from './context';
@@ -59,7 +60,7 @@ const listDatabases: CommandHandler = (body, ctx) => {
       for (const doc of coll.all()) sizeOnDisk += calculateObjectSize(doc);
     return { name, sizeOnDisk, empty: false };
   });
-  if (body.filter) entries = entries.filter((e) => new Query(body.filter, {}).test(e));
+  if (body.filter) entries = entries.filter((e) => new Query(body.filter, MINGO_OPTIONS).test(e));
   if (body.nameOnly) return { databases: entries.map(({ name }) => ({ name })), ok: 1 };
   const totalSize = entries.reduce((n, e) => n + (e.sizeOnDisk as number), 0);
   return { databases: entries, totalSize, totalSizeMb: Math.floor(totalSize / (1024 * 1024)), ok: 1 };
@@ -74,7 +75,8 @@ const dropDatabase: CommandHandler = (_body, ctx) => {
 const setParameter: CommandHandler = (body, ctx) => {
   requireAdmin('setParameter', ctx);
   const reply: Document = { ok: 1 };
-  for (const [name, value] of Object.entries(body)) {
+  for (const [name, raw] of Object.entries(body)) {
+    const value = optionNumber(raw);
     if (name === 'setParameter' || name.startsWith('$') || name === 'lsid' || name === 'comment') continue;
     if (name !== 'ttlMonitorSleepSecs') {
       throw new MongoCommandError(

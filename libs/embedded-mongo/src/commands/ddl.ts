@@ -1,9 +1,9 @@
 import type { Document } from 'bson';
-import { Query } from 'mingo';
 import { MongoCommandError } from '../errors';
+import { MINGO_OPTIONS, Query } from '../mingo/context';
 import { validateCollectionName, validateDatabaseName } from '../store/catalog';
 import type { Collection } from '../store/collection';
-import { isPlainObject, keyOf } from '../store/values';
+import { isPlainObject, keyOf, optionNumber } from '../store/values';
 import { type CommandContext, type CommandHandler, targetCollection } from './context';
 
 const COLLECTION_OPTION_FIELDS = new Set([
@@ -58,7 +58,7 @@ const listCollections: CommandHandler = (body, ctx) => {
   validateDatabaseName(ctx.db);
   let entries = ctx.state.catalog.collections(ctx.db).map(describe);
   if (isPlainObject(body.filter) && Object.keys(body.filter).length > 0) {
-    const query = new Query(body.filter, {});
+    const query = new Query(body.filter, MINGO_OPTIONS);
     entries = entries.filter((e) => query.test(e));
   }
   if (body.nameOnly === true) entries = entries.map(({ name, type }) => ({ name, type }));
@@ -147,7 +147,7 @@ const collMod: CommandHandler = (body, ctx) => {
         'IndexNotFound',
         `cannot find index ${JSON.stringify(wanted)} for ns ${collection.ns}`,
       );
-    const ttl = body.index.expireAfterSeconds;
+    const ttl = optionNumber(body.index.expireAfterSeconds);
     if (ttl !== undefined) {
       if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 0) {
         throw new MongoCommandError('BadValue', 'expireAfterSeconds must be a non-negative integer');

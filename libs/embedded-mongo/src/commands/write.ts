@@ -1,7 +1,7 @@
 import { type Document, ObjectId } from 'bson';
 import { MongoCommandError } from '../errors';
 import { matchingDocs, project, runFind } from '../query';
-import { type Doc, isPlainObject, withIdFirst } from '../store/values';
+import { type Doc, isPlainObject, optionNumber, withIdFirst } from '../store/values';
 import { applyUpdate, buildUpsertDocument, classifyUpdate } from '../update';
 import { arrayArgument, type CommandHandler, targetCollection } from './context';
 
@@ -100,7 +100,8 @@ const remove: CommandHandler = (body, ctx) => {
   const writeErrors = runStatements(statements, body.ordered !== false, (statement) => {
     if (!isPlainObject(statement))
       throw new MongoCommandError('TypeMismatch', 'delete statements must be objects');
-    const { q = {}, limit } = statement;
+    const { q = {} } = statement;
+    const limit = optionNumber(statement.limit);
     if (limit !== 0 && limit !== 1) {
       throw new MongoCommandError(
         'FailedToParse',

@@ -1,6 +1,6 @@
-import { Query } from 'mingo';
 import { MongoCommandError } from '../errors';
-import { type Doc, formatValue, indexValuesAtPath, isPlainObject, keyOf } from './values';
+import { MINGO_OPTIONS, Query } from '../mingo/context';
+import { type Doc, formatValue, indexValuesAtPath, isPlainObject, keyOf, optionNumber } from './values';
 
 /** An index as `listIndexes` shows it. */
 export interface IndexSpec {
@@ -44,7 +44,7 @@ export class Index {
   constructor(readonly spec: IndexSpec) {
     this.fields = Object.keys(spec.key);
     this.special = Object.values(spec.key).some((dir) => typeof dir === 'string' && SPECIAL_TYPES.has(dir));
-    if (spec.partialFilterExpression) this.partial = new Query(spec.partialFilterExpression, {});
+    if (spec.partialFilterExpression) this.partial = new Query(spec.partialFilterExpression, MINGO_OPTIONS);
   }
 
   get name(): string {
@@ -161,7 +161,8 @@ export function normalizeIndexSpec(raw: unknown): IndexSpec {
       "Index key pattern must be a non-empty object, 'key' field",
     );
   }
-  for (const [field, dir] of Object.entries(key)) {
+  for (const [field, raw] of Object.entries(key)) {
+    const dir = optionNumber(raw);
     const validNumber = typeof dir === 'number' && dir !== 0 && Number.isFinite(dir);
     const validType = typeof dir === 'string' && SPECIAL_TYPES.has(dir);
     if (!validNumber && !validType) {
@@ -177,6 +178,8 @@ export function normalizeIndexSpec(raw: unknown): IndexSpec {
   }
   const { v: _v, key: _k, name: _n, background: _b, ns: _ns, ...options } = raw;
   const spec: IndexSpec = { v: 2, key, name, ...options };
+  if (options.expireAfterSeconds !== undefined)
+    spec.expireAfterSeconds = optionNumber(options.expireAfterSeconds) as number;
   if (spec.expireAfterSeconds !== undefined) {
     const ttl = spec.expireAfterSeconds;
     if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 0) {

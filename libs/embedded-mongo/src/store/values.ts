@@ -1,4 +1,5 @@
 import { Binary, BSONRegExp, Decimal128, Double, Int32, Long, ObjectId, Timestamp } from 'bson';
+import { isInt32, isNumeric, numericKey } from '../numeric/numbers';
 
 export type Doc = Record<string, unknown>;
 
@@ -47,7 +48,7 @@ export function withIdFirst(doc: Doc): Doc {
 
 /**
  * A string that is equal for two values exactly when MongoDB's index comparison treats
- * them as equal (numbers of any BSON type by value, dates by instant, ObjectIds by bytes).
+ * them as equal (numbers of any BSON type by exact value, dates by instant, ObjectIds by bytes).
  */
 export function keyOf(value: unknown): string {
   if (value === undefined || value === null) return 'n';
@@ -66,8 +67,7 @@ export function keyOf(value: unknown): string {
   if (value instanceof Date) return `t${value.getTime()}`;
   if (value instanceof ObjectId) return `o${value.toHexString()}`;
   if (value instanceof Int32 || value instanceof Double) return `d${value.valueOf()}`;
-  if (value instanceof Long) return `d${value.toString()}`;
-  if (value instanceof Decimal128) return `d${Number(value.toString())}`;
+  if (value instanceof Long || value instanceof Decimal128) return numericKey(value);
   if (value instanceof Binary) return `x${value.sub_type}:${Buffer.from(value.buffer).toString('base64')}`;
   if (value instanceof RegExp) return `r/${value.source}/${value.flags}`;
   if (value instanceof BSONRegExp) return `r/${value.pattern}/${value.options}`;
@@ -89,7 +89,13 @@ export function keyOf(value: unknown): string {
 export function isIndexableScalar(value: unknown): boolean {
   const t = typeof value;
   if (t === 'string' || t === 'number' || t === 'boolean') return true;
-  return value instanceof Date || value instanceof ObjectId || value instanceof Binary;
+  return (
+    value instanceof Date ||
+    value instanceof ObjectId ||
+    value instanceof Binary ||
+    value instanceof Long ||
+    value instanceof Decimal128
+  );
 }
 
 /**
@@ -132,10 +138,44 @@ export function formatValue(value: unknown): string {
   if (value instanceof ObjectId) return `ObjectId('${value.toHexString()}')`;
   if (value instanceof Date) return `new Date(${value.getTime()})`;
   if (value instanceof Binary && value.sub_type === 4) return `UUID("${value.toUUID().toHexString()}")`;
+  if (value instanceof Decimal128) return `NumberDecimal("${value.toString()}")`;
   if (Array.isArray(value)) return `[ ${value.map(formatValue).join(', ')} ]`;
   if (isPlainObject(value)) {
     const fields = Object.entries(value).map(([k, v]) => `${k}: ${formatValue(v)}`);
     return fields.length ? `{ ${fields.join(', ')} }` : '{}';
   }
   return String(value);
+}
+
+/** The BSON type name mongod uses in messages. */
+export function bsonTypeName(value: unknown): string {
+  if (value === null) return 'null';
+  if (value === undefined) return 'missing';
+  if (Array.isArray(value)) return 'array';
+  if (value instanceof Date) return 'date';
+  if (value instanceof ObjectId) return 'objectId';
+  if (value instanceof Long) return 'long';
+  if (value instanceof Decimal128) return 'decimal';
+  if (value instanceof Binary) return 'binData';
+  if (value instanceof RegExp || value instanceof BSONRegExp) return 'regex';
+  if (value instanceof Timestamp) return 'timestamp';
+  if (typeof value === 'boolean') return 'bool';
+  if (typeof value === 'number') return isInt32(value) ? 'int' : 'double';
+  if (typeof value === 'string') return 'string';
+  return isPlainObject(value) ? 'object' : typeof value;
+}
+
+/**
+ * A command option that may arrive as int64 (now that the wire keeps `Long`s) as a JS
+ * number, for the checks and arithmetic that options get.
+ */
+export function optionNumber(value: unknown): unknown {
+  return value instanceof Long ? value.toNumber() : value;
+}
+
+/** Whether a value is, or holds at any depth, a number of any BSON numeric type. */
+export function containsNumber(value: unknown): boolean {
+  if (isNumeric(value)) return true;
+  if (Array.isArray(value)) return value.some(containsNumber);
+  return isPlainObject(value) && Object.values(value).some(containsNumber);
 }
