@@ -12,7 +12,8 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createRegistryClient, deployRegistry, localDevPrivateKey, startLocalChain } from '@parametric/chain';
 import { startLocalMongo } from '@parametric/embedded-mongo';
-import { freePort, startLocalRedis } from '@parametric/local-redis';
+import { freePort } from '@parametric/local-process';
+import { startLocalRedis } from '@parametric/local-redis';
 import autocannon from 'autocannon';
 import { median, startProcess, stopProcesses } from './support/run';
 

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
-import { freePort, watchChild } from '@parametric/local-redis';
+import { freePort, watchChild } from '@parametric/local-process';
 import { createPublicClient, createWalletClient, type Hex, http, toHex } from 'viem';
 import { mnemonicToAccount, privateKeyToAccount } from 'viem/accounts';
 import { policyRegistryAbi, policyRegistryBytecode } from './generated/policy-registry';
@@ -27,8 +27,6 @@ export interface LocalChain {
   description: string;
   stop(): Promise<void>;
 }
-
-/** A free TCP port on loopback (the OS picks it; we release it just before anvil binds it). */
 
 /** The anvil binary shipped by the `@foundry-rs/anvil-<platform>` npm package (or ANVIL_BIN). */
 export function anvilBinary(env: NodeJS.ProcessEnv = process.env): string {

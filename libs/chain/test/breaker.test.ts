@@ -1,3 +1,4 @@
+import { eventually } from '@parametric/test-harness';
 import {
   type ChainError,
   createRegistryClient,
@@ -20,10 +21,6 @@ const codeOf = (p: Promise<unknown>) =>
     () => 'ok',
     (e: ChainError) => e.code,
   );
-
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((r) => setTimeout(r, 20));
-}
 
 describe('circuit breaker', () => {
   const cleanup: (() => Promise<void> | void)[] = [];
@@ -68,7 +65,8 @@ describe('circuit breaker', () => {
     expect(second.registryAddress).toBe(first.registryAddress);
     proxy.upstream = second.rpcUrl;
 
-    await until(() => client.breakerState() !== 'open'); // resetTimeoutMs
+    // Waiting out resetTimeoutMs (300 ms) is the behaviour under test; polled, not slept.
+    await eventually(() => expect(client.breakerState()).not.toBe('open'), { interval: 20 });
     expect(client.breakerState()).toBe('half-open');
     const result = await client.registerPolicy('pol_after_recovery', { ok: true });
     expect(result.onChainPolicyId).toBe('1');

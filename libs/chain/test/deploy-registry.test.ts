@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { freePort } from '@parametric/local-redis';
+import { freePort } from '@parametric/local-process';
 import { createPublicClient, getContractAddress, type Hex, http, type PublicClient } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { type LocalChain, localDevPrivateKey, policyRegistryAbi, startLocalChain } from '../src';

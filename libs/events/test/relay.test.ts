@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { freePort } from '@parametric/local-redis';
+import { freePort } from '@parametric/local-process';
 import { createProducer, type Producer } from '@parametric/queue';
 import {
   connectMongoose,

@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AppError, createApp, finishApp, MAX_BODY_BYTES, sendData } from '@parametric/http';
 import { createLogger } from '@parametric/logger';
+import { eventually } from '@parametric/test-harness';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -66,11 +67,15 @@ afterAll(async () => {
 });
 
 /** Request lines are written when the response finishes, which can be just after the client has it. */
-async function loggedLines(predicate: (line: Record<string, unknown>) => boolean) {
-  for (let attempt = 0; attempt < 200 && !logLines.some(predicate); attempt += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  return logLines.filter(predicate);
+function loggedLines(predicate: (line: Record<string, unknown>) => boolean) {
+  return eventually(
+    () => {
+      const lines = logLines.filter(predicate);
+      if (lines.length === 0) throw new Error(`logged so far: ${JSON.stringify(logLines.map((l) => l.msg))}`);
+      return lines;
+    },
+    { timeout: 2_000, interval: 10, message: 'a matching log line' },
+  );
 }
 
 function postRaw(path: string, body: string | undefined, contentType?: string) {

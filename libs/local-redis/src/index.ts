@@ -1,43 +1,13 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import net from 'node:net';
-import path from 'node:path';
+import { freePort, watchChild } from '@parametric/local-process';
 
 export interface LocalRedis {
   url: string;
   kind: 'external' | 'private';
   description: string;
   stop(): Promise<void>;
-}
-
-/**
- * Kills `childPid` if this process dies without stopping it (crash, SIGKILL), so no local
- * server outlives its test run or `npm start`. Call `release()` when stopping it yourself.
- */
-export function watchChild(childPid: number | undefined): { release(): void } {
-  if (childPid === undefined) return { release: () => {} };
-  const watchdog = spawn(
-    process.execPath,
-    [path.join(__dirname, 'watchdog.js'), String(process.pid), String(childPid)],
-    {
-      detached: true,
-      stdio: 'ignore',
-    },
-  );
-  watchdog.unref();
-  return { release: () => watchdog.kill() };
-}
-
-/** A free TCP port on loopback (the OS picks it; we release it just before redis binds it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function findRedisServer(env: NodeJS.ProcessEnv): string {

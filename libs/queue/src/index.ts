@@ -1,4 +1,4 @@
-export { connectFailFast, type RedisConnection } from './connection';
+export type { RedisConnection } from './connection';
 export {
   type AddOptions,
   createProducer,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createEvent, type EventEnvelope } from '@parametric/events';
+import { eventually } from '@parametric/test-harness';
 import type { Redis } from 'ioredis';
 
 export function kybVerified(): EventEnvelope<'kyb.verified'> {
@@ -19,10 +20,13 @@ export async function clientNames(redis: Redis, prefix: string): Promise<string[
 /**
  * Resolves once no connection named with `prefix` is left. A dropped socket can take the
  * server a moment to notice, so this waits for that rather than sampling once; a leak never
- * clears and fails the test by its timeout.
+ * clears and fails with the names of the connections still open.
  */
 export async function connectionsGone(redis: Redis, prefix: string): Promise<void> {
-  while ((await clientNames(redis, prefix)).length > 0) await new Promise((r) => setTimeout(r, 20));
+  await eventually(async () => expect(await clientNames(redis, prefix)).toEqual([]), {
+    interval: 20,
+    message: `connections named ${prefix}* closed`,
+  });
 }
 
 /** A promise with its resolve function, to wait for a handler call or a worker event. */

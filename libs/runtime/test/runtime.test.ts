@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
+import { eventually } from '@parametric/test-harness';
 
 const FIXTURE = path.join(__dirname, 'fixtures', 'service.ts');
 
@@ -16,8 +17,9 @@ function run(env: Record<string, string> = {}): { child: ChildProcess; output: (
   return { child, output: () => out };
 }
 
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 50));
+/** Resolves once the fixture has printed `marker`; fails with its output so far. */
+function printed(output: () => string, marker: string): Promise<void> {
+  return eventually(() => expect(output()).toContain(marker));
 }
 
 describe('runService', () => {
@@ -25,7 +27,7 @@ describe('runService', () => {
     'on %s stops the service, waits for it, and exits 0',
     async (signal) => {
       const { child, output } = run();
-      await until(() => output().includes('started'));
+      await printed(output, 'started');
       const exited = once(child, 'exit');
       child.kill(signal);
       const [code] = await exited;
@@ -44,7 +46,7 @@ describe('runService', () => {
 
   it('exits 1 when shutdown fails', async () => {
     const { child, output } = run({ FAIL_STOP: '1' });
-    await until(() => output().includes('started'));
+    await printed(output, 'started');
     const exited = once(child, 'exit');
     child.kill('SIGTERM');
     const [code] = await exited;

@@ -1,4 +1,5 @@
 export { type TestChain, testChain } from './chain';
+export { type EventuallyOptions, eventually } from './eventually';
 export { captureLogs } from './logs';
 export {
   connectDriver,

@@ -8,7 +8,7 @@ import {
   requireInternalContext,
   sendData,
 } from '@parametric/http';
-import { freePort } from '@parametric/local-redis';
+import { freePort } from '@parametric/local-process';
 import { createLogger } from '@parametric/logger';
 import { call, startTestGateway, type TestGateway } from './support';
 

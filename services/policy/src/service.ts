@@ -10,7 +10,8 @@ import {
 } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import { connectMongo, pingMongo } from '@parametric/mongo';
-import { connectFailFast, createProducer, type QueueWorker } from '@parametric/queue';
+import { createProducer, type QueueWorker } from '@parametric/queue';
+import { connectFailFast } from '@parametric/redis';
 import type { PolicyConfig } from './config';
 import { farmerModel } from './farmers/model';
 import { farmerOpsRoutes } from './farmers/ops-routes';

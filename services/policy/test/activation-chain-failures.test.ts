@@ -1,6 +1,6 @@
 import { type LocalChain, policyRefOf, policyRegistryAbi, startLocalChain } from '@parametric/chain';
 import { createProducer, type Producer, policyActivationJobId } from '@parametric/queue';
-import { connectRedis, testRedisUrl } from '@parametric/test-harness';
+import { connectRedis, eventually, testRedisUrl } from '@parametric/test-harness';
 import { Queue } from 'bullmq';
 import { createPublicClient, http } from 'viem';
 import { type RpcProxy, startRpcProxy } from '../../../libs/chain/test/rpc-proxy';
@@ -17,17 +17,6 @@ import {
 // make calls hang, without disturbing the run's shared chain.
 
 const BREAKER_RESET_MS = 2500;
-
-async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last = await read();
-  while (!ok(last)) {
-    if (Date.now() > deadline) throw new Error(`condition not met in time; last: ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 50));
-    last = await read();
-  }
-  return last;
-}
 
 describe('activation when the chain fails', () => {
   let node: LocalChain;
@@ -114,9 +103,12 @@ describe('activation when the chain fails', () => {
   /** Waits until the breaker has let a trial call through and closed again. */
   const activateOnceRecovered = (org: SellableOrg, id: string) =>
     eventually(
-      () => activate(org, id),
-      (r) => r.status === 200,
-      BREAKER_RESET_MS + 10_000,
+      async () => {
+        const reply = await activate(org, id);
+        if (reply.status !== 200) throw new Error(`${reply.status} ${JSON.stringify(reply.body)}`);
+        return reply;
+      },
+      { timeout: BREAKER_RESET_MS + 10_000, message: `activation of ${id} once the breaker closes` },
     );
 
   it('answers 502 BLOCKCHAIN_ERROR with the node stopped, opens the breaker (no RPC at all), then half-opens and closes', async () => {
@@ -192,7 +184,14 @@ describe('activation when the chain fails', () => {
 
     const status = () =>
       p.gateway.api('GET', `/policies/${policy.id}/status`, { key: org.apiKey }).then((r) => r.body.data);
-    const failing = await eventually(status, (s) => s.activation.failedAttempts >= 3);
+    const failing = await eventually(
+      async () => {
+        const s = await status();
+        expect(s.activation.failedAttempts).toBeGreaterThanOrEqual(3);
+        return s;
+      },
+      { timeout: 15_000 },
+    );
     expect(failing).toMatchObject({
       status: 'PENDING',
       premiumPaid: true,
@@ -201,7 +200,14 @@ describe('activation when the chain fails', () => {
     });
 
     await restart();
-    const active = await eventually(status, (s) => s.status === 'ACTIVE', BREAKER_RESET_MS + 15_000);
+    const active = await eventually(
+      async () => {
+        const s = await status();
+        expect(s.status).toBe('ACTIVE');
+        return s;
+      },
+      { timeout: BREAKER_RESET_MS + 15_000 },
+    );
     expect(active.activation).toMatchObject({ via: 'PAYMENT', pending: false });
     const doc = await stored(policy.id);
     expect(doc).toMatchObject({
@@ -235,8 +241,8 @@ describe('activation when the chain fails', () => {
       { jobId: policyActivationJobId(policy.id) },
     );
     await eventually(
-      () => stored(policy.id),
-      (d) => (d?.activationFailures ?? 0) >= 1,
+      async () => expect((await stored(policy.id))?.activationFailures ?? 0).toBeGreaterThanOrEqual(1),
+      { timeout: 15_000 },
     );
 
     // Redis loses the queue's data.
@@ -250,9 +256,12 @@ describe('activation when the chain fails', () => {
 
     await restart();
     const doc = await eventually(
-      () => stored(policy.id),
-      (d) => d?.status === 'ACTIVE',
-      BREAKER_RESET_MS + 15_000,
+      async () => {
+        const d = await stored(policy.id);
+        expect(d?.status).toBe('ACTIVE');
+        return d;
+      },
+      { timeout: BREAKER_RESET_MS + 15_000 },
     );
     expect(doc).toMatchObject({ premiumReference: 'pay_lost_1', activatedVia: 'PAYMENT' });
   });
@@ -267,8 +276,12 @@ describe('activation when the chain fails', () => {
         { jobId: policyActivationJobId(policy.id) },
       );
       const state = await eventually(
-        () => queue.getJobState(job.id as string),
-        (s) => s === 'failed',
+        async () => {
+          const s = await queue.getJobState(job.id as string);
+          expect(s).toBe('failed');
+          return s;
+        },
+        { timeout: 15_000 },
       );
       expect(state).toBe('failed');
       const failed = await queue.getJob(job.id as string);

@@ -1,4 +1,5 @@
 import { policyRefOf, policyRegistryAbi, termsHashOf } from '@parametric/chain';
+import { eventually } from '@parametric/test-harness';
 import { createPublicClient, type Hex, http } from 'viem';
 import { policyTerms } from '../src/policies/activation';
 import type { PolicyDoc } from '../src/policies/model';
@@ -137,7 +138,8 @@ describe('PUT /policies/{id}/activate (Tier 1, on the local chain)', () => {
         d.event === 'policy.activated' &&
         (d.body as { data: { policyId: string } }).data.policyId === policy.id,
     );
-    // Anything a second activation had recorded would be relayed and delivered by now.
+    // Proving that no second policy.activated comes: after the outbox is drained, give the
+    // webhooks service a fixed 500 ms to consume and record anything a second activation emitted.
     await p.policy.drainOutbox();
     await new Promise((r) => setTimeout(r, 500));
     const deliveries = await p.gateway.api('GET', '/organizations/me/webhook/deliveries', {
@@ -165,10 +167,10 @@ describe('PUT /policies/{id}/activate (Tier 1, on the local chain)', () => {
       (
         await p.gateway.api('GET', '/organizations/me/webhook/deliveries', { key: org.apiKey })
       ).body.data.deliveries.filter((d: { event: string }) => d.event === 'policy.activated');
-    const deadline = Date.now() + 10_000;
-    while ((await activatedRows()).length === 0 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await eventually(async () => expect(await activatedRows()).not.toHaveLength(0), {
+      message: 'a policy.activated delivery row',
+    });
+    // Proving that no second one comes: a fixed 300 ms for any other to be consumed and recorded.
     await new Promise((r) => setTimeout(r, 300));
     expect(await activatedRows()).toHaveLength(1);
   });
@@ -230,13 +232,11 @@ describe('PUT /policies/{id}/activate (Tier 1, on the local chain)', () => {
         { $set: { coverStartsAt: new Date(past.getTime() - 30 * DAY_MS), coverEndsAt: past } },
       );
 
-    const deadline = Date.now() + 10_000;
-    let doc = await stored(policy.id);
-    while (doc?.status !== 'EXPIRED' && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 100));
-      doc = await stored(policy.id);
-    }
-    expect(doc?.status).toBe('EXPIRED');
+    const doc = await eventually(async () => {
+      const d = await stored(policy.id);
+      expect(d?.status).toBe('EXPIRED');
+      return d;
+    });
     expect(doc?.expiredAt).toBeInstanceOf(Date);
     expect((await stored(untouched.id))?.status).toBe('ACTIVE');
 

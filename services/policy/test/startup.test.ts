@@ -1,6 +1,6 @@
 import { localDevPrivateKey } from '@parametric/chain';
 import { createLogger } from '@parametric/logger';
-import { captureLogs } from '@parametric/test-harness';
+import { captureLogs, eventually } from '@parametric/test-harness';
 import { startPolicy } from '../src/service';
 import { policyTestConfig } from './support';
 
@@ -12,13 +12,15 @@ function capturedLogger() {
   };
 }
 
-async function logLineOf(logs: ReturnType<typeof captureLogs>, msg: RegExp) {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const found = logs.records().find((l) => msg.test(String(l.msg)));
-    if (found || Date.now() > deadline) return found;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+function logLineOf(logs: ReturnType<typeof captureLogs>, msg: RegExp) {
+  return eventually(
+    () => {
+      const found = logs.records().find((l) => msg.test(String(l.msg)));
+      if (!found) throw new Error(`logged so far: ${JSON.stringify(logs.records().map((l) => l.msg))}`);
+      return found;
+    },
+    { message: `a log line matching ${msg}` },
+  );
 }
 
 describe('policy service start-up', () => {

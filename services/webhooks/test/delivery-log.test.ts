@@ -1,3 +1,4 @@
+import { eventually } from '@parametric/test-harness';
 import { type Platform, startPlatform } from './support';
 
 describe('delivery log', () => {
@@ -8,15 +9,15 @@ describe('delivery log', () => {
     p = await startPlatform();
     org = await p.connectedOrg();
     for (let i = 0; i < 7; i++) await p.emitKybEvent(org.id);
-    for (let i = 0; i < 300; i++) {
-      const rows = await p.deliveryRows(org.id);
-      if (rows.length === 7 && rows.every((r) => r.status === 'DELIVERED')) {
-        ids.push(...rows.map((r) => String(r._id)));
-        break;
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    if (ids.length !== 7) throw new Error('setup: deliveries did not complete');
+    const rows = await eventually(
+      async () => {
+        const all = await p.deliveryRows(org.id);
+        expect(all.map((r) => r.status)).toEqual(Array(7).fill('DELIVERED'));
+        return all;
+      },
+      { timeout: 15_000, message: 'setup: seven deliveries DELIVERED' },
+    );
+    ids.push(...rows.map((r) => String(r._id)));
   });
   afterAll(async () => {
     await p.stop();

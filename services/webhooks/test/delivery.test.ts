@@ -1,3 +1,4 @@
+import { eventually } from '@parametric/test-harness';
 import { startWebhookReceiver, verifyWebhook } from '@parametric/webhook-receiver';
 import { type Envelope, type Platform, startPlatform } from './support';
 
@@ -254,11 +255,13 @@ describe('webhook delivery', () => {
   });
 });
 
-async function waitForRows(p: Platform, orgId: string, n: number) {
-  for (let i = 0; i < 300; i++) {
-    const rows = await p.deliveryRows(orgId);
-    if (rows.length >= n) return rows;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`expected ${n} delivery rows for ${orgId}`);
+function waitForRows(p: Platform, orgId: string, n: number) {
+  return eventually(
+    async () => {
+      const rows = await p.deliveryRows(orgId);
+      expect(rows.length).toBeGreaterThanOrEqual(n);
+      return rows;
+    },
+    { timeout: 15_000, message: `${n} delivery rows for ${orgId}` },
+  );
 }

@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { createLogger } from '@parametric/logger';
-import { testMongoUrl, testRedisUrl, uniqueDatabaseName, uniqueRedisPrefix } from '@parametric/test-harness';
+import {
+  eventually,
+  testMongoUrl,
+  testRedisUrl,
+  uniqueDatabaseName,
+  uniqueRedisPrefix,
+} from '@parametric/test-harness';
 import { startWebhookReceiver, type WebhookReceiver } from '@parametric/webhook-receiver';
 import mongoose from 'mongoose';
 import { startTestGateway, type TestGateway } from '../../gateway/test/support';
@@ -62,7 +68,7 @@ export interface Platform {
   /** Emits an event for the organization through a real state change (ops KYB toggle). */
   emitKybEvent(orgId: string): Promise<void>;
   deliveryRows(orgId: string): Promise<DeliveryRow[]>;
-  /** Polls the delivery row until the predicate holds (bounded). */
+  /** The delivery row once the predicate holds; fails after `timeoutMs` naming the last row seen. */
   waitForRow(id: string, predicate: (row: DeliveryRow) => boolean, timeoutMs?: number): Promise<DeliveryRow>;
   stop(): Promise<void>;
 }
@@ -113,15 +119,15 @@ export async function startPlatform(overrides: Record<string, string> = {}): Pro
         .sort({ createdAt: 1 })
         .toArray();
     },
-    async waitForRow(id, predicate, timeoutMs = 15_000) {
-      const deadline = Date.now() + timeoutMs;
-      let last: DeliveryRow | null = null;
-      while (Date.now() < deadline) {
-        last = await db.collection<DeliveryRow>('webhook_deliveries').findOne({ _id: id });
-        if (last && predicate(last)) return last;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      throw new Error(`delivery ${id} did not reach the expected state; last: ${JSON.stringify(last)}`);
+    waitForRow(id, predicate, timeoutMs = 15_000) {
+      return eventually(
+        async () => {
+          const row = await db.collection<DeliveryRow>('webhook_deliveries').findOne({ _id: id });
+          if (!row || !predicate(row)) throw new Error(`row: ${JSON.stringify(row)}`);
+          return row;
+        },
+        { timeout: timeoutMs, message: `delivery ${id} did not reach the expected state` },
+      );
     },
     async stop() {
       await receiver.close();

@@ -1,4 +1,5 @@
-import { type DeliveryRow, type Platform, startPlatform } from './support';
+import { eventually } from '@parametric/test-harness';
+import { type Platform, startPlatform } from './support';
 
 describe('webhook configuration (production rules: https and public addresses only)', () => {
   let p: Platform;
@@ -120,11 +121,14 @@ describe('webhook configuration (production rules: https and public addresses on
       .collection('webhook_endpoints')
       .updateOne({ _id: org.id as never }, { $set: { url: p.receiver.url } });
     await p.emitKybEvent(org.id);
-    let row: DeliveryRow | undefined;
-    for (let i = 0; i < 200 && !row?.attempts; i++) {
-      row = (await p.deliveryRows(org.id))[0];
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const row = await eventually(
+      async () => {
+        const [first] = await p.deliveryRows(org.id);
+        expect(first?.attempts).toBeGreaterThan(0);
+        return first;
+      },
+      { message: 'a recorded delivery attempt' },
+    );
     expect(row?.lastError).toMatch(/blocked address|https/);
     expect(p.receiver.received).toHaveLength(0);
   });

@@ -1,5 +1,6 @@
-// Kills a child server when the process that started it is gone (crashed or SIGKILLed),
-// so no redis-server outlives its test run or `npm start`. Plain JS: run directly by node.
+// Kills a child server when the process that started it is gone (crashed or SIGKILLed), so
+// no local server (redis-server, anvil) outlives its test run or `npm start`. Plain JS: run
+// directly by node, with no loader.
 const [parentPid, childPid] = process.argv.slice(2).map(Number);
 const alive = (pid) => {
   try {

@@ -1,0 +1,2 @@
+export { freePort } from './free-port';
+export { watchChild } from './watch-child';

@@ -1,0 +1,1 @@
+export { connectFailFast } from './fail-fast';
