@@ -102,6 +102,8 @@ async function main(): Promise<void> {
   };
   startService('webhooks', {
     ...shared,
+    // Internal: only the gateway's two ports are meant to be reached (containers keep 0.0.0.0).
+    WEBHOOKS_HOST: '127.0.0.1',
     WEBHOOKS_PORT: webhooksPort,
     WEBHOOK_SECRET_KEY: process.env.WEBHOOK_SECRET_KEY ?? randomBytes(32).toString('base64'),
     // Local runs only: lets a developer point a webhook at the local receiver below.
@@ -109,6 +111,7 @@ async function main(): Promise<void> {
   });
   startService('policy', {
     ...shared,
+    POLICY_HOST: '127.0.0.1',
     POLICY_PORT: policyPort,
     CHAIN_RPC_URL: chain.rpcUrl,
     CHAIN_REGISTRY_ADDRESS: chain.registryAddress,
@@ -137,6 +140,7 @@ async function main(): Promise<void> {
   console.log(`
 Platform is up.
   Partner API base URL: http://127.0.0.1:${gatewayPort}/api
+  API reference:        http://127.0.0.1:${gatewayPort}/api/docs   (OpenAPI document: /api/openapi.json)
   Ops API:              http://127.0.0.1:${opsPort}/ops   (Authorization: Bearer ${opsToken})
   Webhooks service:     http://127.0.0.1:${webhooksPort}   (internal; reached through the gateway)
   Policy service:       http://127.0.0.1:${policyPort}   (internal; farmers, plots, herds, policies)
