@@ -15,6 +15,7 @@ module.exports = {
   modulePathIgnorePatterns: ['<rootDir>/.tmp/'],
   globalSetup: '<rootDir>/libs/test-harness/src/global-setup.ts',
   globalTeardown: '<rootDir>/libs/test-harness/src/global-teardown.ts',
+  setupFilesAfterEnv: ['<rootDir>/libs/test-harness/src/setup-after-env.ts'],
   testTimeout: 30000,
   // Two cores: one worker per core keeps the embedded servers responsive.
   maxWorkers: 2,

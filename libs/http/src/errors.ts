@@ -29,17 +29,17 @@ export interface FieldError {
 
 /** The one error type every service throws; the error handler renders it as the spec's envelope. */
 export class AppError extends Error {
+  /** Always the code's own status: a code means one thing to the clients that branch on it. */
   readonly status: number;
 
   constructor(
     readonly code: ErrorCode,
     message: string,
     readonly details?: unknown,
-    status?: number,
   ) {
     super(message);
     this.name = 'AppError';
-    this.status = status ?? ERROR_STATUS[code];
+    this.status = ERROR_STATUS[code];
   }
 
   static invalid(message: string, details?: FieldError[]): AppError {

@@ -1,5 +1,17 @@
 export { createApp, errorHandler, finishApp, MAX_BODY_BYTES } from './app';
-export { errorBody, type Pagination, paginationOf, sendData, sendPage } from './envelope';
+export {
+  type Auth,
+  type DataResponse,
+  defineRoute,
+  errorCodesOf,
+  expressPath,
+  type HttpMethod,
+  type PageResponse,
+  type RawResponse,
+  type RouteContract,
+  type SuccessResponse,
+} from './contract';
+export { errorBody, type Pagination, paginationOf } from './envelope';
 export { AppError, ERROR_STATUS, type ErrorCode, type FieldError } from './errors';
 export {
   CONTEXT_HEADER,
@@ -14,5 +26,19 @@ export {
   verifyContext,
   verifyOpsContext,
 } from './internal-context';
+export {
+  type Binding,
+  created,
+  type Handler,
+  type InputOf,
+  implement,
+  mountRoutes,
+  ok,
+  page,
+  type ReplyOf,
+  raw,
+} from './mount';
+export { type DocumentOptions, openApiDocument, paginationSchema } from './openapi';
+export { answerOptions } from './options';
 export { healthRoutes, type Listening, listen } from './serve';
-export { fieldErrors, invalidInput, paginationQuery, route, uuidParam } from './validation';
+export { fieldErrors, invalidInput, MAX_PAGE_LIMIT, paginationQuery, parseInput, uuid } from './validation';

@@ -1,14 +1,14 @@
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Request } from 'express';
 import { z } from 'zod';
 import { AppError, type FieldError } from './errors';
 
 /** zod issues as the spec's `details: [{ field, message }]`. */
-export function fieldErrors(error: z.ZodError): FieldError[] {
+export function fieldErrors(error: z.ZodError, root = '(body)'): FieldError[] {
   return error.issues.flatMap((issue): FieldError[] => {
     if (issue.code === 'unrecognized_keys') {
       return issue.keys.map((key) => ({ field: [...issue.path, key].join('.'), message: 'Unknown field' }));
     }
-    return [{ field: issue.path.join('.') || '(body)', message: issue.message }];
+    return [{ field: issue.path.join('.') || root, message: issue.message }];
   });
 }
 
@@ -20,58 +20,57 @@ interface Schemas {
   body?: z.ZodType;
   query?: z.ZodType;
   params?: z.ZodType;
+  bodyOptional?: boolean;
 }
 
-type Parsed<S extends Schemas> = {
-  body: S['body'] extends z.ZodType ? z.infer<S['body']> : undefined;
-  query: S['query'] extends z.ZodType ? z.infer<S['query']> : undefined;
-  params: S['params'] extends z.ZodType ? z.infer<S['params']> : undefined;
-};
+const WHERE = { params: 'path parameters', query: 'query parameters', body: 'request body' } as const;
 
 /**
- * A route handler whose input is validated (params, then query, then body) and handed to
- * it already parsed, with defaults applied and unknown keys stripped or rejected by the
- * schema. Bad input never reaches the handler: it becomes `400 INVALID_INPUT`.
+ * Validates a request's params, then query, then body, and returns them parsed (defaults
+ * applied, unknown keys stripped or refused as each schema says). Bad input throws
+ * `400 INVALID_INPUT` with field details.
  */
-export function route<S extends Schemas>(
-  schemas: S,
-  handler: (input: Parsed<S>, req: Request, res: Response) => Promise<void> | void,
-): RequestHandler {
-  return async (req: Request, res: Response, next: NextFunction) => {
-    const input = {} as Record<'body' | 'query' | 'params', unknown>;
-    for (const part of ['params', 'query', 'body'] as const) {
-      const schema = schemas[part];
-      if (!schema) continue;
-      const raw = part === 'body' && req.body === undefined ? undefined : req[part];
-      const result = schema.safeParse(raw);
-      if (!result.success) {
-        if (part === 'body' && raw === undefined) {
-          return next(
-            AppError.invalid('Request body must be a JSON object', [
-              { field: '(body)', message: 'Required' },
-            ]),
-          );
-        }
-        return next(
-          invalidInput(
-            result.error,
-            part === 'body' ? 'request body' : part === 'query' ? 'query parameters' : 'path parameters',
-          ),
-        );
-      }
-      input[part] = result.data;
+export function parseInput(schemas: Schemas, req: Request): Record<'params' | 'query' | 'body', unknown> {
+  const input = { params: undefined, query: undefined, body: undefined } as Record<
+    'params' | 'query' | 'body',
+    unknown
+  >;
+  for (const part of ['params', 'query', 'body'] as const) {
+    const schema = schemas[part];
+    if (!schema) continue;
+    const raw = req[part];
+    if (part === 'body' && raw === undefined) {
+      if (schemas.bodyOptional) continue;
+      throw AppError.invalid('Request body must be a JSON object', [
+        { field: '(body)', message: 'Required' },
+      ]);
     }
-    await handler(input as Parsed<S>, req, res);
-  };
+    const result = schema.safeParse(raw);
+    if (!result.success) throw invalidInput(result.error, WHERE[part]);
+    input[part] = result.data;
+  }
+  return input;
 }
 
-/** Query `page`/`limit` with the platform's defaults and cap. */
-export function paginationQuery(maxLimit = 100, defaultLimit = 20) {
+/** The one paging rule of every list: `page` from 1, `limit` 1 to 100 (larger is served as 100). */
+export const MAX_PAGE_LIMIT = 100;
+
+export function paginationQuery(defaultLimit = 20) {
   return z.object({
-    page: z.coerce.number().int().min(1).default(1),
-    limit: z.coerce.number().int().min(1).max(maxLimit).default(defaultLimit),
+    page: z.coerce
+      .number({ error: 'must be a whole number' })
+      .int('must be a whole number')
+      .min(1, 'must be at least 1')
+      .default(1),
+    limit: z.coerce
+      .number({ error: 'must be a whole number' })
+      .int('must be a whole number')
+      .min(1, 'must be at least 1')
+      .default(defaultLimit)
+      // The spec caps the delivery log's limit at 100 rather than refusing more; every list does the same.
+      .transform((n) => Math.min(n, MAX_PAGE_LIMIT)),
   });
 }
 
-/** A uuid path parameter. */
-export const uuidParam = z.uuid({ error: 'must be a uuid' });
+/** A uuid (path parameters, ids in bodies). */
+export const uuid = z.uuid({ error: 'must be a uuid' });

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { AppError, createApp, finishApp, MAX_BODY_BYTES, sendData } from '@parametric/http';
+import { AppError, createApp, finishApp, MAX_BODY_BYTES } from '@parametric/http';
 import { createLogger } from '@parametric/logger';
 import { eventually } from '@parametric/test-harness';
 
@@ -25,12 +25,12 @@ let echoCalls = 0;
 
 beforeAll(async () => {
   const app = createApp(logger);
-  app.get('/ok', (_req, res) => sendData(res, { ok: true }));
+  app.get('/ok', (_req, res) => res.json({ success: true, data: { ok: true } }));
   app.post('/echo', (req, res) => {
     echoCalls += 1;
-    sendData(res, { body: req.body ?? null });
+    res.json({ success: true, data: { body: req.body ?? null } });
   });
-  app.post('/keys/rotate', (_req, res) => sendData(res, { rotated: true }, 201));
+  app.post('/keys/rotate', (_req, res) => res.status(201).json({ success: true, data: { rotated: true } }));
   app.get('/conflict', async () => {
     await new Promise((resolve) => setImmediate(resolve));
     throw AppError.conflict('Policy already exists', [{ field: 'externalRef', message: 'already used' }]);
@@ -48,7 +48,7 @@ beforeAll(async () => {
   });
   app.get('/set-cookie', (_req, res) => {
     res.setHeader('set-cookie', 'session=cookie-secret-987');
-    sendData(res, { ok: true });
+    res.json({ success: true, data: { ok: true } });
   });
   finishApp(app, logger);
   server = app.listen(0, '127.0.0.1');

@@ -1,33 +1,86 @@
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createApp, finishApp, paginationQuery, route, sendData, sendPage } from '@parametric/http';
+import {
+  createApp,
+  created,
+  defineRoute,
+  finishApp,
+  implement,
+  mountRoutes,
+  ok,
+  page,
+  paginationQuery,
+} from '@parametric/http';
 import { createLogger } from '@parametric/logger';
+import { Router } from 'express';
 import { z } from 'zod';
 
 const logger = createLogger({ name: 'http-envelope-test', level: 'silent' });
 let server: Server;
 let baseUrl: string;
 
+const common = { summary: 'test', tags: ['test'], auth: 'none', errors: [] } as const;
+const getPolicy = defineRoute({
+  ...common,
+  operationId: 'getPolicy',
+  method: 'get',
+  path: '/policy',
+  responses: {
+    200: {
+      description: 'one',
+      data: z.object({ id: z.string(), premium: z.number(), tags: z.array(z.string()) }),
+    },
+  },
+});
+const createPolicy = defineRoute({
+  ...common,
+  operationId: 'createPolicy',
+  method: 'post',
+  path: '/policies',
+  responses: { 201: { description: 'created', data: z.object({ id: z.string() }) } },
+});
+const getEmpty = defineRoute({
+  ...common,
+  operationId: 'getEmpty',
+  method: 'get',
+  path: '/empty',
+  responses: { 200: { description: 'nothing', data: z.null() } },
+});
+
+const listPolicies = defineRoute({
+  operationId: 'listPolicies',
+  method: 'get',
+  path: '/policies',
+  summary: 'test',
+  tags: ['test'],
+  auth: 'none',
+  query: paginationQuery().extend({ total: z.coerce.number().int().min(0) }),
+  responses: { 200: { description: 'a page', item: z.object({ n: z.number() }) } },
+  errors: [],
+});
+
 beforeAll(async () => {
   const app = createApp(logger);
-  app.get('/policy', (_req, res) => sendData(res, { id: 'pol-1', premium: 12.5, tags: ['maize'] }));
-  app.post('/policies', (_req, res) => sendData(res, { id: 'pol-2' }, 201));
-  app.get('/empty', (_req, res) => sendData(res, null));
-  app.get(
-    '/policies',
-    route(
-      { query: paginationQuery().extend({ total: z.coerce.number().int().min(0) }) },
-      ({ query }, _req, res) => {
-        const start = (query.page - 1) * query.limit;
-        const items = Array.from(
-          { length: Math.max(0, Math.min(query.limit, query.total - start)) },
-          (_, i) => ({
-            n: start + i + 1,
-          }),
-        );
-        sendPage(res, items, { page: query.page, limit: query.limit, total: query.total });
-      },
+  app.use(
+    mountRoutes(
+      Router(),
+      [
+        implement(getPolicy, async () => ok({ id: 'pol-1', premium: 12.5, tags: ['maize'] })),
+        implement(createPolicy, async () => created({ id: 'pol-2' })),
+        implement(getEmpty, async () => ok(null)),
+        implement(listPolicies, async ({ query }) => {
+          const start = (query.page - 1) * query.limit;
+          const items = Array.from(
+            { length: Math.max(0, Math.min(query.limit, query.total - start)) },
+            (_, i) => ({
+              n: start + i + 1,
+            }),
+          );
+          return page(items, { page: query.page, limit: query.limit, total: query.total });
+        }),
+      ],
+      () => undefined,
     ),
   );
   finishApp(app, logger);
@@ -41,7 +94,7 @@ afterAll(async () => {
   await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
 });
 
-describe('sendData', () => {
+describe('a data reply', () => {
   it('responds 200 with { success: true, data }', async () => {
     const response = await fetch(`${baseUrl}/policy`);
     expect(response.status).toBe(200);
@@ -52,7 +105,7 @@ describe('sendData', () => {
     });
   });
 
-  it('uses the status it is given', async () => {
+  it('uses the status the handler answered (201 from created())', async () => {
     const response = await fetch(`${baseUrl}/policies`, { method: 'POST' });
     expect(response.status).toBe(201);
     expect(await response.json()).toEqual({ success: true, data: { id: 'pol-2' } });
@@ -64,7 +117,7 @@ describe('sendData', () => {
   });
 });
 
-describe('sendPage', () => {
+describe('a page reply', () => {
   async function page(query: string) {
     const response = await fetch(`${baseUrl}/policies?${query}`);
     expect(response.status).toBe(200);

@@ -11,7 +11,6 @@ import {
   organizationOf,
   requireInternalContext,
   SIGNATURE_HEADER,
-  sendData,
   signContext,
   verifyContext,
   verifyOpsContext,
@@ -152,16 +151,18 @@ describe('requireInternalContext on a real app', () => {
 
   beforeAll(async () => {
     const app = createApp(logger);
-    app.get('/unguarded', (req, res) => sendData(res, { organizationId: organizationOf(req) }));
+    app.get('/unguarded', (req, res) =>
+      res.json({ success: true, data: { organizationId: organizationOf(req) } }),
+    );
     app.use('/internal', requireInternalContext(SECRET));
     app.get('/internal/whoami', (req, res) => {
       const organizationId = organizationOf(req);
       reached.push(organizationId);
-      sendData(res, { organizationId, requestId: req.context?.requestId });
+      res.json({ success: true, data: { organizationId, requestId: req.context?.requestId } });
     });
     app.post('/internal/policies', (req, res) => {
       reached.push(organizationOf(req));
-      sendData(res, { organizationId: organizationOf(req), body: req.body }, 201);
+      res.status(201).json({ success: true, data: { organizationId: organizationOf(req), body: req.body } });
     });
     finishApp(app, logger);
     server = app.listen(0, '127.0.0.1');

@@ -1,4 +1,5 @@
 export { type TestChain, testChain } from './chain';
+export { checkAgainstDocument, takeContractViolations } from './contract-check';
 export { type EventuallyOptions, eventually } from './eventually';
 export { captureLogs } from './logs';
 export {
@@ -10,4 +11,5 @@ export {
   testMongoUrl,
   uniqueDatabaseName,
 } from './mongo';
+export { outcome } from './outcome';
 export { connectRedis, testRedisUrl, uniqueRedisPrefix } from './redis';

@@ -1,20 +1,20 @@
+import { OPS_ROUTES, PARTNER_ROUTES } from '@parametric/contracts';
 import { startOutboxRelay } from '@parametric/events';
-import { createApp, finishApp, healthRoutes, listen } from '@parametric/http';
+import { answerOptions, createApp, finishApp, healthRoutes, listen, mountRoutes } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import { connectMongo, pingMongo } from '@parametric/mongo';
 import { createProducer } from '@parametric/queue';
 import { connectFailFast } from '@parametric/redis';
-import type { Express, Request } from 'express';
-import { apiKeyModel } from './api-keys/model';
-import { apiKeyRoutes } from './api-keys/routes';
-import { identify, requirePrincipal } from './auth/principal';
+import { type Express, type Request, Router } from 'express';
+import { identify, principalOf, requirePrincipal } from './auth/principal';
 import type { GatewayConfig } from './config';
+import { docsAssets, docsRoutes, opsDocsRoutes } from './docs/routes';
 import { forwardingRoutes, opsForwardingRoutes } from './forwarding/routes';
-import { opsRoutes, requireOpsToken } from './ops/routes';
-import { organizationModel } from './organizations/model';
-import { organizationRoutes, registrationRoutes } from './organizations/routes';
+import { opsRoutes, requireKnownOrganization, requireOpsToken } from './ops/routes';
 import { webhookUrlLookup } from './organizations/webhook-url';
+import { organizationRoutes, registrationRoutes } from './partner-routes';
 import { rateLimit, redisLimit } from './rate-limit/limiter';
+import { gatewayRepositories } from './repositories';
 
 export interface RunningGateway {
   partnerUrl: string;
@@ -33,9 +33,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   // Rate limiting must not queue commands while Redis is away: fail fast, fall back to memory.
   const redis = await connectFailFast(config.REDIS_URL, logger, 'rate-limits');
 
-  const organizations = organizationModel(connection);
-  const apiKeys = apiKeyModel(connection);
-  await Promise.all([organizations.init(), apiKeys.init()]);
+  const repositories = gatewayRepositories(connection);
+  await repositories.init();
+  // Authentication finds a key by its hash, and the relay moves every organization's events.
+  const { organizations, apiKeys } = repositories.acrossOrganizations();
 
   const producer = createProducer('events', { connection: config.REDIS_URL, prefix: config.REDIS_PREFIX });
   const relay = startOutboxRelay({
@@ -76,7 +77,6 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     signingSecret: config.INTERNAL_SIGNING_SECRET,
     logger,
   });
-  const orgDeps = { organizations, apiKeys, pepper, webhookUrlOf };
 
   const forwarding = {
     serviceUrls: {
@@ -95,11 +95,21 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   partnerApp.use(
     healthRoutes({ mongo: () => pingMongo(connection), redis: async () => (await redis.ping()) === 'PONG' }),
   );
-  partnerApp.post(
+  partnerApp.use('/api', answerOptions(Object.values(PARTNER_ROUTES).flat()));
+  partnerApp.use(
+    '/api',
+    mountRoutes(Router(), docsRoutes, () => undefined),
+    docsAssets(),
+  );
+  // Registration is limited per client IP (there is no key yet).
+  partnerApp.use(
     '/api/auth/register-organization',
     rateLimit((req) => [{ limit: limits.registration, key: `ip:${clientIp(req)}` }], logger),
   );
-  partnerApp.use('/api', registrationRoutes(orgDeps));
+  partnerApp.use(
+    '/api',
+    mountRoutes(Router(), registrationRoutes, () => ({ repositories, pepper })),
+  );
   partnerApp.use(
     '/api',
     identify({ pepper, apiKeys, organizations }),
@@ -112,22 +122,31 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       return picked;
     }, logger),
     requirePrincipal,
-    organizationRoutes(orgDeps),
-    apiKeyRoutes({ apiKeys, pepper }),
+    mountRoutes(Router(), organizationRoutes, (req) => {
+      const principal = principalOf(req);
+      return {
+        principal,
+        tenant: repositories.forOrganization(principal.organization._id),
+        pepper,
+        webhookUrlOf,
+      };
+    }),
     forwardingRoutes(forwarding),
   );
   finishApp(partnerApp, logger);
 
   const opsApp = createApp(logger);
   opsApp.use(
+    '/ops',
     requireOpsToken(config.OPS_TOKEN),
-    opsRoutes({
-      organizations,
-      apiKeys,
-      pepper,
-      opsToken: config.OPS_TOKEN,
-      onEventRecorded: () => relay.kick(),
-    }),
+    answerOptions(Object.values(OPS_ROUTES).flat()),
+    mountRoutes(Router(), opsDocsRoutes, () => undefined),
+    mountRoutes(Router(), opsRoutes, () => ({ repositories, pepper, onEventRecorded: () => relay.kick() })),
+  );
+  // Underwriting lives in the policy service, which cannot tell whether an organization exists.
+  opsApp.use(
+    ['licences', 'capacity', 'underwriting'].map((section) => `/ops/organizations/:id/${section}`),
+    requireKnownOrganization(repositories),
   );
   opsApp.use('/ops', opsForwardingRoutes(forwarding));
   finishApp(opsApp, logger);

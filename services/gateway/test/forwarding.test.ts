@@ -1,13 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  AppError,
-  createApp,
-  finishApp,
-  organizationOf,
-  requireInternalContext,
-  sendData,
-} from '@parametric/http';
+import { AppError, createApp, finishApp, organizationOf, requireInternalContext } from '@parametric/http';
 import { freePort } from '@parametric/local-process';
 import { createLogger } from '@parametric/logger';
 import { call, startTestGateway, type TestGateway } from './support';
@@ -29,14 +22,19 @@ async function startService(): Promise<{ url: string; close(): Promise<void> }> 
     throw AppError.notFound('Policy');
   });
   app.get('/api/policies/:id', (req, res) => {
-    sendData(res, {
-      organizationId: organizationOf(req),
-      url: req.originalUrl,
-      requestId: req.context?.requestId,
+    res.json({
+      success: true,
+      data: {
+        organizationId: organizationOf(req),
+        url: req.originalUrl,
+        requestId: req.context?.requestId,
+      },
     });
   });
   app.post('/api/farmers', (req, res) => {
-    sendData(res, { organizationId: organizationOf(req), received: req.body }, 201);
+    res
+      .status(201)
+      .json({ success: true, data: { organizationId: organizationOf(req), received: req.body } });
   });
   app.get('/api/payouts', (_req, res) => {
     res.type('text/html').send('<html>proxy error</html>');
@@ -77,6 +75,7 @@ describe('forwarding to the owning service', () => {
 
   it('forwards with the path, query and a signed organization context the service verifies', async () => {
     const reply = await t.api('GET', '/policies/abc?verbose=1', {
+      fromStandIn: true,
       key: org.apiKey,
       headers: { 'x-request-id': 'trace-7' },
     });
@@ -90,6 +89,7 @@ describe('forwarding to the owning service', () => {
 
   it('forwards JSON bodies and passes the service status through', async () => {
     const reply = await t.api('POST', '/farmers', {
+      fromStandIn: true,
       key: org.apiKey,
       body: { firstName: 'Amina', lastName: 'Otieno' },
     });
@@ -101,7 +101,7 @@ describe('forwarding to the owning service', () => {
   });
 
   it("passes the service's error envelope through unchanged", async () => {
-    const reply = await t.api('GET', '/policies/missing', { key: org.apiKey });
+    const reply = await t.api('GET', '/policies/missing', { key: org.apiKey, fromStandIn: true });
     expect(reply.status).toBe(404);
     expect(reply.body).toEqual({ success: false, error: { code: 'NOT_FOUND', message: 'Policy not found' } });
   });
@@ -115,6 +115,7 @@ describe('forwarding to the owning service', () => {
     });
     expect(forged.status).toBe(401);
     const reply = await t.api('GET', '/policies/x', {
+      fromStandIn: true,
       key: org.apiKey,
       headers: { 'x-internal-context': 'forged', 'x-internal-signature': 'forged' },
     });
@@ -140,9 +141,10 @@ describe('forwarding to the owning service', () => {
     expect(reply.body.error.message).toContain('determinations');
   });
 
-  it('answers 502 when the service answers something other than JSON', async () => {
+  it('answers 503 SERVICE_UNAVAILABLE (never 502, which means the chain or the provider) when the service answers something other than JSON', async () => {
     const reply = await t.api('GET', '/payouts', { key: org.apiKey });
-    expect(reply.status).toBe(502);
+    expect(reply.status).toBe(503);
+    expect(reply.headers.get('retry-after')).toBe('5');
     expect(reply.body.error.code).toBe('SERVICE_UNAVAILABLE');
     expect(JSON.stringify(reply.body)).not.toContain('<html>');
   });

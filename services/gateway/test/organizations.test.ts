@@ -200,3 +200,25 @@ describe('organizations', () => {
     });
   });
 });
+
+describe('GET /organizations/me when the webhooks service does not answer', () => {
+  it('answers 503 SERVICE_UNAVAILABLE rather than claiming there is no webhook URL', async () => {
+    // A webhooks service that accepts connections and never answers.
+    const { createServer } = await import('node:http');
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as { port: number }).port;
+    const t = await startTestGateway({ WEBHOOKS_URL: `http://127.0.0.1:${port}` });
+    try {
+      const { apiKey } = await t.register();
+      const reply = await t.api('GET', '/organizations/me', { key: apiKey });
+      expect(reply.status).toBe(503);
+      expect(reply.body.error.code).toBe('SERVICE_UNAVAILABLE');
+      expect(JSON.stringify(reply.body)).not.toContain('webhookUrl');
+    } finally {
+      await t.stop();
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+});

@@ -1,5 +1,11 @@
 import { createLogger } from '@parametric/logger';
-import { testMongoUrl, testRedisUrl, uniqueDatabaseName, uniqueRedisPrefix } from '@parametric/test-harness';
+import {
+  checkAgainstDocument,
+  testMongoUrl,
+  testRedisUrl,
+  uniqueDatabaseName,
+  uniqueRedisPrefix,
+} from '@parametric/test-harness';
 import mongoose from 'mongoose';
 import { type GatewayConfig, gatewayConfigSchema } from '../src/config';
 import { type RunningGateway, startGateway } from '../src/gateway';
@@ -40,6 +46,11 @@ export interface CallOptions {
   /** Sent as-is (no JSON encoding). */
   raw?: string | Buffer;
   headers?: Record<string, string>;
+  /**
+   * Skip the check against the OpenAPI document: only for answers of a stand-in service (the
+   * forwarding tests' echo server), which are not the platform's responses.
+   */
+  fromStandIn?: boolean;
 }
 
 /** One HTTP request over a real socket; JSON bodies in and out. */
@@ -57,6 +68,9 @@ export async function call(method: string, url: string, options: CallOptions = {
   try {
     parsed = JSON.parse(text);
   } catch {}
+  if (!options.fromStandIn) {
+    checkAgainstDocument(method, url, res.status, res.headers.get('content-type') ?? '', parsed);
+  }
   return { status: res.status, headers: res.headers, body: parsed };
 }
 

@@ -1,10 +1,14 @@
 import { createRegistryClient, redisSendLock } from '@parametric/chain';
+import { OPS_ROUTES, PARTNER_ROUTES } from '@parametric/contracts';
 import { startOutboxRelay } from '@parametric/events';
 import {
+  answerOptions,
   createApp,
   finishApp,
   healthRoutes,
   listen,
+  mountRoutes,
+  organizationOf,
   requireInternalContext,
   requireOpsContext,
 } from '@parametric/http';
@@ -12,23 +16,25 @@ import type { Logger } from '@parametric/logger';
 import { connectMongo, pingMongo } from '@parametric/mongo';
 import { createProducer, type QueueWorker } from '@parametric/queue';
 import { connectFailFast } from '@parametric/redis';
+import { type Express, Router } from 'express';
+import { type Clock, systemClock } from './clock';
 import type { PolicyConfig } from './config';
-import { farmerModel } from './farmers/model';
+import { type OpsContext, organizationSnapshotOf, type PartnerContext } from './context';
 import { farmerOpsRoutes } from './farmers/ops-routes';
 import { farmerRoutes } from './farmers/routes';
-import { herdModel } from './herds/model';
-import { plotModel } from './plots/model';
-import { plotAndHerdRoutes } from './plots/routes';
+import { herdRoutes } from './herds/routes';
+import { plotRoutes } from './plots/routes';
 import { createActivator } from './policies/activation';
 import { startActivationWorker } from './policies/activation-worker';
-import { policyModel } from './policies/model';
 import { policyRoutes } from './policies/routes';
 import { startSweeps } from './policies/sweeps';
-import { capacityModel, licenceModel } from './underwriting/model';
+import { policyRepositories } from './repositories';
 import { underwritingOpsRoutes } from './underwriting/ops-routes';
 
 export interface RunningPolicy {
   url: string;
+  /** The express app (tests list the routes it mounts). */
+  app: Express;
   /** Moves recorded events (`policy.activated`) to the queue now and waits (tests, shutdown). */
   drainOutbox(): Promise<void>;
   /** Graceful shutdown: HTTP server, then workers, relay and producers, the chain client, MongoDB. */
@@ -39,22 +45,16 @@ export interface RunningPolicy {
  * The policy service behind the gateway: farmers, plots, herds, underwriting, purchase and
  * activation on chain; the Tier 2 activation worker and the expiry sweep when RUN_WORKERS.
  */
-export async function startPolicy(config: PolicyConfig, logger: Logger): Promise<RunningPolicy> {
+export async function startPolicy(
+  config: PolicyConfig,
+  logger: Logger,
+  clock: Clock = systemClock,
+): Promise<RunningPolicy> {
   const connection = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
-  const farmers = farmerModel(connection);
-  const plots = plotModel(connection);
-  const herds = herdModel(connection);
-  const licences = licenceModel(connection);
-  const capacity = capacityModel(connection);
-  const policies = policyModel(connection);
-  await Promise.all([
-    farmers.init(),
-    plots.init(),
-    herds.init(),
-    licences.init(),
-    capacity.init(),
-    policies.init(),
-  ]);
+  const repositories = policyRepositories(connection);
+  await repositories.init();
+  // The relay, the activation worker and the sweeps work for every organization by design.
+  const { policies } = repositories.acrossOrganizations();
 
   const queueOptions = {
     connection: config.REDIS_URL,
@@ -110,7 +110,7 @@ export async function startPolicy(config: PolicyConfig, logger: Logger): Promise
     .catch((err) =>
       logger.warn({ err: err.message }, 'chain not reachable at start-up; activations wait for it'),
     );
-  const activator = createActivator({ policies, registry, onEventRecorded: () => relay.kick() });
+  const activator = createActivator({ registry, clock, onEventRecorded: () => relay.kick() });
 
   const workers: QueueWorker<'policy-activations' | 'policy-sweeps'>[] = [];
   const activations = createProducer('policy-activations', queueOptions);
@@ -126,6 +126,7 @@ export async function startPolicy(config: PolicyConfig, logger: Logger): Promise
         retryBaseMs: config.ACTIVATION_RETRY_BASE_MS,
         retryMaxMs: config.ACTIVATION_RETRY_MAX_MS,
         logger,
+        clock,
       }),
       await startSweeps({
         policies,
@@ -135,6 +136,7 @@ export async function startPolicy(config: PolicyConfig, logger: Logger): Promise
         prefix: config.REDIS_PREFIX,
         intervalMs: config.SWEEP_INTERVAL_MS,
         logger,
+        clock,
       }),
     );
   }
@@ -144,15 +146,24 @@ export async function startPolicy(config: PolicyConfig, logger: Logger): Promise
   app.use(
     '/api',
     requireInternalContext(config.INTERNAL_SIGNING_SECRET),
-    farmerRoutes({ farmers, plots, herds }),
-    plotAndHerdRoutes({ farmers, plots, herds }),
-    policyRoutes({ policies, farmers, plots, herds, licences, capacity, activator }),
+    answerOptions(PARTNER_ROUTES.policy),
+    mountRoutes<PartnerContext>(
+      Router(),
+      [...farmerRoutes, ...plotRoutes, ...herdRoutes, ...policyRoutes],
+      (req) => ({
+        tenant: repositories.forOrganization(organizationOf(req)),
+        organization: organizationSnapshotOf(req),
+        activator,
+        now: clock,
+      }),
+    ),
   );
+  const opsContext: OpsContext = { repositories };
   app.use(
     '/ops',
     requireOpsContext(config.INTERNAL_SIGNING_SECRET),
-    farmerOpsRoutes({ farmers }),
-    underwritingOpsRoutes({ licences, capacity }),
+    answerOptions(OPS_ROUTES.policy),
+    mountRoutes(Router(), [...farmerOpsRoutes, ...underwritingOpsRoutes], () => opsContext),
   );
   finishApp(app, logger);
   const http = await listen(app, config.POLICY_PORT, config.POLICY_HOST);
@@ -160,6 +171,7 @@ export async function startPolicy(config: PolicyConfig, logger: Logger): Promise
   let stopped: Promise<void> | undefined;
   return {
     url: http.url,
+    app,
     drainOutbox: () => relay.drain(),
     stop: () => {
       stopped ??= (async () => {

@@ -112,7 +112,13 @@ describe('farmers, plots and herds (through the gateway)', () => {
         (await api('GET', '/farmers?kycStatus=APPROVED', undefined, fresh.apiKey)).body.pagination.total,
       ).toBe(0);
       expect((await api('GET', '/farmers?kycStatus=MAYBE', undefined, fresh.apiKey)).status).toBe(400);
-      expect((await api('GET', '/farmers?limit=101', undefined, fresh.apiKey)).status).toBe(400);
+      expect((await api('GET', '/farmers?limit=0', undefined, fresh.apiKey)).status).toBe(400);
+      // The one paging rule of every list: a limit over 100 is served as 100, not refused.
+      const capped = await api('GET', '/farmers?limit=101', undefined, fresh.apiKey);
+      expect([capped.status, capped.body.pagination]).toEqual([
+        200,
+        { page: 1, limit: 100, total: 3, totalPages: 1 },
+      ]);
     });
   });
 

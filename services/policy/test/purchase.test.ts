@@ -2,6 +2,7 @@ import {
   cropPurchase,
   FUTURE,
   farmerBody,
+  herdBody,
   type PolicyPlatform,
   plotBody,
   sellableOrg,
@@ -21,7 +22,7 @@ describe('POST /policies/purchase', () => {
   const crop = cropPurchase;
   const buy = (key: string, body: unknown) => p.gateway.api('POST', '/policies/purchase', { key, body });
 
-  it('applies the gates in order: KYB, licence, licence expiry, capacity, solvency, farmer KYC, body, remaining capacity', async () => {
+  it('applies the gates in order: KYB, licence, licence expiry, capacity, solvency, farmer KYC, remaining capacity', async () => {
     const org = await p.gateway.register();
     const farmer = (await p.gateway.api('POST', '/farmers', { key: org.apiKey, body: farmerBody() })).body
       .data;
@@ -114,19 +115,8 @@ describe('POST /policies/purchase', () => {
 
   it('calculates a livestock sum insured from the herd (80% of its value) and prices it by season', async () => {
     const org = await readyOrg();
-    const herd = (
-      await p.gateway.api('POST', '/herds', {
-        key: org.apiKey,
-        body: {
-          farmerId: org.farmerId,
-          name: 'Boran',
-          headCount: 10,
-          estimatedValue: 250_000,
-          latitude: 1.2,
-          longitude: 36.8,
-        },
-      })
-    ).body.data;
+    const herd = (await p.gateway.api('POST', '/herds', { key: org.apiKey, body: herdBody(org.farmerId) }))
+      .body.data;
     const reply = await buy(org.apiKey, {
       farmerId: org.farmerId,
       productType: 'LIVESTOCK',
@@ -177,6 +167,49 @@ describe('POST /policies/purchase', () => {
     expect(replies.filter((r) => r.status === 400)).toHaveLength(3);
     const { capacity } = (await p.gateway.ops('GET', `/organizations/${org.id}/underwriting`)).body.data;
     expect(capacity).toMatchObject({ reserved: '90000.00', remaining: '10000.00' });
+  });
+
+  it('says why a field of the other product is refused, rather than "Unknown field", and sells nothing', async () => {
+    const org = await readyOrg();
+    const herd = (await p.gateway.api('POST', '/herds', { key: org.apiKey, body: herdBody(org.farmerId) }))
+      .body.data;
+    const livestock = { farmerId: org.farmerId, productType: 'LIVESTOCK', herdId: herd.id, season: 'LRLD' };
+    const cases: Array<[Record<string, unknown>, string, string]> = [
+      [
+        { ...livestock, sumInsured: 50_000 },
+        'sumInsured',
+        'is calculated for LIVESTOCK policies (80% of the herd’s estimated value); do not send it',
+      ],
+      [
+        { ...livestock, durationDays: 180 },
+        'durationDays',
+        'is set by the season for LIVESTOCK policies (LRLD 183 days, SRSD 182 days); do not send it',
+      ],
+      [
+        { ...livestock, plotId: org.plotId },
+        'plotId',
+        'is for CROP policies; a LIVESTOCK policy insures the herd in herdId',
+      ],
+      [
+        crop(org, { season: 'LRLD' }),
+        'season',
+        'is for LIVESTOCK policies; a CROP policy runs for durationDays',
+      ],
+      [
+        crop(org, { herdId: herd.id }),
+        'herdId',
+        'is for LIVESTOCK policies; a CROP policy insures the plot in plotId',
+      ],
+    ];
+    for (const [body, field, message] of cases) {
+      const reply = await buy(org.apiKey, body);
+      expect([reply.status, reply.body.error.code]).toEqual([400, 'INVALID_INPUT']);
+      expect(reply.body.error.details).toEqual([{ field, message }]);
+    }
+    expect(await p.db.collection('policies').countDocuments({ organizationId: org.id })).toBe(0);
+    // Without the stray field, the same bodies sell.
+    expect((await buy(org.apiKey, livestock)).status).toBe(201);
+    expect((await buy(org.apiKey, crop(org))).status).toBe(201);
   });
 
   it("answers 404 for another organization's plot or policy, and 400 for a body that does not fit the product", async () => {

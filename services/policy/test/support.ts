@@ -111,6 +111,16 @@ export const plotBody = (farmerId: string, overrides: Record<string, unknown> = 
   ...overrides,
 });
 
+export const herdBody = (farmerId: string, overrides: Record<string, unknown> = {}) => ({
+  farmerId,
+  name: 'Boran',
+  headCount: 10,
+  estimatedValue: 250_000,
+  latitude: 1.2,
+  longitude: 36.8,
+  ...overrides,
+});
+
 export const FUTURE = '2099-01-01T00:00:00Z';
 
 export interface SellableOrg {

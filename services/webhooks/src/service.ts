@@ -1,19 +1,31 @@
-import { createApp, finishApp, healthRoutes, listen, requireInternalContext } from '@parametric/http';
+import { PARTNER_ROUTES } from '@parametric/contracts';
+import {
+  answerOptions,
+  createApp,
+  finishApp,
+  healthRoutes,
+  listen,
+  mountRoutes,
+  organizationOf,
+  requireInternalContext,
+} from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import { connectMongo, pingMongo } from '@parametric/mongo';
 import { createProducer, createWorker, type QueueWorker } from '@parametric/queue';
+import { type Express, Router } from 'express';
 import type { WebhooksConfig } from './config';
-import { deliveryModel } from './deliveries/model';
 import { createEventConsumer } from './delivery/consumer';
 import { createDeliverer } from './delivery/deliverer';
 import { startReconciler } from './delivery/reconciler';
 import { createSender } from './delivery/send';
 import { guardedLookup } from './delivery/target-guard';
-import { endpointModel } from './endpoints/model';
+import { webhookRepositories } from './repositories';
 import { webhookRoutes } from './routes';
 
 export interface RunningWebhooks {
   url: string;
+  /** The express app (tests list the routes it mounts). */
+  app: Express;
   /** One reconciler pass now; resolves to how many deliveries it re-enqueued. */
   reconcile(): Promise<number>;
   stop(): Promise<void>;
@@ -22,9 +34,10 @@ export interface RunningWebhooks {
 /** The webhooks service: its partner routes (behind the gateway), the event consumer, the delivery workers, the reconciler. */
 export async function startWebhooks(config: WebhooksConfig, logger: Logger): Promise<RunningWebhooks> {
   const connection = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
-  const endpoints = endpointModel(connection);
-  const deliveries = deliveryModel(connection);
-  await Promise.all([endpoints.init(), deliveries.init()]);
+  const repositories = webhookRepositories(connection);
+  await repositories.init();
+  // The consumer, deliverer and reconciler work for every organization by design.
+  const { endpoints, deliveries } = repositories.acrossOrganizations();
 
   const policy = { allowInsecure: config.ALLOW_INSECURE_WEBHOOKS };
   const redis = {
@@ -77,16 +90,16 @@ export async function startWebhooks(config: WebhooksConfig, logger: Logger): Pro
 
   const app = createApp(logger);
   app.use(healthRoutes({ mongo: () => pingMongo(connection) }));
+  const keys = { secretKey: config.WEBHOOK_SECRET_KEY, allowInsecure: policy.allowInsecure };
   app.use(
     '/api',
     requireInternalContext(config.INTERNAL_SIGNING_SECRET),
-    webhookRoutes({
-      endpoints,
-      deliveries,
+    answerOptions(PARTNER_ROUTES.webhooks),
+    mountRoutes(Router(), webhookRoutes, (req) => ({
+      tenant: repositories.forOrganization(organizationOf(req)),
       deliverer,
-      secretKey: config.WEBHOOK_SECRET_KEY,
-      allowInsecure: policy.allowInsecure,
-    }),
+      keys,
+    })),
   );
   finishApp(app, logger);
   const http = await listen(app, config.WEBHOOKS_PORT, config.WEBHOOKS_HOST);
@@ -94,6 +107,7 @@ export async function startWebhooks(config: WebhooksConfig, logger: Logger): Pro
   let stopped: Promise<void> | undefined;
   return {
     url: http.url,
+    app,
     reconcile: () => reconciler?.runOnce() ?? Promise.resolve(0),
     stop: () => {
       stopped ??= (async () => {

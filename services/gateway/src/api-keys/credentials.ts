@@ -1,4 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { isoOrNull } from '@parametric/contracts';
 import type { ApiKeyDoc } from './model';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -60,7 +61,7 @@ export function keyMetadata(key: ApiKeyDoc) {
     last4: key.last4,
     masked: `${key.keyPrefix}${'*'.repeat(8)}${key.last4}`,
     active: key.active,
-    rotatedAt: key.rotatedAt ?? null,
-    createdAt: key.createdAt,
+    rotatedAt: isoOrNull(key.rotatedAt),
+    createdAt: key.createdAt.toISOString(),
   };
 }

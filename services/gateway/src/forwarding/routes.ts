@@ -25,8 +25,8 @@ const PASSED_BACK_HEADERS = ['retry-after', 'location'];
 /**
  * Forwards an authenticated, rate-limited partner request to the owning service with the
  * organization context signed (services trust nothing else). A service that is not
- * configured, refuses the connection or does not answer in time is `503
- * SERVICE_UNAVAILABLE`; one that answers something other than JSON is `502`.
+ * configured, refuses the connection, does not answer in time or answers something other
+ * than JSON is `503 SERVICE_UNAVAILABLE` (a 502 means the chain or the payment provider).
  */
 export function forwardingRoutes(deps: ForwardingDeps): Router {
   const router = Router();
@@ -83,10 +83,8 @@ export function opsForwardingRoutes(deps: ForwardingDeps): Router {
 }
 
 /**
- * One forwarded request. A service that is not configured, refuses the connection or does
- * not answer in time is `503 SERVICE_UNAVAILABLE`; one that answers something other than
- * JSON is `502`. Only the signed context and the request id travel with the body: nothing
- * a partner sets in its own headers reaches the service.
+ * One forwarded request. Only the signed context and the request id travel with the body:
+ * nothing a partner sets in its own headers reaches the service.
  */
 async function forward(
   req: Request,
@@ -129,11 +127,10 @@ async function forward(
   const text = await upstream.text();
   if (!(upstream.headers.get('content-type') ?? '').includes('application/json')) {
     req.log.error({ service: target.service, status: upstream.status }, 'service answered without JSON');
+    res.setHeader('Retry-After', '5');
     throw new AppError(
       'SERVICE_UNAVAILABLE',
-      `The ${target.service} service gave an invalid response`,
-      undefined,
-      502,
+      `The ${target.service} service gave an invalid response, try again shortly`,
     );
   }
   for (const name of PASSED_BACK_HEADERS) {

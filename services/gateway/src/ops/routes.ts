@@ -1,22 +1,24 @@
 import { timingSafeEqual } from 'node:crypto';
-import { createEvent, outboxUpdate } from '@parametric/events';
-import { AppError, invalidInput, route, sendData, uuidParam } from '@parametric/http';
-import { type NextFunction, type Request, type Response, Router } from 'express';
-import { z } from 'zod';
-import { keyMetadata } from '../api-keys/credentials';
-import type { ApiKeyDoc, ApiKeyModel } from '../api-keys/model';
-import { rotateCredentials } from '../api-keys/routes';
-import { type OrganizationDoc, type OrganizationModel, SERVICE_TIERS } from '../organizations/model';
-import { organizationView } from '../organizations/view';
-
-export interface OpsDeps {
-  organizations: OrganizationModel;
-  apiKeys: ApiKeyModel;
-  pepper: string;
-  opsToken: string;
-  /** Called after a write that recorded an event, so the relay picks it up at once. */
-  onEventRecorded: () => void;
-}
+import {
+  idParams,
+  opsActivate,
+  opsDeactivate,
+  opsGetOrganization,
+  opsRotateApiKey,
+  opsSetKyb,
+  opsSetServiceTier,
+} from '@parametric/contracts';
+import { AppError, type Binding, implement, ok, parseInput } from '@parametric/http';
+import type { NextFunction, Request, Response } from 'express';
+import { rotateCredentials } from '../api-keys/domain';
+import type { GatewayRepositories } from '../repositories';
+import {
+  opsOrganizationView,
+  recordKybDecision,
+  requireOrganization,
+  setActive,
+  setServiceTier,
+} from './domain';
 
 /** `Authorization: Bearer <OPS_TOKEN>`, compared in constant time. */
 export function requireOpsToken(token: string) {
@@ -32,112 +34,51 @@ export function requireOpsToken(token: string) {
   };
 }
 
-const idParams = z.object({ id: uuidParam });
-const kybBody = z.strictObject({
-  status: z.enum(['VERIFIED', 'REJECTED'], { error: 'must be VERIFIED or REJECTED' }),
-  notes: z.string().trim().max(2000).optional(),
-});
-const tierBody = z.strictObject({
-  serviceTier: z.enum(SERVICE_TIERS, { error: `must be one of ${SERVICE_TIERS.join(', ')}` }),
-});
+export interface OpsContext {
+  repositories: GatewayRepositories;
+  pepper: string;
+  /** Called after a write that recorded an event, so the relay picks it up at once. */
+  onEventRecorded: () => void;
+}
 
-/** The ops interface (docs/ops.md): admin actions partners cannot take themselves. */
-export function opsRoutes(deps: OpsDeps): Router {
-  const router = Router();
-  const load = async (id: string) => {
-    const org = await deps.organizations.findById(id).lean<OrganizationDoc>();
-    if (!org) throw AppError.notFound('Organization');
-    return org;
+/** The ops interface (docs/ops.md): admin actions on one organization, which partners cannot take. */
+export const opsRoutes: Binding<OpsContext>[] = [
+  implement(opsGetOrganization, async ({ params }, { repositories }) =>
+    ok(await opsOrganizationView(repositories.forOrganization(params.id))),
+  ),
+  implement(opsSetKyb, async ({ params, body }, { repositories, onEventRecorded }) => {
+    const tenant = repositories.forOrganization(params.id);
+    const { organization, eventRecorded } = await recordKybDecision(tenant, body);
+    if (eventRecorded) onEventRecorded();
+    return ok(await opsOrganizationView(tenant, organization));
+  }),
+  implement(opsSetServiceTier, async ({ params, body }, { repositories }) => {
+    const tenant = repositories.forOrganization(params.id);
+    return ok(await opsOrganizationView(tenant, await setServiceTier(tenant, body.serviceTier)));
+  }),
+  implement(opsDeactivate, async ({ params }, { repositories }) => {
+    const tenant = repositories.forOrganization(params.id);
+    return ok(await opsOrganizationView(tenant, await setActive(tenant, false)));
+  }),
+  implement(opsActivate, async ({ params }, { repositories }) => {
+    const tenant = repositories.forOrganization(params.id);
+    return ok(await opsOrganizationView(tenant, await setActive(tenant, true)));
+  }),
+  implement(opsRotateApiKey, async ({ params }, { repositories, pepper }) => {
+    const tenant = repositories.forOrganization(params.id);
+    await requireOrganization(tenant);
+    return ok(await rotateCredentials(tenant, pepper, 'ops'));
+  }),
+];
+
+/**
+ * Underwriting lives in the policy service, which cannot tell whether an organization exists:
+ * the gateway checks before forwarding, so an unknown organization is 404 here.
+ */
+export function requireKnownOrganization(repositories: GatewayRepositories) {
+  return async (req: Request, _res: Response, next: NextFunction) => {
+    const { params } = parseInput({ params: idParams }, req) as { params: { id: string } };
+    await requireOrganization(repositories.forOrganization(params.id));
+    next();
   };
-  const opsView = async (org: OrganizationDoc) => {
-    const key = await deps.apiKeys.findById(org._id).lean<ApiKeyDoc>();
-    return {
-      ...organizationView(org),
-      kybNotes: org.kybNotes ?? null,
-      kybUpdatedAt: org.kybUpdatedAt ?? null,
-      apiKey: key ? keyMetadata(key) : null,
-    };
-  };
-
-  router.get(
-    '/ops/organizations/:id',
-    route({ params: idParams }, async ({ params }, _req, res) => {
-      sendData(res, await opsView(await load(params.id)));
-    }),
-  );
-
-  router.post(
-    '/ops/organizations/:id/kyb',
-    route({ params: idParams, body: kybBody }, async ({ params, body }, _req, res) => {
-      const kybStatus = body.status;
-      const notes = body.notes ?? null;
-      const event =
-        kybStatus === 'VERIFIED'
-          ? createEvent('kyb.verified', params.id, { organizationId: params.id, kybStatus })
-          : createEvent('kyb.rejected', params.id, { organizationId: params.id, kybStatus, notes });
-      // The status change and its event are one document write: both happen or neither.
-      // Repeating the current status changes nothing and emits nothing.
-      const outbox = outboxUpdate(event);
-      const updated = await deps.organizations
-        .findOneAndUpdate(
-          { _id: params.id, kybStatus: { $ne: kybStatus } },
-          { ...outbox, $set: { ...outbox.$set, kybStatus, kybNotes: notes, kybUpdatedAt: new Date() } },
-          { returnDocument: 'after' },
-        )
-        .lean<OrganizationDoc>();
-      if (updated) deps.onEventRecorded();
-      sendData(res, await opsView(updated ?? (await load(params.id))));
-    }),
-  );
-
-  router.post(
-    '/ops/organizations/:id/service-tier',
-    route({ params: idParams, body: tierBody }, async ({ params, body }, _req, res) => {
-      await load(params.id);
-      const updated = await deps.organizations
-        .findOneAndUpdate(
-          { _id: params.id },
-          { $set: { serviceTier: body.serviceTier } },
-          { returnDocument: 'after' },
-        )
-        .lean<OrganizationDoc>();
-      sendData(res, await opsView(updated as OrganizationDoc));
-    }),
-  );
-
-  for (const [action, isActive] of [
-    ['deactivate', false],
-    ['activate', true],
-  ] as const) {
-    router.post(
-      `/ops/organizations/:id/${action}`,
-      route({ params: idParams }, async ({ params }, _req, res) => {
-        const updated = await deps.organizations
-          .findOneAndUpdate({ _id: params.id }, { $set: { isActive } }, { returnDocument: 'after' })
-          .lean<OrganizationDoc>();
-        if (!updated) throw AppError.notFound('Organization');
-        sendData(res, await opsView(updated));
-      }),
-    );
-  }
-
-  // Underwriting lives in the policy service; make sure the organization exists before the
-  // request is forwarded there (the policy service cannot tell).
-  for (const sub of ['licences', 'capacity', 'underwriting']) {
-    router.all(`/ops/organizations/:id/${sub}`, async (req: Request, _res: Response, next: NextFunction) => {
-      const parsed = idParams.safeParse(req.params);
-      if (!parsed.success) return next(invalidInput(parsed.error, 'path parameters'));
-      await load(parsed.data.id);
-      next();
-    });
-  }
-
-  router.post(
-    '/ops/organizations/:id/api-key/rotate',
-    route({ params: idParams }, async ({ params }, _req, res) => {
-      await load(params.id);
-      sendData(res, await rotateCredentials(deps.apiKeys, deps.pepper, params.id, 'ops'));
-    }),
-  );
-  return router;
 }

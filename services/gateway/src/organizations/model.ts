@@ -1,21 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { KYB_STATUSES, ORGANIZATION_TYPES, SERVICE_TIERS } from '@parametric/contracts';
 import { withOutbox } from '@parametric/events';
+import { MARKETS } from '@parametric/money';
 import { type Connection, type InferSchemaType, type Model, Schema } from 'mongoose';
 
-/** The spec names COOPERATIVE; the rest is our decision (docs/decisions.md). */
-export const ORGANIZATION_TYPES = [
-  'COOPERATIVE',
-  'LENDER',
-  'AGRITECH',
-  'INPUT_SUPPLIER',
-  'NGO',
-  'INSURER',
-  'OTHER',
-] as const;
-/** Markets we serve, with the currency a policy sold there is priced in. */
-export const MARKETS = { KE: 'KES', GH: 'GHS' } as const;
-export const KYB_STATUSES = ['NOT_STARTED', 'VERIFIED', 'REJECTED'] as const;
-export const SERVICE_TIERS = ['DETERMINATION', 'DETERMINATION_AND_SETTLEMENT'] as const;
+export { KYB_STATUSES, ORGANIZATION_TYPES, SERVICE_TIERS };
 
 const organizationSchema = withOutbox(
   new Schema(
@@ -23,7 +12,7 @@ const organizationSchema = withOutbox(
       _id: { type: String, default: () => randomUUID() },
       name: { type: String, required: true },
       type: { type: String, required: true, enum: ORGANIZATION_TYPES },
-      countryCode: { type: String, required: true, enum: Object.keys(MARKETS) },
+      countryCode: { type: String, required: true, enum: [...MARKETS] },
       contactEmail: { type: String, default: null },
       contactPhone: { type: String, default: null },
       kybStatus: { type: String, required: true, enum: KYB_STATUSES, default: 'NOT_STARTED' },

@@ -6,11 +6,10 @@ export function settingsView(org: OrganizationDoc) {
 }
 
 /**
- * The organization as partners and ops read it (spec 2.2). Keys, secrets and the webhook
- * secret never appear here; `webhookUrl` is owned by the webhooks service and is null
- * until one is configured there.
+ * The organization as partners read it (spec 2.2), without `webhookUrl` (the webhooks service
+ * owns it; `GET /organizations/me` adds it). Keys and secrets never appear here.
  */
-export function organizationView(org: OrganizationDoc, webhookUrl: string | null = null) {
+export function organizationView(org: OrganizationDoc) {
   return {
     id: org._id,
     name: org.name,
@@ -21,9 +20,8 @@ export function organizationView(org: OrganizationDoc, webhookUrl: string | null
     kybStatus: org.kybStatus,
     serviceTier: org.serviceTier,
     isActive: org.isActive,
-    webhookUrl,
     settings: settingsView(org),
-    createdAt: org.createdAt,
-    updatedAt: org.updatedAt,
+    createdAt: org.createdAt.toISOString(),
+    updatedAt: org.updatedAt.toISOString(),
   };
 }

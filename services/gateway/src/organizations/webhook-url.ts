@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { signContext } from '@parametric/http';
+import { AppError, signContext } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 
 /**
  * The organization's webhook URL, owned by the webhooks service (spec 2.2 shows it on the
- * organization). If that service is not configured or does not answer, the organization
- * read still works and shows `webhookUrl: null`, logged as a warning.
+ * organization). A platform without a webhooks service has no URL to show (null). If the
+ * service is configured but does not answer in time, the read fails with `503
+ * SERVICE_UNAVAILABLE` rather than claiming there is no URL.
  */
 export function webhookUrlLookup(deps: {
   webhooksUrl?: string;
@@ -33,7 +34,7 @@ export function webhookUrlLookup(deps: {
       return typeof body.data?.url === 'string' ? body.data.url : null;
     } catch (err) {
       deps.logger.warn({ err: (err as Error).message, organizationId }, 'could not read the webhook URL');
-      return null;
+      throw new AppError('SERVICE_UNAVAILABLE', 'The webhooks service is not available, try again shortly');
     }
   };
 }

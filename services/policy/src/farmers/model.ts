@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { KYC_STATUSES } from '@parametric/contracts';
 import { type Connection, type InferSchemaType, type Model, Schema } from 'mongoose';
-
-export const KYC_STATUSES = ['PENDING', 'APPROVED', 'REJECTED'] as const;
 
 const farmerSchema = new Schema(
   {
@@ -41,9 +40,15 @@ export function farmerView(f: FarmerDoc) {
     phoneNumber: f.phoneNumber,
     nationalId: f.nationalId,
     region: f.region,
-    location: f.location ? { latitude: f.location.latitude, longitude: f.location.longitude } : null,
+    location:
+      f.location?.latitude != null && f.location.longitude != null
+        ? { latitude: f.location.latitude, longitude: f.location.longitude }
+        : null,
     kycStatus: f.kycStatus,
-    createdAt: f.createdAt,
-    updatedAt: f.updatedAt,
+    createdAt: f.createdAt.toISOString(),
+    updatedAt: f.updatedAt.toISOString(),
   };
 }
+
+/** What ops see of a farmer: the partner's view and whose farmer it is. */
+export const opsFarmerView = (f: FarmerDoc) => ({ ...farmerView(f), organizationId: f.organizationId });

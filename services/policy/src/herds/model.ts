@@ -8,6 +8,7 @@ const herdSchema = new Schema(
     farmerId: { type: String, required: true },
     name: { type: String, required: true },
     headCount: { type: Number, required: true },
+    /** Major units of the organization's currency, as the partner sent it (at most 2 decimals). */
     estimatedValue: { type: Number, required: true },
     latitude: { type: Number, required: true },
     longitude: { type: Number, required: true },
@@ -36,7 +37,7 @@ export function herdView(h: HerdDoc) {
     estimatedValue: h.estimatedValue,
     latitude: h.latitude,
     longitude: h.longitude,
-    createdAt: h.createdAt,
-    updatedAt: h.updatedAt,
+    createdAt: h.createdAt.toISOString(),
+    updatedAt: h.updatedAt.toISOString(),
   };
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { CROP_TYPES } from '@parametric/contracts';
 import { type Connection, type InferSchemaType, type Model, Schema } from 'mongoose';
-import { CROP_TYPES } from '../bounds';
 
 const plotSchema = new Schema(
   {
@@ -37,7 +37,7 @@ export function plotView(p: PlotDoc) {
     longitude: p.longitude,
     areaHectares: p.areaHectares,
     cropType: p.cropType,
-    createdAt: p.createdAt,
-    updatedAt: p.updatedAt,
+    createdAt: p.createdAt.toISOString(),
+    updatedAt: p.updatedAt.toISOString(),
   };
 }

@@ -3,10 +3,15 @@ import type { Logger } from '@parametric/logger';
 import { scopedTo } from '@parametric/mongo';
 import { createWorker, type QueueWorker, type RedisConnection } from '@parametric/queue';
 import { DelayedError, UnrecoverableError } from 'bullmq';
+import { type Clock, systemClock } from '../clock';
 import type { Activator } from './activation';
 import type { PolicyModel } from './model';
 
 export interface ActivationWorkerOptions {
+  /**
+   * Across organizations (`acrossOrganizations`): the worker serves every organization's
+   * payments, and binds each job's work to the organization the job names.
+   */
   policies: PolicyModel;
   activator: Activator;
   connection: RedisConnection;
@@ -15,7 +20,7 @@ export interface ActivationWorkerOptions {
   retryBaseMs: number;
   retryMaxMs: number;
   logger: Logger;
-  now?: () => Date;
+  clock?: Clock;
 }
 
 /** Delay before the next try after `failures` chain failures in a row: doubling, capped. */
@@ -32,11 +37,12 @@ export function activationRetryDelay(failures: number, baseMs: number, maxMs: nu
  */
 export function startActivationWorker(options: ActivationWorkerOptions): QueueWorker<'policy-activations'> {
   const { policies, activator, logger } = options;
-  const now = options.now ?? (() => new Date());
+  const now = options.clock ?? systemClock;
 
   return createWorker(
     'policy-activations',
     async ({ policyId, organizationId, paymentId }, job, token) => {
+      // The job names its organization; everything it does stays within that organization.
       const scoped = scopedTo(policies, organizationId);
       // Recorded first, so the requeue sweep finds this policy even if Redis loses the job. Only
       // for a pending Tier 2 policy: anything else is refused below and must not be re-queued.
@@ -50,8 +56,7 @@ export function startActivationWorker(options: ActivationWorkerOptions): QueueWo
         { $set: { activationRequestedAt: now(), premiumPaid: true, premiumReference: paymentId } },
       );
       try {
-        const { activatedNow } = await activator.activate({
-          organizationId,
+        const { activatedNow } = await activator.activate(scoped, {
           policyId,
           via: 'PAYMENT',
           premiumReference: paymentId,

@@ -1,15 +1,18 @@
 import { ChainError, type RegistryClient, termsHashOf } from '@parametric/chain';
+import type { ACTIVATION_CHANNELS } from '@parametric/contracts';
 import { createEvent, withOutboxEvents } from '@parametric/events';
 import { AppError } from '@parametric/http';
-import { scopedTo } from '@parametric/mongo';
-import { type ACTIVATION_CHANNELS, type PolicyDoc, type PolicyModel, toMajor } from './model';
-
-const DAY_MS = 86_400_000;
+import { numberFromMinor } from '@parametric/money';
+import type { TenantScope } from '@parametric/mongo';
+import { type Clock, DAY_MS, systemClock } from '../clock';
+import type { PolicyDoc } from './model';
 
 export type ActivationChannel = (typeof ACTIVATION_CHANNELS)[number];
 
+/** One organization's policies: the Tier 1 route's tenant, or the Tier 2 job's organization. */
+export type OrganizationPolicies = TenantScope<PolicyDoc>;
+
 export interface ActivationRequest {
-  organizationId: string;
   policyId: string;
   via: ActivationChannel;
   premiumReference?: string | null;
@@ -22,7 +25,18 @@ export interface ActivationResult {
 }
 
 export interface Activator {
-  activate(request: ActivationRequest): Promise<ActivationResult>;
+  activate(policies: OrganizationPolicies, request: ActivationRequest): Promise<ActivationResult>;
+}
+
+/**
+ * Minor units as they go into the terms: JSON numbers, as they were hashed before money became
+ * int64, so a policy sold earlier and activated (or retried) now hashes to what may already be
+ * on chain. Sums are bounded far below 2^53 by the purchase body, so the number is exact.
+ */
+function termsMinor(minor: bigint | number): number {
+  const n = Number(minor);
+  if (!Number.isSafeInteger(n)) throw new Error(`minor units ${String(minor)} are not exact as a number`);
+  return n;
 }
 
 /**
@@ -41,8 +55,8 @@ export function policyTerms(p: PolicyDoc) {
     coverageType: p.coverageType,
     durationDays: p.durationDays,
     currency: p.currency,
-    sumInsuredMinor: p.sumInsuredMinor,
-    premiumMinor: p.premiumMinor,
+    sumInsuredMinor: termsMinor(p.sumInsuredMinor),
+    premiumMinor: termsMinor(p.premiumMinor),
     rateTableVersion: p.rateTableVersion,
     settlementMode: p.settlementMode,
   };
@@ -54,58 +68,66 @@ const CHANNEL_OF_MODE: Record<PolicyDoc['settlementMode'], ActivationChannel> = 
   DETERMINATION_AND_SETTLEMENT: 'PAYMENT',
 };
 
+function requireActivatable(policy: PolicyDoc, via: ActivationChannel): void {
+  if (CHANNEL_OF_MODE[policy.settlementMode] !== via) {
+    throw AppError.forbidden(
+      via === 'PARTNER'
+        ? 'This policy is DETERMINATION_AND_SETTLEMENT: its premium is paid by mobile money (POST /payments/initiate) and the payment activates it'
+        : 'This policy is DETERMINATION: the partner collects its premium and activates it with PUT /policies/{id}/activate',
+    );
+  }
+}
+
+/** Only registering is the activator's business (start-up checks and shutdown are the service's). */
+type Registrar = Pick<RegistryClient, 'registerPolicy'>;
+
+async function register(registry: Registrar, policy: PolicyDoc) {
+  try {
+    return await registry.registerPolicy(policy._id, policyTerms(policy));
+  } catch (err) {
+    if (err instanceof ChainError) {
+      throw new AppError(
+        'BLOCKCHAIN_ERROR',
+        `The policy could not be registered on chain (${err.message}); it stays PENDING, try again`,
+      );
+    }
+    throw err;
+  }
+}
+
 /**
  * The one activation path, for the Tier 1 route and the Tier 2 queue job alike: register on
  * chain, then one conditional write that sets the policy active and records `policy.activated`
  * in its outbox. A chain failure writes nothing (502 BLOCKCHAIN_ERROR); a write that fails
  * after the chain call leaves the policy PENDING, and the retry finds the registration already
  * on chain (the registry is idempotent per policy id) and completes it with the same ids.
+ * The clock is read after the chain call: cover starts when the registration is done.
  */
 export function createActivator(deps: {
-  policies: PolicyModel;
-  registry: RegistryClient;
-  now?: () => Date;
+  registry: Registrar;
+  clock?: Clock;
   onEventRecorded?: () => void;
 }): Activator {
-  const now = deps.now ?? (() => new Date());
+  const clock = deps.clock ?? systemClock;
 
   return {
-    async activate({ organizationId, policyId, via, premiumReference = null }) {
-      const policies = scopedTo(deps.policies, organizationId);
+    async activate(policies, { policyId, via, premiumReference = null }) {
       const policy = await policies.findById(policyId).lean<PolicyDoc>();
       if (!policy) throw AppError.notFound('Policy');
-      if (CHANNEL_OF_MODE[policy.settlementMode] !== via) {
-        throw AppError.forbidden(
-          via === 'PARTNER'
-            ? 'This policy is DETERMINATION_AND_SETTLEMENT: its premium is paid by mobile money (POST /payments/initiate) and the payment activates it'
-            : 'This policy is DETERMINATION: the partner collects its premium and activates it with PUT /policies/{id}/activate',
-        );
-      }
+      requireActivatable(policy, via);
       if (policy.status === 'ACTIVE') return { policy, activatedNow: false };
       if (policy.status !== 'PENDING') {
         throw AppError.invalid(`The policy is ${policy.status}; only a PENDING policy can be activated`);
       }
 
-      let registration: { onChainPolicyId: string; txHash: string };
-      try {
-        registration = await deps.registry.registerPolicy(policy._id, policyTerms(policy));
-      } catch (err) {
-        if (err instanceof ChainError) {
-          throw new AppError(
-            'BLOCKCHAIN_ERROR',
-            `The policy could not be registered on chain (${err.message}); it stays PENDING, try again`,
-          );
-        }
-        throw err;
-      }
-
-      const at = now();
-      const event = createEvent('policy.activated', organizationId, {
+      const registration = await register(deps.registry, policy);
+      const at = clock();
+      const event = createEvent('policy.activated', policies.organizationId, {
         policyId: policy._id,
         onChainPolicyId: registration.onChainPolicyId,
         policyNumber: policy.policyNumber,
         farmerId: policy.farmerId,
-        sumInsured: toMajor(policy.sumInsuredMinor, policy.exponent),
+        sumInsured: numberFromMinor(policy.sumInsuredMinor, policy.exponent),
         txHash: registration.txHash,
       });
       // Conditional on PENDING: of two concurrent activations exactly one writes (and emits).
@@ -129,7 +151,6 @@ export function createActivator(deps: {
           },
           event,
         ),
-        { returnDocument: 'after' },
       );
       if (activated) {
         deps.onEventRecorded?.();

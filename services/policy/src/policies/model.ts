@@ -1,11 +1,16 @@
 import { randomUUID } from 'node:crypto';
+import {
+  ACTIVATION_CHANNELS,
+  CROP_COVERAGES,
+  LIVESTOCK_COVERAGES,
+  POLICY_STATUSES,
+  PRODUCT_TYPES,
+  SEASONS,
+  SETTLEMENT_MODES,
+} from '@parametric/contracts';
 import { type OutboxFields, withOutbox } from '@parametric/events';
 import { type Connection, type InferSchemaType, type Model, Schema } from 'mongoose';
-
-export const POLICY_STATUSES = ['PENDING', 'ACTIVE', 'EXPIRED', 'CANCELLED'] as const;
-export const SETTLEMENT_MODES = ['DETERMINATION', 'DETERMINATION_AND_SETTLEMENT'] as const;
-
-export const ACTIVATION_CHANNELS = ['PARTNER', 'PAYMENT'] as const;
+import { readAsBigint } from '../int64';
 
 const policySchema = new Schema(
   {
@@ -13,16 +18,17 @@ const policySchema = new Schema(
     organizationId: { type: String, required: true },
     policyNumber: { type: String, required: true },
     farmerId: { type: String, required: true },
-    productType: { type: String, required: true, enum: ['CROP', 'LIVESTOCK'] },
+    productType: { type: String, required: true, enum: PRODUCT_TYPES },
     plotId: { type: String, default: null },
     herdId: { type: String, default: null },
-    season: { type: String, default: null },
-    coverageType: { type: String, required: true },
+    season: { type: String, enum: [...SEASONS, null], default: null },
+    coverageType: { type: String, required: true, enum: [...CROP_COVERAGES, ...LIVESTOCK_COVERAGES] },
     durationDays: { type: Number, required: true },
     currency: { type: String, required: true },
     exponent: { type: Number, required: true },
-    sumInsuredMinor: { type: Number, required: true },
-    premiumMinor: { type: Number, required: true },
+    /** int64 minor units of `currency`. */
+    sumInsuredMinor: { type: BigInt, required: true },
+    premiumMinor: { type: BigInt, required: true },
     rateTableVersion: { type: String, required: true },
     settlementMode: { type: String, required: true, enum: SETTLEMENT_MODES },
     status: { type: String, required: true, enum: POLICY_STATUSES, default: 'PENDING' },
@@ -49,6 +55,7 @@ const policySchema = new Schema(
   { timestamps: true, versionKey: false },
 );
 withOutbox(policySchema);
+readAsBigint(policySchema, ['sumInsuredMinor', 'premiumMinor']);
 // Policy numbers are what partners and farmers quote: unique across the platform.
 policySchema.index({ policyNumber: 1 }, { unique: true });
 // Serves an organization's policies of a farmer.
@@ -70,46 +77,4 @@ export function policyModel(connection: Connection): PolicyModel {
     (connection.models.Policy as PolicyModel | undefined) ??
     connection.model<PolicyDoc>('Policy', policySchema, 'policies')
   );
-}
-
-const DAY_MS = 86_400_000;
-
-export const toMajor = (minor: number, exponent: number) => minor / 10 ** exponent;
-
-/** Whole days of cover left: the full duration until activation, then counting down to zero. */
-export function daysRemaining(p: PolicyDoc, now = Date.now()): number {
-  if (!p.coverEndsAt) return p.status === 'PENDING' ? p.durationDays : 0;
-  return Math.max(0, Math.ceil((p.coverEndsAt.getTime() - now) / DAY_MS));
-}
-
-/** The policy as partners read it: the fields of spec 2.3, then ours. */
-export function policyView(p: PolicyDoc, now = Date.now()) {
-  return {
-    id: p._id,
-    policyNumber: p.policyNumber,
-    status: p.status,
-    premiumPaid: p.premiumPaid,
-    sumInsured: toMajor(p.sumInsuredMinor, p.exponent),
-    premium: toMajor(p.premiumMinor, p.exponent),
-    coverageType: p.coverageType,
-    onChainPolicyId: p.onChainPolicyId ?? null,
-    daysRemaining: daysRemaining(p, now),
-    payouts: [],
-    damageAssessments: [],
-    settlementMode: p.settlementMode,
-    productType: p.productType,
-    farmerId: p.farmerId,
-    plotId: p.plotId ?? null,
-    herdId: p.herdId ?? null,
-    season: p.season ?? null,
-    durationDays: p.durationDays,
-    currency: p.currency,
-    coverStartsAt: p.coverStartsAt ?? null,
-    coverEndsAt: p.coverEndsAt ?? null,
-    activatedAt: p.activatedAt ?? null,
-    txHash: p.txHash ?? null,
-    premiumReference: p.premiumReference ?? null,
-    rateTableVersion: p.rateTableVersion,
-    createdAt: p.createdAt,
-  };
 }

@@ -1,3 +1,5 @@
+import { applyBasisPoints, mulDiv } from '@parametric/money';
+
 /**
  * The published rate table (docs/pricing.md). Rates are basis points of the sum insured:
  * crop rates are per 365 days of cover, prorated by duration; livestock rates are per
@@ -16,37 +18,33 @@ export const RATE_TABLE = {
   seasonDays: { LRLD: 183, SRSD: 182 },
   /** Livestock sum insured: this share of the herd's estimated value. */
   livestockIndemnityBp: 8000,
+  /** The smallest sum insured, in major units, for either product. */
+  minimumSumInsured: 1000,
 } as const;
 
 export type CropCoverage = keyof typeof RATE_TABLE.crop;
 export type LivestockCoverage = keyof typeof RATE_TABLE.livestock;
 export type Season = keyof typeof RATE_TABLE.seasonDays;
 
-/** a × b / d rounded half up, in exact integer arithmetic (minor units never see a float). */
-function mulDivRoundHalfUp(a: bigint, b: bigint, d: bigint): bigint {
-  return (a * b * 2n + d) / (2n * d);
-}
-
+/** Premiums round once, half up, to the minor unit. */
 export function cropPremiumMinor(
-  sumInsuredMinor: number,
+  sumInsuredMinor: bigint,
   coverage: CropCoverage,
   durationDays: number,
-): number {
-  const rate = BigInt(RATE_TABLE.crop[coverage]);
-  return Number(mulDivRoundHalfUp(BigInt(sumInsuredMinor), rate * BigInt(durationDays), 10_000n * 365n));
+): bigint {
+  const rateTimesDays = BigInt(RATE_TABLE.crop[coverage]) * BigInt(durationDays);
+  return mulDiv(sumInsuredMinor, rateTimesDays, 10_000n * 365n, 'HALF_UP');
 }
 
 export function livestockPremiumMinor(
-  sumInsuredMinor: number,
+  sumInsuredMinor: bigint,
   coverage: LivestockCoverage,
   season: Season,
-): number {
-  return Number(
-    mulDivRoundHalfUp(BigInt(sumInsuredMinor), BigInt(RATE_TABLE.livestock[coverage][season]), 10_000n),
-  );
+): bigint {
+  return applyBasisPoints(sumInsuredMinor, RATE_TABLE.livestock[coverage][season], 'HALF_UP');
 }
 
-/** 80% of the herd's value, rounded down to the minor unit (never insure more than the animals are worth). */
-export function livestockSumInsuredMinor(estimatedValueMinor: number): number {
-  return Number((BigInt(estimatedValueMinor) * BigInt(RATE_TABLE.livestockIndemnityBp)) / 10_000n);
+/** 80% of the herd's value, rounded down (never insure more than the animals are worth). */
+export function livestockSumInsuredMinor(estimatedValueMinor: bigint): bigint {
+  return mulDiv(estimatedValueMinor, BigInt(RATE_TABLE.livestockIndemnityBp), 10_000n, 'TRUNCATE');
 }

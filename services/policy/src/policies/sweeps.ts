@@ -6,9 +6,11 @@ import {
   type QueueWorker,
   type RedisConnection,
 } from '@parametric/queue';
+import { type Clock, systemClock } from '../clock';
 import type { PolicyDoc, PolicyModel } from './model';
 
 export interface SweepOptions {
+  /** Across organizations (`acrossOrganizations`): see below. */
   policies: PolicyModel;
   activations: Producer<'policy-activations'>;
   sweeps: Producer<'policy-sweeps'>;
@@ -16,11 +18,11 @@ export interface SweepOptions {
   prefix: string;
   intervalMs: number;
   logger: Logger;
-  now?: () => Date;
+  clock?: Clock;
 }
 
 // The sweeps run across every organization by design (they are the platform's own jobs, not a
-// tenant's request), so they use the model directly rather than a tenant scope.
+// tenant's request): the service hands them the model through `acrossOrganizations`.
 
 /** Marks every ACTIVE policy whose cover has ended EXPIRED; returns how many. */
 export async function expirePolicies(policies: PolicyModel, at: Date): Promise<number> {
@@ -62,7 +64,7 @@ export async function requeueActivations(
 /** Schedules both sweeps (idempotent across replicas) and runs them as they come due. */
 export async function startSweeps(options: SweepOptions): Promise<QueueWorker<'policy-sweeps'>> {
   const { policies, logger } = options;
-  const now = options.now ?? (() => new Date());
+  const now = options.clock ?? systemClock;
   await options.sweeps.schedule('expire-policies', options.intervalMs, { task: 'expire-policies' });
   await options.sweeps.schedule('requeue-activations', options.intervalMs, { task: 'requeue-activations' });
   return createWorker(

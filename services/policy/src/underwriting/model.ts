@@ -1,9 +1,7 @@
+import { isoOrNull } from '@parametric/contracts';
+import { exponentOf, formatMinor, MARKETS, MoneyError } from '@parametric/money';
 import { type Connection, type InferSchemaType, type Model, Schema } from 'mongoose';
-
-export const MARKETS = ['KE', 'GH'] as const;
-/** Currencies of the markets we serve, with their ISO 4217 minor-unit exponent. */
-export const MARKET_CURRENCY = { KE: 'KES', GH: 'GHS' } as const;
-export const CURRENCY_EXPONENT = { KES: 2, GHS: 2 } as const;
+import { readAsBigint } from '../int64';
 
 /** One licence per organization and market; recording a new one replaces it. */
 const licenceSchema = new Schema(
@@ -20,19 +18,20 @@ const licenceSchema = new Schema(
 licenceSchema.index({ organizationId: 1, market: 1 }, { unique: true });
 
 /**
- * Underwriting capacity per organization (`_id` is the organization id), in minor units so
- * that reservations are exact integer arithmetic.
+ * Underwriting capacity per organization (`_id` is the organization id), in int64 minor units
+ * so that a reservation is one exact, conditional `$inc`.
  */
 const capacitySchema = new Schema(
   {
     _id: { type: String, required: true },
     currency: { type: String, required: true },
-    amountMinor: { type: Number, required: true },
-    reservedMinor: { type: Number, required: true, default: 0 },
+    amountMinor: { type: BigInt, required: true },
+    reservedMinor: { type: BigInt, required: true, default: 0n },
     solvencyAttestedUntil: { type: Date, required: true },
   },
   { timestamps: true, versionKey: false },
 );
+readAsBigint(capacitySchema, ['amountMinor', 'reservedMinor']);
 
 export type LicenceDoc = InferSchemaType<typeof licenceSchema>;
 export type CapacityDoc = InferSchemaType<typeof capacitySchema> & { _id: string };
@@ -53,37 +52,35 @@ export function capacityModel(connection: Connection): CapacityModel {
   );
 }
 
-/** Major units (at most `exponent` decimals) to exact integer minor units, via the decimal string. */
-export function toMinor(amount: number, exponent: number): number {
-  const [whole, fraction = ''] = amount.toFixed(exponent).split('.');
-  return Number(`${whole}${fraction.padEnd(exponent, '0')}`);
-}
-
-export function fromMinor(minor: number, exponent: number): string {
-  const sign = minor < 0 ? '-' : '';
-  const digits = String(Math.abs(minor)).padStart(exponent + 1, '0');
-  return exponent === 0
-    ? `${sign}${digits}`
-    : `${sign}${digits.slice(0, -exponent)}.${digits.slice(-exponent)}`;
+/** The minor-unit exponent of a currency we sell in; anything else is a bug upstream, not a guess of 2. */
+export function exponentOfCurrency(currency: string): number {
+  const exponent = exponentOf(currency);
+  if (exponent === undefined) {
+    throw new MoneyError(
+      'CURRENCY_EXPONENT_UNREGISTERED',
+      `no minor-unit exponent registered for ${currency}`,
+    );
+  }
+  return exponent;
 }
 
 export function licenceView(l: LicenceDoc) {
   return {
     market: l.market,
     licenceNumber: l.licenceNumber,
-    expiresAt: l.expiresAt ?? null,
-    updatedAt: l.updatedAt,
+    expiresAt: isoOrNull(l.expiresAt),
+    updatedAt: l.updatedAt.toISOString(),
   };
 }
 
 export function capacityView(c: CapacityDoc) {
-  const exponent = CURRENCY_EXPONENT[c.currency as keyof typeof CURRENCY_EXPONENT] ?? 2;
+  const exponent = exponentOfCurrency(c.currency);
   return {
     currency: c.currency,
-    amount: fromMinor(c.amountMinor, exponent),
-    reserved: fromMinor(c.reservedMinor, exponent),
-    remaining: fromMinor(c.amountMinor - c.reservedMinor, exponent),
-    solvencyAttestedUntil: c.solvencyAttestedUntil,
-    updatedAt: c.updatedAt,
+    amount: formatMinor(c.amountMinor, exponent),
+    reserved: formatMinor(c.reservedMinor, exponent),
+    remaining: formatMinor(c.amountMinor - c.reservedMinor, exponent),
+    solvencyAttestedUntil: c.solvencyAttestedUntil.toISOString(),
+    updatedAt: c.updatedAt.toISOString(),
   };
 }

@@ -1,6 +1,7 @@
+import { DELIVERY_STATUSES, isoOrNull } from '@parametric/contracts';
 import { type Connection, type InferSchemaType, type Model, Schema } from 'mongoose';
 
-export const DELIVERY_STATUSES = ['PENDING', 'DELIVERED', 'FAILED'] as const;
+export { DELIVERY_STATUSES };
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /**
@@ -53,8 +54,8 @@ export function deliveryView(row: DeliveryDoc) {
     attempts: row.attempts,
     responseStatus: row.responseStatus ?? null,
     lastError: row.lastError ?? null,
-    deliveredAt: row.deliveredAt ?? null,
-    createdAt: row.createdAt,
-    updatedAt: row.updatedAt,
+    deliveredAt: isoOrNull(row.deliveredAt),
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
   };
 }

@@ -1,11 +1,8 @@
 import type { EventEnvelope } from '@parametric/events';
+import { isDuplicateKey } from '@parametric/mongo';
 import type { DeliveryModel } from '../deliveries/model';
 import type { EndpointModel } from '../endpoints/model';
 import type { Deliverer } from './deliverer';
-
-function isDuplicateKey(err: unknown): boolean {
-  return (err as { code?: number })?.code === 11000;
-}
 
 /**
  * Turns an event from the `events` queue into its delivery row (id = event id) and the

@@ -6,17 +6,16 @@ import { BlockList, isIP, type LookupFunction } from 'node:net';
  *
  * A partner-supplied webhook URL must never lead into our own network. The check runs twice:
  *
- * - `checkWebhookTarget` when the URL is configured (and again before each delivery): syntax,
- *   scheme, credentials, host name, and every address the host resolves to.
- * - `guardedLookup` as the `lookup` of the delivery request (or its Agent): it judges the
- *   addresses the socket is about to connect to, so a name that re-resolves to a private
- *   address after the check (DNS rebinding) is refused before any connection is made.
+ * - `checkWebhookTarget` when the URL is configured: syntax, scheme, credentials, host name,
+ *   and every address the host resolves to.
+ * - At delivery, against the address actually dialled: `guardedLookup` is the `lookup` of
+ *   the delivery Agent, so a name that re-resolves to a private address after configuration
+ *   (DNS rebinding) is refused before any connection is made; and because Node's `net` does
+ *   not call `lookup` for IP-literal hosts, the sender (`send.ts`) checks a literal host with
+ *   `isBlockedAddress` itself before dialling.
  *
- * Node's `net` does not call `lookup` for IP-literal hosts, so `guardedLookup` alone does not
- * cover `https://10.0.0.5/`: delivery must also run `checkWebhookTarget` on the URL it is about
- * to use (that check judges literals without resolving them). Delivery must not follow redirects
- * without re-checking the new location, and must not go through a forward proxy (the lookup
- * would then judge the proxy, not the target).
+ * Delivery never follows redirects and never goes through a forward proxy (the lookup would
+ * then judge the proxy, not the target).
  *
  * `allowInsecure` (local runs and tests only) relaxes exactly two things: `http:` URLs, and
  * addresses that really are this host's loopback (127.0.0.0/8, ::1, ::ffff:127.0.0.0/104) plus

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 
+export { phoneNumber } from '../common';
+
 /**
  * Input bounds the spec leaves open (docs/decisions.md). Coordinates must fall inside
  * Africa's bounding box, which catches swapped latitude/longitude and (0, 0) defaults.
@@ -70,10 +72,6 @@ export const name = z
   .min(1, 'is required')
   .max(100, 'must be at most 100 characters');
 
-export const E164 = /^\+[1-9]\d{7,14}$/;
-export const phoneNumber = z
-  .string({ error: 'must be a string' })
-  .regex(E164, 'must be an E.164 phone number, e.g. +254712345678');
 export const nationalId = z
   .string({ error: 'must be a string' })
   .trim()

@@ -1,0 +1,25 @@
+import { paginationQuery, uuid } from '@parametric/http';
+import { z } from 'zod';
+
+/** Timestamps are ISO 8601 strings in UTC (`2026-11-22T10:00:00.000Z`). */
+export const timestamp = z.iso.datetime({ offset: true }).meta({ example: '2026-11-22T10:00:00.000Z' });
+
+/** A date as partners read it: the ISO string, or null while it is not set. */
+export const isoOrNull = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
+
+/** `{ id }` path parameters. */
+export const idParams = z.object({
+  id: uuid.meta({ description: 'The resource id (uuid)', example: '3f2b8c1e-7d4a-4e6b-9a1c-2b3d4e5f6a7b' }),
+});
+
+/** E.164, e.g. +254712345678: the one phone format of the platform. */
+export const E164 = /^\+[1-9]\d{7,14}$/;
+export const phoneNumber = z
+  .string({ error: 'must be a string' })
+  .regex(E164, 'must be an E.164 phone number, e.g. +254712345678')
+  .meta({ example: '+254712345678' });
+
+/** The one paging rule (page from 1, limit 1..100, larger served as 100). */
+export const pageQuery = paginationQuery();
+
+export { uuid };

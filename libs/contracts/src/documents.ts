@@ -1,0 +1,74 @@
+import { openApiDocument, type RouteContract } from '@parametric/http';
+import { webhookEvents } from './events';
+import { GATEWAY_ROUTES, META_ROUTES } from './gateway';
+import { GATEWAY_OPS_ROUTES, getOpsOpenApiDocument, POLICY_OPS_ROUTES } from './ops';
+import { bulkRow, FARMER_ROUTES } from './policy/farmers';
+import { POLICY_ROUTES } from './policy/policies';
+import { WEBHOOK_ROUTES } from './webhooks';
+
+/** Which service serves a route; the gateway serves its own and forwards the rest. */
+export type ServiceName = 'gateway' | 'policy' | 'webhooks';
+
+/** Every partner route, by the service that serves it. */
+export const PARTNER_ROUTES: Readonly<Record<ServiceName, readonly RouteContract[]>> = {
+  gateway: [...GATEWAY_ROUTES, ...META_ROUTES],
+  policy: [...FARMER_ROUTES, ...POLICY_ROUTES],
+  webhooks: WEBHOOK_ROUTES,
+};
+
+/** Every ops route, by the service that serves it. */
+export const OPS_ROUTES: Readonly<Record<ServiceName, readonly RouteContract[]>> = {
+  gateway: [...GATEWAY_OPS_ROUTES, getOpsOpenApiDocument],
+  policy: POLICY_OPS_ROUTES,
+  webhooks: [],
+};
+
+const all = (routes: Readonly<Record<ServiceName, readonly RouteContract[]>>) => Object.values(routes).flat();
+
+const PARTNER_DESCRIPTION = `Parametric crop and livestock insurance for partner organizations: onboard farmers, register plots and herds, buy policies, activate them, and receive signed events.
+
+Every call carries \`x-api-key\` (except registration and these docs). Responses use the envelopes \`{ success: true, data }\`, \`{ success: true, data: [...], pagination }\` and \`{ success: false, error: { code, message, details? } }\`; branch on \`error.code\`. Limits: 100 requests per 60 s per key (headers \`X-RateLimit-*\` on every response). The partner's guide is docs/api.md in the platform repository.`;
+
+let partner: ReturnType<typeof openApiDocument> | undefined;
+let ops: ReturnType<typeof openApiDocument> | undefined;
+
+/** The partner API document (built once; the declarations do not change at run time). */
+export function partnerDocument() {
+  partner ??= openApiDocument({
+    title: 'Parametric insurance partner API',
+    description: PARTNER_DESCRIPTION,
+    serverUrl: '/api',
+    routes: all(PARTNER_ROUTES),
+    securitySchemes: {
+      apiKey: {
+        type: 'apiKey',
+        in: 'header',
+        name: 'x-api-key',
+        description: 'Your organization’s API key: server-side only; rotate on exposure.',
+      },
+      webhookSignature: {
+        type: 'apiKey',
+        in: 'header',
+        name: 'x-service-signature',
+        description:
+          'How you authenticate our webhook deliveries: HMAC-SHA256 with your webhook secret over `{x-service-timestamp}.{raw body}`, lowercase hex (spec 6; docs/webhooks.md).',
+      },
+    },
+    webhooks: webhookEvents(),
+    schemas: { BulkImportRow: bulkRow },
+  });
+  return partner;
+}
+
+/** The ops API document (served on the ops port only). */
+export function opsDocument() {
+  ops ??= openApiDocument({
+    title: 'Parametric insurance ops API',
+    description:
+      'Admin actions partners cannot take themselves: KYB, service tier, (de)activation, key rotation, farmer KYC, licences and capacity. Bearer token `OPS_TOKEN`; never a partner key. See docs/ops.md.',
+    serverUrl: '/ops',
+    routes: all(OPS_ROUTES),
+    securitySchemes: { opsBearer: { type: 'http', scheme: 'bearer', description: 'The ops token' } },
+  });
+  return ops;
+}

@@ -1,0 +1,245 @@
+import { defineRoute } from '@parametric/http';
+import { MARKET_CURRENCY, MARKETS } from '@parametric/money';
+import { z } from 'zod';
+import { idParams, timestamp } from './common';
+import { apiKeyMetadataSchema, credentialsSchema, organizationSchema, SERVICE_TIERS } from './gateway';
+import { farmerSchema } from './policy/farmers';
+
+const isoDate = z.iso
+  .datetime({ offset: true, error: 'must be an ISO 8601 date-time' })
+  .transform((v) => new Date(v));
+
+export const opsOrganizationSchema = organizationSchema
+  .omit({ webhookUrl: true })
+  .extend({
+    kybNotes: z.string().nullable(),
+    kybUpdatedAt: timestamp.nullable(),
+    apiKey: apiKeyMetadataSchema.nullable(),
+  })
+  .meta({ id: 'OpsOrganization' });
+
+export const kybBody = z
+  .strictObject({
+    status: z.enum(['VERIFIED', 'REJECTED'], { error: 'must be VERIFIED or REJECTED' }),
+    notes: z.string().trim().max(2000).optional(),
+  })
+  .meta({ id: 'KybDecision', example: { status: 'VERIFIED', notes: 'Certificate of registration checked' } });
+
+export const tierBody = z
+  .strictObject({
+    serviceTier: z.enum(SERVICE_TIERS, { error: `must be one of ${SERVICE_TIERS.join(', ')}` }),
+  })
+  .meta({ id: 'ServiceTierChange' });
+
+export const kycBody = z
+  .strictObject({ status: z.enum(['APPROVED', 'REJECTED'], { error: 'must be APPROVED or REJECTED' }) })
+  .meta({ id: 'KycDecision' });
+
+export const licenceBody = z
+  .strictObject({
+    market: z.enum(MARKETS, { error: `must be one of ${MARKETS.join(', ')}` }),
+    licenceNumber: z.string().trim().min(1, 'is required').max(64),
+    // Optional on purpose: a licence recorded without an expiry is treated as expired (spec 5.6).
+    expiresAt: isoDate.nullable().optional(),
+  })
+  .meta({
+    id: 'LicenceRequest',
+    example: { market: 'KE', licenceNumber: 'IRA/2026/0042', expiresAt: '2027-06-30T00:00:00Z' },
+  });
+
+// Capacity backs policies, which are sold in their market's currency.
+const currencies = [...new Set(Object.values(MARKET_CURRENCY))] as [string, ...string[]];
+
+export const capacityBody = z
+  .strictObject({
+    amount: z
+      .number({ error: 'must be a number' })
+      .positive('must be positive')
+      .max(1e12, 'must be at most 1,000,000,000,000')
+      .refine((n) => /^\d+(\.\d{1,2})?$/.test(String(n)), 'must have at most 2 decimal places'),
+    currency: z.enum(currencies, { error: `must be one of ${currencies.join(', ')}` }),
+    solvencyAttestedUntil: isoDate,
+  })
+  .meta({
+    id: 'CapacityRequest',
+    example: { amount: 10000000, currency: 'KES', solvencyAttestedUntil: '2027-06-30T00:00:00Z' },
+  });
+
+export const licenceSchema = z
+  .object({
+    market: z.enum(MARKETS),
+    licenceNumber: z.string(),
+    expiresAt: timestamp.nullable(),
+    updatedAt: timestamp,
+  })
+  .meta({ id: 'Licence' });
+
+export const capacitySchema = z
+  .object({
+    currency: z.string(),
+    amount: z.string().meta({ description: 'Decimal string, major units' }),
+    reserved: z.string(),
+    remaining: z.string(),
+    solvencyAttestedUntil: timestamp,
+    updatedAt: timestamp,
+  })
+  .meta({ id: 'Capacity' });
+
+const opsOrganizationRoute = <const P extends string, const B extends z.ZodType | undefined>(
+  operationId: string,
+  path: P,
+  summary: string,
+  body: B,
+) =>
+  defineRoute({
+    operationId,
+    method: 'post',
+    path,
+    summary,
+    tags: ['Organizations'],
+    auth: 'opsBearer',
+    params: idParams,
+    body,
+    responses: { 200: { description: 'The organization as ops see it', data: opsOrganizationSchema } },
+    errors: [],
+  });
+
+export const opsGetOrganization = defineRoute({
+  operationId: 'opsGetOrganization',
+  method: 'get',
+  path: '/organizations/{id}',
+  summary: 'Read an organization',
+  tags: ['Organizations'],
+  auth: 'opsBearer',
+  params: idParams,
+  responses: { 200: { description: 'The organization as ops see it', data: opsOrganizationSchema } },
+  errors: [],
+});
+
+export const opsSetKyb = opsOrganizationRoute(
+  'opsSetKyb',
+  '/organizations/{id}/kyb',
+  'Record a KYB decision (emits kyb.verified / kyb.rejected; repeating the current status emits nothing)',
+  kybBody,
+);
+export const opsSetServiceTier = opsOrganizationRoute(
+  'opsSetServiceTier',
+  '/organizations/{id}/service-tier',
+  'Change the service tier (existing policies keep the settlement mode frozen at sale)',
+  tierBody,
+);
+export const opsDeactivate = opsOrganizationRoute(
+  'opsDeactivateOrganization',
+  '/organizations/{id}/deactivate',
+  'Deactivate an organization (its key then gets 403)',
+  undefined,
+);
+export const opsActivate = opsOrganizationRoute(
+  'opsActivateOrganization',
+  '/organizations/{id}/activate',
+  'Re-activate an organization',
+  undefined,
+);
+
+export const opsRotateApiKey = defineRoute({
+  operationId: 'opsRotateApiKey',
+  method: 'post',
+  path: '/organizations/{id}/api-key/rotate',
+  summary: "Rotate an organization's API key (e.g. after it revoked its only key)",
+  tags: ['Organizations'],
+  auth: 'opsBearer',
+  params: idParams,
+  responses: { 200: { description: 'The new credentials, once', data: credentialsSchema } },
+  errors: [],
+});
+
+export const opsSetFarmerKyc = defineRoute({
+  operationId: 'opsSetFarmerKyc',
+  method: 'post',
+  path: '/farmers/{id}/kyc',
+  summary: "Record a farmer's KYC decision",
+  tags: ['Farmers'],
+  auth: 'opsBearer',
+  params: idParams,
+  body: kycBody,
+  responses: {
+    200: {
+      description: 'The farmer and its organization',
+      data: farmerSchema.extend({ organizationId: z.uuid() }),
+    },
+  },
+  errors: [],
+});
+
+export const opsRecordLicence = defineRoute({
+  operationId: 'opsRecordLicence',
+  method: 'post',
+  path: '/organizations/{id}/licences',
+  summary: 'Record a regulator licence (one per market; replaces the previous one)',
+  tags: ['Underwriting'],
+  auth: 'opsBearer',
+  params: idParams,
+  body: licenceBody,
+  responses: { 200: { description: 'The licence', data: licenceSchema } },
+  errors: [],
+});
+
+export const opsRecordCapacity = defineRoute({
+  operationId: 'opsRecordCapacity',
+  method: 'post',
+  path: '/organizations/{id}/capacity',
+  summary: 'Record underwriting capacity and the solvency attestation',
+  tags: ['Underwriting'],
+  auth: 'opsBearer',
+  params: idParams,
+  body: capacityBody,
+  responses: { 200: { description: 'The capacity', data: capacitySchema } },
+  errors: [],
+});
+
+export const opsGetUnderwriting = defineRoute({
+  operationId: 'opsGetUnderwriting',
+  method: 'get',
+  path: '/organizations/{id}/underwriting',
+  summary: "An organization's licences and capacity",
+  tags: ['Underwriting'],
+  auth: 'opsBearer',
+  params: idParams,
+  responses: {
+    200: {
+      description: 'Licences and capacity',
+      data: z.object({ licences: z.array(licenceSchema), capacity: capacitySchema.nullable() }),
+    },
+  },
+  errors: [],
+});
+
+export const getOpsOpenApiDocument = defineRoute({
+  operationId: 'getOpsOpenApiDocument',
+  method: 'get',
+  path: '/openapi.json',
+  summary: 'This document',
+  description: 'The OpenAPI 3.1.0 document of the ops API (needs the ops token).',
+  tags: ['Meta'],
+  auth: 'opsBearer',
+  responses: { 200: { description: 'The OpenAPI document', contentType: 'application/json' } },
+  errors: [],
+});
+
+/** Ops routes the gateway serves itself. */
+export const GATEWAY_OPS_ROUTES = [
+  opsGetOrganization,
+  opsSetKyb,
+  opsSetServiceTier,
+  opsDeactivate,
+  opsActivate,
+  opsRotateApiKey,
+] as const;
+
+/** Ops routes the policy service serves (the gateway forwards them). */
+export const POLICY_OPS_ROUTES = [
+  opsSetFarmerKyc,
+  opsRecordLicence,
+  opsRecordCapacity,
+  opsGetUnderwriting,
+] as const;

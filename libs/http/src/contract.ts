@@ -1,0 +1,88 @@
+import type { z } from 'zod';
+import type { ErrorCode } from './errors';
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+/**
+ * Who may call a route: a partner with its `x-api-key` (forwarded to services with a signed
+ * context), ops with the ops bearer token, or anyone.
+ */
+export type Auth = 'apiKey' | 'opsBearer' | 'none';
+
+/** `{ success: true, data }` with `data` of this schema. */
+export interface DataResponse {
+  description: string;
+  data: z.ZodType;
+}
+
+/** `{ success: true, data: [item…], pagination }`. */
+export interface PageResponse {
+  description: string;
+  item: z.ZodType;
+}
+
+/** A body that is not JSON (the docs page). */
+export interface RawResponse {
+  description: string;
+  contentType: string;
+}
+
+export type SuccessResponse = DataResponse | PageResponse | RawResponse;
+
+/**
+ * Everything a route is, in one declaration: what it accepts, what it answers, which error
+ * codes it can give and who may call it. `mountRoutes` makes it validate requests and
+ * `openApiDocument` makes it the documentation, so the two cannot drift apart.
+ */
+export interface RouteContract {
+  operationId: string;
+  method: HttpMethod;
+  /** OpenAPI style (`/policies/{id}`), relative to the API prefix (`/api` or the ops root). */
+  path: string;
+  summary: string;
+  description?: string;
+  tags: readonly string[];
+  auth: Auth;
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  body?: z.ZodType;
+  /** Whether `body` may be left out entirely (e.g. an optional activation body). */
+  bodyOptional?: boolean;
+  responses: Readonly<Record<number, SuccessResponse>>;
+  /** The route's own error codes; those every route of its kind can give are added (`errorCodesOf`). */
+  errors: readonly ErrorCode[];
+}
+
+/** Keeps the literal types of a declaration (statuses, schemas) for `implement`. */
+export function defineRoute<const C extends RouteContract>(contract: C): C {
+  return contract;
+}
+
+/** `/policies/{id}` → `/policies/:id` for express. */
+export function expressPath(path: string): string {
+  return path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
+}
+
+const BODY_METHODS: ReadonlySet<HttpMethod> = new Set(['post', 'put', 'patch']);
+
+/**
+ * Every error code a route can answer: its own, plus what its kind of route can always give
+ * (input validation, authentication, rate limits, a dependency being unavailable, a server
+ * error). The document lists exactly these, and tests hold every response to them.
+ */
+export function errorCodesOf(contract: RouteContract): ErrorCode[] {
+  const codes = new Set<ErrorCode>(contract.errors);
+  if (contract.params || contract.query || contract.body || BODY_METHODS.has(contract.method)) {
+    codes.add('INVALID_INPUT');
+  }
+  if (contract.params) codes.add('NOT_FOUND');
+  if (contract.auth === 'apiKey') {
+    codes.add('UNAUTHORIZED');
+    codes.add('FORBIDDEN');
+    codes.add('RATE_LIMIT_EXCEEDED');
+  }
+  if (contract.auth === 'opsBearer') codes.add('UNAUTHORIZED');
+  codes.add('INTERNAL_ERROR');
+  codes.add('SERVICE_UNAVAILABLE');
+  return [...codes];
+}

@@ -1,0 +1,93 @@
+import type { NextFunction, Request, Response, Router } from 'express';
+import type { z } from 'zod';
+import { type DataResponse, expressPath, type PageResponse, type RouteContract } from './contract';
+import { paginationOf } from './envelope';
+import { parseInput } from './validation';
+
+type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+/** A request's input after validation: defaults applied, unknown keys stripped or refused. */
+export type InputOf<C extends RouteContract> = {
+  params: Out<C['params']>;
+  query: Out<C['query']>;
+  body: C['bodyOptional'] extends true ? Out<C['body']> | undefined : Out<C['body']>;
+};
+
+type ReplyFor<S, R> = R extends PageResponse
+  ? { status: S; data: z.input<R['item']>[]; page: { page: number; limit: number; total: number } }
+  : R extends DataResponse
+    ? { status: S; data: z.input<R['data']> }
+    : { status: S; raw: string };
+
+/** What a handler returns: one of the contract's success statuses and its body, type-checked. */
+export type ReplyOf<C extends RouteContract> = {
+  [S in keyof C['responses'] & number]: ReplyFor<S, C['responses'][S]>;
+}[keyof C['responses'] & number];
+
+export type Handler<C extends RouteContract, Ctx> = (input: InputOf<C>, ctx: Ctx) => Promise<ReplyOf<C>>;
+
+/** A contract and the handler that serves it. */
+export interface Binding<Ctx> {
+  contract: RouteContract;
+  handle(input: unknown, ctx: Ctx): Promise<{ status: number; data?: unknown; page?: unknown; raw?: string }>;
+}
+
+/**
+ * Serves a contract: the handler parses nothing itself, calls its domain function with the
+ * validated input and the request's context, and returns a view that the contract's types check.
+ */
+export function implement<C extends RouteContract, Ctx>(contract: C, handler: Handler<C, Ctx>): Binding<Ctx> {
+  return {
+    contract,
+    handle: (input, ctx) => handler(input as InputOf<C>, ctx),
+  };
+}
+
+/**
+ * Mounts bindings on a router. Each request is validated against its contract (params, query,
+ * then body: bad input never reaches the handler), `contextOf` builds what the handler may
+ * touch (for partner routes: repositories bound to the calling organization), and the reply
+ * is rendered in the spec's envelope.
+ */
+export function mountRoutes<Ctx>(
+  router: Router,
+  bindings: ReadonlyArray<Binding<Ctx>>,
+  contextOf: (req: Request) => Ctx,
+): Router {
+  for (const binding of bindings) {
+    const { contract } = binding;
+    router[contract.method](
+      expressPath(contract.path),
+      async (req: Request, res: Response, next: NextFunction) => {
+        const input = parseInput(contract, req);
+        const reply = await binding.handle(input, contextOf(req));
+        const spec = contract.responses[reply.status];
+        if (!spec)
+          return next(new Error(`${contract.operationId} answered undeclared status ${reply.status}`));
+        res.status(reply.status);
+        if (reply.raw !== undefined && 'contentType' in spec) {
+          res.type(spec.contentType).send(reply.raw);
+        } else if ('item' in spec) {
+          const page = reply.page as { page: number; limit: number; total: number };
+          res.json({ success: true, data: reply.data, pagination: paginationOf(page) });
+        } else {
+          res.json({ success: true, data: reply.data });
+        }
+      },
+    );
+  }
+  return router;
+}
+
+/** `200` with `data`. */
+export const ok = <T>(data: T) => ({ status: 200 as const, data });
+/** `201` with `data`. */
+export const created = <T>(data: T) => ({ status: 201 as const, data });
+/** `200` with a page of items (the paginated envelope). */
+export const page = <T>(data: T[], at: { page: number; limit: number; total: number }) => ({
+  status: 200 as const,
+  data,
+  page: at,
+});
+/** `200` with a body that is not the JSON envelope (documents, the docs page). */
+export const raw = (body: string) => ({ status: 200 as const, raw: body });

@@ -1,0 +1,36 @@
+import { AppError } from '@parametric/http';
+import type { TenantGatewayData } from '../repositories';
+import { issueCredentials, keyMetadata } from './credentials';
+
+export async function apiKeyMetadata(tenant: TenantGatewayData) {
+  const key = await tenant.apiKey.get();
+  if (!key) throw AppError.notFound('API key');
+  return keyMetadata(key);
+}
+
+/**
+ * Replaces the organization's credential in one write: the old key stops working on the
+ * next request, and a revoked organization becomes active again (spec: revoke is
+ * "reversible by rotating"). `origin` shows in the new key's prefix.
+ */
+export async function rotateCredentials(tenant: TenantGatewayData, pepper: string, origin: 'rot' | 'ops') {
+  const credentials = issueCredentials(pepper, origin);
+  const updated = await tenant.apiKey.findOneAndUpdate(
+    {},
+    { $set: { ...credentials.record, active: true, rotatedAt: new Date(), revokedAt: null } },
+  );
+  if (!updated) throw AppError.notFound('API key');
+  return { apiKey: credentials.apiKey, apiSecret: credentials.apiSecret };
+}
+
+/**
+ * Revokes the key that authenticated the call. Conditional on that key's hash, so a revoke
+ * racing a rotation cannot revoke the freshly rotated key.
+ */
+export async function revokeApiKey(tenant: TenantGatewayData, callerKeyHash: string) {
+  const revoked = await tenant.apiKey.findOneAndUpdate(
+    { keyHash: callerKeyHash },
+    { $set: { active: false, revokedAt: new Date() } },
+  );
+  return revoked ? keyMetadata(revoked) : apiKeyMetadata(tenant);
+}

@@ -1,0 +1,68 @@
+import { isoOrNull } from '@parametric/contracts';
+import { createEvent, outboxUpdate } from '@parametric/events';
+import { AppError } from '@parametric/http';
+import { keyMetadata } from '../api-keys/credentials';
+import type { OrganizationDoc } from '../organizations/model';
+import { organizationView } from '../organizations/view';
+import type { TenantGatewayData } from '../repositories';
+
+async function load(tenant: TenantGatewayData): Promise<OrganizationDoc> {
+  const org = await tenant.organization.get();
+  if (!org) throw AppError.notFound('Organization');
+  return org;
+}
+
+/** The organization as ops read it: the partner view, KYB notes, and the key's metadata. */
+export async function opsOrganizationView(tenant: TenantGatewayData, org?: OrganizationDoc | null) {
+  const found = org ?? (await load(tenant));
+  const key = await tenant.apiKey.get();
+  return {
+    ...organizationView(found),
+    kybNotes: found.kybNotes ?? null,
+    kybUpdatedAt: isoOrNull(found.kybUpdatedAt),
+    apiKey: key ? keyMetadata(key) : null,
+  };
+}
+
+/**
+ * Records a KYB decision. The status change and its event (`kyb.verified` / `kyb.rejected`)
+ * are one document write: both happen or neither. Repeating the current status changes
+ * nothing and emits nothing. Returns whether an event was recorded.
+ */
+export async function recordKybDecision(
+  tenant: TenantGatewayData,
+  decision: { status: 'VERIFIED' | 'REJECTED'; notes?: string },
+) {
+  const organizationId = tenant.organizationId;
+  const kybStatus = decision.status;
+  const notes = decision.notes ?? null;
+  const event =
+    kybStatus === 'VERIFIED'
+      ? createEvent('kyb.verified', organizationId, { organizationId, kybStatus })
+      : createEvent('kyb.rejected', organizationId, { organizationId, kybStatus, notes });
+  const outbox = outboxUpdate(event);
+  const updated = await tenant.organization.findOneAndUpdate(
+    { kybStatus: { $ne: kybStatus } },
+    { ...outbox, $set: { ...outbox.$set, kybStatus, kybNotes: notes, kybUpdatedAt: new Date() } },
+  );
+  return { organization: updated ?? (await load(tenant)), eventRecorded: updated !== null };
+}
+
+/** Existing policies keep the settlement mode frozen at their sale. */
+export async function setServiceTier(tenant: TenantGatewayData, serviceTier: OrganizationDoc['serviceTier']) {
+  const updated = await tenant.organization.findOneAndUpdate({}, { $set: { serviceTier } });
+  if (!updated) throw AppError.notFound('Organization');
+  return updated;
+}
+
+/** A deactivated organization's key gets 403 on every call (spec 5.6). */
+export async function setActive(tenant: TenantGatewayData, isActive: boolean) {
+  const updated = await tenant.organization.findOneAndUpdate({}, { $set: { isActive } });
+  if (!updated) throw AppError.notFound('Organization');
+  return updated;
+}
+
+/** 404 unless the organization exists (ops actions forwarded to services that cannot tell). */
+export async function requireOrganization(tenant: TenantGatewayData): Promise<void> {
+  if (!(await tenant.organization.exists())) throw AppError.notFound('Organization');
+}

@@ -1,0 +1,136 @@
+import { OPS_ROUTES, PARTNER_ROUTES } from '@parametric/contracts';
+import { EVENT_NAMES } from '@parametric/events';
+import { expressPath } from '@parametric/http';
+import { mountedRoutes } from '../../../test/contract/express-routes';
+import { OPS_TOKEN, startTestGateway, type TestGateway } from './support';
+
+let t: TestGateway;
+
+beforeAll(async () => {
+  t = await startTestGateway();
+});
+
+afterAll(async () => {
+  await t.stop();
+});
+
+const count = (routes: Record<string, readonly unknown[]>) => Object.values(routes).flat().length;
+const operationsOf = (doc: { paths: Record<string, Record<string, unknown>> }) =>
+  Object.values(doc.paths).flatMap((item) => Object.keys(item)).length;
+
+describe('GET /api/openapi.json', () => {
+  it('serves the OpenAPI 3.1.0 document (interface 1.0.0) without a key, with every partner route of every service', async () => {
+    const reply = await t.api('GET', '/openapi.json');
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(reply.body.openapi).toBe('3.1.0');
+    expect(reply.body.info.version).toBe('1.0.0');
+    expect(operationsOf(reply.body)).toBe(count(PARTNER_ROUTES));
+    expect(reply.body.paths['/policies/purchase'].post.operationId).toBe('purchasePolicy');
+    expect(reply.body.paths['/organizations/me/webhook'].put.operationId).toBe('setWebhook');
+    expect(reply.body.components.securitySchemes.apiKey).toEqual(
+      expect.objectContaining({ type: 'apiKey', in: 'header', name: 'x-api-key' }),
+    );
+    // No ops route leaks into the partner document.
+    expect(JSON.stringify(reply.body.paths)).not.toContain('/kyb');
+  });
+
+  it('documents each event of spec 6 as a webhook with its data fields and the five signature headers', async () => {
+    const { webhooks } = (await t.api('GET', '/openapi.json')).body;
+    expect(Object.keys(webhooks).sort()).toEqual([...EVENT_NAMES].sort());
+    for (const event of EVENT_NAMES) {
+      const post = webhooks[event].post;
+      const headers = post.parameters
+        .filter((p: { in: string }) => p.in === 'header')
+        .map((p: { name: string }) => p.name);
+      expect(headers.sort()).toEqual(
+        [
+          'user-agent',
+          'x-service-delivery',
+          'x-service-event',
+          'x-service-signature',
+          'x-service-timestamp',
+        ].sort(),
+      );
+      expect(post.requestBody.content['application/json'].schema).toBeDefined();
+    }
+    const activated = (await t.api('GET', '/openapi.json')).body.components.schemas.Event_policy_activated;
+    expect(Object.keys(activated.properties.data.properties).sort()).toEqual(
+      ['farmerId', 'onChainPolicyId', 'policyId', 'policyNumber', 'sumInsured', 'txHash'].sort(),
+    );
+  });
+});
+
+describe('GET /api/docs', () => {
+  it('renders the document with assets served by the gateway itself (works offline)', async () => {
+    const page = await fetch(`${t.gateway.partnerUrl}/docs`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    const html = await page.text();
+    const refs = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] as string);
+    expect(refs.length).toBeGreaterThanOrEqual(3);
+    for (const ref of refs) {
+      expect(ref).not.toMatch(/^(https?:)?\/\//);
+      const asset = await fetch(new URL(ref, `${t.gateway.partnerUrl}/docs`));
+      expect([ref, asset.status]).toEqual([ref, 200]);
+      expect((await asset.arrayBuffer()).byteLength).toBeGreaterThan(0);
+    }
+    const init = await (await fetch(`${t.gateway.partnerUrl}/docs/assets/init.js`)).text();
+    expect(init).toContain("url: 'openapi.json'");
+    expect(init).toContain('validatorUrl: null');
+  });
+
+  it('serves only the assets the page needs', async () => {
+    const reply = await t.api('GET', '/docs/assets/index.html');
+    expect([reply.status, reply.body.error.code]).toEqual([404, 'NOT_FOUND']);
+  });
+});
+
+describe('GET /ops/openapi.json', () => {
+  it('needs the ops token, and documents every ops route with the bearer scheme', async () => {
+    expect((await fetch(`${t.gateway.opsUrl}/openapi.json`)).status).toBe(401);
+    const reply = await t.ops('GET', '/openapi.json');
+    expect(reply.status).toBe(200);
+    expect(reply.body.openapi).toBe('3.1.0');
+    expect(operationsOf(reply.body)).toBe(count(OPS_ROUTES));
+    expect(reply.body.components.securitySchemes.opsBearer).toEqual(
+      expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+    );
+    expect(reply.body.paths['/organizations/me']).toBeUndefined();
+    expect(OPS_TOKEN.length).toBeGreaterThan(0);
+  });
+});
+
+describe('OPTIONS', () => {
+  it('answers 204 with the declared methods of the path, not express’s 200 text/plain', async () => {
+    const reply = await fetch(`${t.gateway.partnerUrl}/policies/3f2b8c1e-7d4a-4e6b-9a1c-2b3d4e5f6a7b`, {
+      method: 'OPTIONS',
+    });
+    expect(reply.status).toBe(204);
+    expect(reply.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+    const webhook = await fetch(`${t.gateway.partnerUrl}/organizations/me/webhook`, { method: 'OPTIONS' });
+    expect(webhook.headers.get('allow')).toBe('GET, HEAD, OPTIONS, PUT');
+  });
+
+  it('answers 404 in the envelope for a path no route has', async () => {
+    const reply = await t.api('OPTIONS', '/no-such-thing');
+    expect(reply.status).toBe(404);
+    expect(reply.body).toEqual({ success: false, error: { code: 'NOT_FOUND', message: expect.any(String) } });
+  });
+});
+
+describe('the gateway mounts exactly the routes its contracts declare', () => {
+  const declared = (routes: readonly { method: string; path: string }[]) =>
+    routes.map((r) => `${r.method.toUpperCase()} ${expressPath(r.path)}`).sort();
+  const infrastructure = (route: string) => !/ \/(healthz|readyz)$/.test(route);
+
+  it('on the partner port', () => {
+    expect(mountedRoutes(t.gateway.partnerApp).filter(infrastructure)).toEqual(
+      declared(PARTNER_ROUTES.gateway),
+    );
+  });
+
+  it('on the ops port', () => {
+    expect(mountedRoutes(t.gateway.opsApp).filter(infrastructure)).toEqual(declared(OPS_ROUTES.gateway));
+  });
+});

@@ -1,0 +1,28 @@
+import type { Request } from 'express';
+import type { Clock } from './clock';
+import type { Activator } from './policies/activation';
+import type { OrganizationSnapshot } from './policies/gates';
+import type { PolicyRepositories, TenantPolicyData } from './repositories';
+
+/** What a partner request's handler may touch: the calling organization's data, nothing wider. */
+export interface PartnerContext {
+  tenant: TenantPolicyData;
+  organization: OrganizationSnapshot;
+  activator: Activator;
+  now: Clock;
+}
+
+/**
+ * Ops actions: on one organization (its `{id}`) through `forOrganization`, or by farmer id
+ * through `acrossOrganizations`.
+ */
+export interface OpsContext {
+  repositories: PolicyRepositories;
+}
+
+/** The organization snapshot the gateway signs into every partner request it forwards. */
+export function organizationSnapshotOf(req: Request): OrganizationSnapshot {
+  const organization = req.context?.organization;
+  if (!organization) throw new Error('the gateway did not send the organization snapshot');
+  return organization;
+}

@@ -1,0 +1,165 @@
+import { bulkRow, type farmerBody, type KYC_STATUSES } from '@parametric/contracts';
+import { AppError, type FieldError, fieldErrors } from '@parametric/http';
+import { duplicateKeyFields } from '@parametric/mongo';
+import type { z } from 'zod';
+import type { HerdDoc } from '../herds/model';
+import { herdView } from '../herds/model';
+import type { PlotDoc } from '../plots/model';
+import { plotView } from '../plots/model';
+import type { TenantPolicyData } from '../repositories';
+import { type FarmerDoc, type FarmerModel, farmerView, opsFarmerView } from './model';
+
+export type FarmerInput = z.output<typeof farmerBody>;
+type KycStatus = (typeof KYC_STATUSES)[number];
+type Tenant = Pick<TenantPolicyData, 'farmers' | 'plots' | 'herds'>;
+
+const conflictDetails = (fields: string[]): FieldError[] =>
+  fields.map((field) => ({ field, message: 'already registered to another farmer of this organization' }));
+
+function conflict(fields: string[]): AppError {
+  return AppError.conflict(
+    'A farmer with this phone number or national ID is already registered',
+    conflictDetails(fields),
+  );
+}
+
+/** The unique fields of a duplicate-key error, or undefined for any other error. */
+function clashingFields(err: unknown): string[] | undefined {
+  return duplicateKeyFields(err)?.filter((field) => field !== 'organizationId');
+}
+
+/** The organization's farmer holding this phone number or national ID, and which of them. */
+async function clash(tenant: Tenant, input: Pick<FarmerInput, 'phoneNumber' | 'nationalId'>) {
+  const existing = await tenant.farmers
+    .findOne({ $or: [{ phoneNumber: input.phoneNumber }, { nationalId: input.nationalId }] })
+    .lean<FarmerDoc>();
+  if (!existing) return undefined;
+  const fields = [
+    ...(existing.phoneNumber === input.phoneNumber ? ['phoneNumber'] : []),
+    ...(existing.nationalId === input.nationalId ? ['nationalId'] : []),
+  ];
+  return { existing, fields };
+}
+
+async function insertFarmer(tenant: Tenant, input: FarmerInput): Promise<FarmerDoc> {
+  const created = await tenant.farmers.create({ ...input, location: input.location ?? null });
+  return created.toObject() as FarmerDoc;
+}
+
+/**
+ * Registers a farmer, KYC PENDING. A phone number or national ID already registered in the
+ * organization is 409 naming the field; the unique indexes decide a race the look-up missed.
+ */
+export async function registerFarmer(tenant: Tenant, input: FarmerInput) {
+  const found = await clash(tenant, input);
+  if (found) throw conflict(found.fields);
+  try {
+    return farmerView(await insertFarmer(tenant, input));
+  } catch (err) {
+    const fields = clashingFields(err);
+    if (fields) throw conflict(fields);
+    throw err;
+  }
+}
+
+type BulkResult =
+  | { index: number; status: 'created'; farmerId: string; plotIds: string[] }
+  | { index: number; status: 'duplicate'; farmerId: string }
+  | { index: number; status: 'conflict' | 'invalid'; errors: FieldError[] };
+
+async function importRow(tenant: Tenant, index: number, raw: unknown): Promise<BulkResult> {
+  const parsed = bulkRow.safeParse(raw);
+  if (!parsed.success) return { index, status: 'invalid', errors: fieldErrors(parsed.error, '(row)') };
+  const { plots, ...farmer } = parsed.data;
+  const found = await clash(tenant, farmer);
+  if (found) {
+    // The same person again (both identifiers match): re-sending a file creates nothing.
+    const same =
+      found.existing.phoneNumber === farmer.phoneNumber && found.existing.nationalId === farmer.nationalId;
+    return same
+      ? { index, status: 'duplicate', farmerId: found.existing._id }
+      : { index, status: 'conflict', errors: conflictDetails(found.fields) };
+  }
+  try {
+    const created = await insertFarmer(tenant, farmer);
+    const createdPlots = await Promise.all(
+      plots.map((plot) => tenant.plots.create({ ...plot, farmerId: created._id })),
+    );
+    return { index, status: 'created', farmerId: created._id, plotIds: createdPlots.map((p) => p._id) };
+  } catch (err) {
+    const fields = clashingFields(err);
+    if (!fields) throw err;
+    return { index, status: 'conflict', errors: conflictDetails(fields) };
+  }
+}
+
+/**
+ * Imports rows one by one: each gets a result (created, duplicate, conflict, invalid) and a bad
+ * row never stops the others. Rows run in order so a file naming a person twice has one
+ * `created` and one `duplicate`, the same as re-sending it.
+ */
+export async function bulkImportFarmers(tenant: Tenant, rows: readonly unknown[]) {
+  const results: BulkResult[] = [];
+  for (const [index, raw] of rows.entries()) results.push(await importRow(tenant, index, raw));
+  const summary = { created: 0, duplicate: 0, conflict: 0, invalid: 0 };
+  for (const r of results) summary[r.status]++;
+  return { summary, results };
+}
+
+export interface FarmerListQuery {
+  page: number;
+  limit: number;
+  kycStatus?: KycStatus;
+}
+
+/** Newest first; `limit` is already capped by the one paging rule (the contract's query schema). */
+export async function listFarmers(tenant: Tenant, query: FarmerListQuery) {
+  const filter = query.kycStatus ? { kycStatus: query.kycStatus } : {};
+  const [rows, total] = await Promise.all([
+    tenant.farmers
+      .find(filter)
+      .sort({ createdAt: -1, _id: -1 })
+      .skip((query.page - 1) * query.limit)
+      .limit(query.limit)
+      .lean<FarmerDoc[]>(),
+    tenant.farmers.countDocuments(filter),
+  ]);
+  return { items: rows.map(farmerView), at: { page: query.page, limit: query.limit, total } };
+}
+
+/** One of the organization's farmers; another organization's is indistinguishable from an unknown one. */
+export async function requireFarmer(tenant: Pick<Tenant, 'farmers'>, farmerId: string): Promise<FarmerDoc> {
+  const farmer = await tenant.farmers.findById(farmerId).lean<FarmerDoc>();
+  if (!farmer) throw AppError.notFound('Farmer');
+  return farmer;
+}
+
+export async function readFarmer(tenant: Tenant, farmerId: string) {
+  return farmerView(await requireFarmer(tenant, farmerId));
+}
+
+/** A farmer's plots, oldest first. */
+export async function farmerPlots(tenant: Tenant, farmerId: string) {
+  const farmer = await requireFarmer(tenant, farmerId);
+  const rows = await tenant.plots.find({ farmerId: farmer._id }).sort({ createdAt: 1 }).lean<PlotDoc[]>();
+  return rows.map(plotView);
+}
+
+/** A farmer's herds, oldest first. */
+export async function farmerHerds(tenant: Tenant, farmerId: string) {
+  const farmer = await requireFarmer(tenant, farmerId);
+  const rows = await tenant.herds.find({ farmerId: farmer._id }).sort({ createdAt: 1 }).lean<HerdDoc[]>();
+  return rows.map(herdView);
+}
+
+/**
+ * Ops record a KYC decision by farmer id alone, whichever organization the farmer belongs to:
+ * hence the model across organizations.
+ */
+export async function setFarmerKyc(farmers: FarmerModel, farmerId: string, status: 'APPROVED' | 'REJECTED') {
+  const farmer = await farmers
+    .findOneAndUpdate({ _id: farmerId }, { $set: { kycStatus: status } }, { returnDocument: 'after' })
+    .lean<FarmerDoc>();
+  if (!farmer) throw AppError.notFound('Farmer');
+  return opsFarmerView(farmer);
+}

@@ -1,0 +1,97 @@
+import { isoOrNull } from '@parametric/contracts';
+import { AppError } from '@parametric/http';
+import { numberFromMinor } from '@parametric/money';
+import { DAY_MS } from '../clock';
+import type { TenantPolicyData } from '../repositories';
+import type { PolicyDoc } from './model';
+
+type Tenant = Pick<TenantPolicyData, 'policies'>;
+
+/** Whole days of cover left: the full duration until activation, then counting down to zero. */
+export function daysRemaining(p: PolicyDoc, now: Date): number {
+  if (!p.coverEndsAt) return p.status === 'PENDING' ? p.durationDays : 0;
+  return Math.max(0, Math.ceil((p.coverEndsAt.getTime() - now.getTime()) / DAY_MS));
+}
+
+/** The policy as partners read it: the fields of spec 2.3, then ours. */
+export function policyView(p: PolicyDoc, now: Date) {
+  return {
+    id: p._id,
+    policyNumber: p.policyNumber,
+    status: p.status,
+    premiumPaid: p.premiumPaid,
+    sumInsured: numberFromMinor(p.sumInsuredMinor, p.exponent),
+    premium: numberFromMinor(p.premiumMinor, p.exponent),
+    coverageType: p.coverageType,
+    onChainPolicyId: p.onChainPolicyId ?? null,
+    daysRemaining: daysRemaining(p, now),
+    payouts: [],
+    damageAssessments: [],
+    settlementMode: p.settlementMode,
+    productType: p.productType,
+    farmerId: p.farmerId,
+    plotId: p.plotId ?? null,
+    herdId: p.herdId ?? null,
+    season: p.season ?? null,
+    durationDays: p.durationDays,
+    currency: p.currency,
+    coverStartsAt: isoOrNull(p.coverStartsAt),
+    coverEndsAt: isoOrNull(p.coverEndsAt),
+    activatedAt: isoOrNull(p.activatedAt),
+    txHash: p.txHash ?? null,
+    premiumReference: p.premiumReference ?? null,
+    rateTableVersion: p.rateTableVersion,
+    createdAt: p.createdAt.toISOString(),
+  };
+}
+
+function nextStep(p: PolicyDoc): string {
+  if (p.status === 'ACTIVE') return 'Covered; determinations arrive by webhook';
+  if (p.status !== 'PENDING') return 'No action: the policy is no longer in force';
+  if (p.settlementMode === 'DETERMINATION') {
+    return 'Collect the premium, then activate the policy (PUT /policies/{id}/activate)';
+  }
+  return p.activationRequestedAt
+    ? 'No action: the premium is received and the policy is being activated on chain'
+    : 'Pay the premium by mobile money (POST /payments/initiate)';
+}
+
+/** Where the policy stands and what the partner should do next. */
+export function policyStatusView(p: PolicyDoc, now: Date) {
+  return {
+    id: p._id,
+    policyNumber: p.policyNumber,
+    status: p.status,
+    premiumPaid: p.premiumPaid,
+    activatedOnChain: Boolean(p.onChainPolicyId),
+    onChainPolicyId: p.onChainPolicyId ?? null,
+    coverStartsAt: isoOrNull(p.coverStartsAt),
+    coverEndsAt: isoOrNull(p.coverEndsAt),
+    daysRemaining: daysRemaining(p, now),
+    settlementMode: p.settlementMode,
+    activation: {
+      activatedAt: isoOrNull(p.activatedAt),
+      via: p.activatedVia ?? null,
+      txHash: p.txHash ?? null,
+      pending: Boolean(p.activationRequestedAt) && p.status === 'PENDING',
+      failedAttempts: p.activationFailures ?? 0,
+      lastError: p.lastActivationError ?? null,
+    },
+    expiredAt: isoOrNull(p.expiredAt),
+    nextStep: nextStep(p),
+  };
+}
+
+async function load(tenant: Tenant, policyId: string): Promise<PolicyDoc> {
+  const policy = await tenant.policies.findById(policyId).lean<PolicyDoc>();
+  if (!policy) throw AppError.notFound('Policy');
+  return policy;
+}
+
+export async function readPolicy(tenant: Tenant, policyId: string, now: Date) {
+  return policyView(await load(tenant, policyId), now);
+}
+
+export async function readPolicyStatus(tenant: Tenant, policyId: string, now: Date) {
+  return policyStatusView(await load(tenant, policyId), now);
+}

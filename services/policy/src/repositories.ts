@@ -1,0 +1,43 @@
+import { acrossOrganizations, organizationDocument, scopedTo } from '@parametric/mongo';
+import type { Connection } from 'mongoose';
+import { farmerModel } from './farmers/model';
+import { herdModel } from './herds/model';
+import { plotModel } from './plots/model';
+import { policyModel } from './policies/model';
+import { capacityModel, licenceModel } from './underwriting/model';
+
+/**
+ * The policy service's data, two ways in: bound to one organization (partner request
+ * handlers, and ops actions on one organization), or across organizations (farmer KYC by
+ * farmer id, the sweeps, the activation worker's look-ups, the outbox relay).
+ */
+export function policyRepositories(connection: Connection) {
+  const models = {
+    farmers: farmerModel(connection),
+    plots: plotModel(connection),
+    herds: herdModel(connection),
+    policies: policyModel(connection),
+    licences: licenceModel(connection),
+    capacity: capacityModel(connection),
+  };
+  return {
+    init: () => Promise.all(Object.values(models).map((model) => model.init())),
+    forOrganization: (organizationId: string) => ({
+      organizationId,
+      farmers: scopedTo(models.farmers, organizationId),
+      plots: scopedTo(models.plots, organizationId),
+      herds: scopedTo(models.herds, organizationId),
+      policies: scopedTo(models.policies, organizationId),
+      licences: scopedTo(models.licences, organizationId),
+      capacity: organizationDocument(models.capacity, organizationId),
+    }),
+    acrossOrganizations: () => ({
+      farmers: acrossOrganizations(models.farmers),
+      policies: acrossOrganizations(models.policies),
+    }),
+  };
+}
+
+export type PolicyRepositories = ReturnType<typeof policyRepositories>;
+/** One organization's policy data: what partner handlers and domain functions receive. */
+export type TenantPolicyData = ReturnType<PolicyRepositories['forOrganization']>;

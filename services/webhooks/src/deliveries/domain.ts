@@ -1,0 +1,51 @@
+import { AppError } from '@parametric/http';
+import type { Deliverer } from '../delivery/deliverer';
+import type { TenantWebhooks } from '../repositories';
+import { type DeliveryDoc, type DeliveryStatus, deliveryView } from './model';
+
+/** The delivery log (spec 2.1's exception: `data` is `{ deliveries, total, page, limit }`). */
+export async function listDeliveries(
+  tenant: TenantWebhooks,
+  query: { status?: DeliveryStatus; page: number; limit: number },
+) {
+  const filter = query.status ? { status: query.status } : {};
+  const [rows, total] = await Promise.all([
+    tenant.deliveries
+      .find(filter)
+      .sort({ createdAt: -1, _id: -1 })
+      .skip((query.page - 1) * query.limit)
+      .limit(query.limit)
+      .lean<DeliveryDoc[]>(),
+    tenant.deliveries.countDocuments(filter),
+  ]);
+  return { deliveries: rows.map(deliveryView), total, page: query.page, limit: query.limit };
+}
+
+/**
+ * A new cycle of attempts for one of the organization's deliveries: five fresh attempts, the
+ * same body.id, the current URL and secret (read at send time).
+ */
+export async function retryDelivery(tenant: TenantWebhooks, deliveryId: string, deliverer: Deliverer) {
+  // Another organization's delivery is indistinguishable from a missing one.
+  if (!(await tenant.deliveries.exists({ _id: deliveryId }))) throw AppError.notFound('Delivery');
+  const endpoint = await tenant.endpoint.get();
+  if (!endpoint) throw AppError.invalid('No webhook URL is configured');
+  const row = await tenant.deliveries.findOneAndUpdate(
+    { _id: deliveryId },
+    {
+      $set: {
+        status: 'PENDING',
+        attempts: 0,
+        url: endpoint.url,
+        lastError: null,
+        responseStatus: null,
+        deliveredAt: null,
+        nextAttemptAt: new Date(),
+      },
+      $inc: { cycle: 1 },
+    },
+  );
+  if (!row) throw AppError.notFound('Delivery');
+  await deliverer.schedule({ deliveryId: row._id, cycle: row.cycle, attempt: 1 }, 0);
+  return deliveryView(row);
+}

@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import { PARTNER_ROUTES } from '@parametric/contracts';
+import type { RouteContract } from '@parametric/http';
+import { eventually } from '@parametric/test-harness';
+import {
+  cropPurchase,
+  herdBody,
+  type PolicyPlatformWithWebhooks,
+  plotBody,
+  type SellableOrg,
+  sellableOrg,
+  startPolicyPlatformWithWebhooks,
+} from '../../services/policy/test/support';
+
+/**
+ * Every partner route that takes another resource's id, called by organization B with
+ * organization A's ids: each must answer 404 NOT_FOUND with a body identical to the answer for
+ * an id that does not exist at all, and change nothing of A's.
+ */
+
+interface Owned extends SellableOrg {
+  herdId: string;
+  policyId: string;
+  deliveryId: string;
+}
+
+type Ids = Record<'farmerId' | 'plotId' | 'herdId' | 'policyId' | 'deliveryId', string>;
+
+/** How to call a route with some organization's ids (A's, or ids nobody has). */
+type Probe = (ids: Ids, own: Owned) => { path: string; body?: unknown };
+
+/** One entry per partner route that refers to a resource by id (path or body). */
+const PROBES: Record<string, Probe> = {
+  getFarmer: (ids) => ({ path: `/farmers/${ids.farmerId}` }),
+  listFarmerPlots: (ids) => ({ path: `/farmers/${ids.farmerId}/plots` }),
+  listFarmerHerds: (ids) => ({ path: `/farmers/${ids.farmerId}/herds` }),
+  getPlot: (ids) => ({ path: `/plots/${ids.plotId}` }),
+  getHerd: (ids) => ({ path: `/herds/${ids.herdId}` }),
+  getPolicy: (ids) => ({ path: `/policies/${ids.policyId}` }),
+  getPolicyStatus: (ids) => ({ path: `/policies/${ids.policyId}/status` }),
+  activatePolicy: (ids) => ({ path: `/policies/${ids.policyId}/activate`, body: {} }),
+  retryWebhookDelivery: (ids) => ({ path: `/organizations/me/webhook/deliveries/${ids.deliveryId}/retry` }),
+  registerPlot: (ids) => ({ path: '/plots', body: plotBody(ids.farmerId) }),
+  registerHerd: (ids) => ({ path: '/herds', body: herdBody(ids.farmerId) }),
+  // The caller's own farmer with the other organization's plot, so the plot is what is probed.
+  purchasePolicy: (ids, own) => ({
+    path: '/policies/purchase',
+    body: cropPurchase({ farmerId: own.farmerId, plotId: ids.plotId }),
+  }),
+};
+
+/** Body fields that name another resource (the path ids are found from the contract). */
+const BODY_REFERENCES = new Set(['registerPlot', 'registerHerd', 'purchasePolicy']);
+
+const partnerRoutes = Object.values(PARTNER_ROUTES).flat() as RouteContract[];
+
+let p: PolicyPlatformWithWebhooks;
+let a: Owned;
+let b: Owned;
+
+async function own(): Promise<Owned> {
+  const org = await sellableOrg(p);
+  const api = (method: string, path: string, body?: unknown) =>
+    p.gateway.api(method, path, { key: org.apiKey, body });
+  const herd = (await api('POST', '/herds', herdBody(org.farmerId))).body.data;
+  const policy = (await api('POST', '/policies/purchase', cropPurchase(org))).body.data.policy;
+  // The KYB decision made the organization sellable emitted kyb.verified: its delivery row.
+  const delivery = await eventually(async () => {
+    const log = (await api('GET', '/organizations/me/webhook/deliveries')).body.data;
+    expect(log.deliveries.length).toBeGreaterThan(0);
+    return log.deliveries[0];
+  });
+  return { ...org, herdId: herd.id, policyId: policy.id, deliveryId: delivery.id };
+}
+
+beforeAll(async () => {
+  p = await startPolicyPlatformWithWebhooks();
+  [a, b] = await Promise.all([own(), own()]);
+  // B has a webhook URL, so a retry cannot fail on "no URL" before the ownership check.
+  await p.connectWebhook(b.apiKey);
+}, 60_000);
+
+afterAll(async () => {
+  await p.stop();
+});
+
+it('has a probe for every partner route that takes an id, and for every route whose body names one', () => {
+  const withIds = partnerRoutes.filter((r) => r.params).map((r) => r.operationId);
+  expect(withIds.length).toBeGreaterThan(0);
+  expect(Object.keys(PROBES).sort()).toEqual([...withIds, ...BODY_REFERENCES].sort());
+});
+
+it.each(Object.keys(PROBES))(
+  "%s with another organization's id answers exactly as for an unknown id, and changes nothing",
+  async (operationId) => {
+    const route = partnerRoutes.find((r) => r.operationId === operationId) as RouteContract;
+    const probe = PROBES[operationId] as Probe;
+    const unknown: Ids = {
+      farmerId: randomUUID(),
+      plotId: randomUUID(),
+      herdId: randomUUID(),
+      policyId: randomUUID(),
+      deliveryId: randomUUID(),
+    };
+    const aPolicy = () => p.gateway.api('GET', `/policies/${a.policyId}`, { key: a.apiKey });
+    const aDeliveries = () => p.gateway.api('GET', '/organizations/me/webhook/deliveries', { key: a.apiKey });
+    const [before, deliveriesBefore] = [await aPolicy(), await aDeliveries()];
+    const call = (ids: Ids) => {
+      const { path, body } = probe(ids, b);
+      return p.gateway.api(route.method.toUpperCase(), path, { key: b.apiKey, body });
+    };
+    const foreign = await call(a);
+    const missing = await call(unknown);
+    expect([foreign.status, foreign.body.error?.code]).toEqual([404, 'NOT_FOUND']);
+    expect(foreign.body).toEqual(missing.body);
+
+    expect((await aPolicy()).body).toEqual(before.body);
+    expect((await aDeliveries()).body).toEqual(deliveriesBefore.body);
+    const plots = await p.gateway.api('GET', `/farmers/${a.farmerId}/plots`, { key: a.apiKey });
+    const herds = await p.gateway.api('GET', `/farmers/${a.farmerId}/herds`, { key: a.apiKey });
+    expect([plots.body.data.length, herds.body.data.length]).toEqual([1, 1]);
+  },
+);
