@@ -59,8 +59,17 @@ export function docsAssets(): Router {
   return router;
 }
 
-const partnerJson = () => JSON.stringify(partnerDocument());
-const opsJson = () => JSON.stringify(opsDocument());
+// Serialised once, on first request: the declarations do not change while the process runs.
+let partnerJsonText: string | undefined;
+let opsJsonText: string | undefined;
+const partnerJson = () => {
+  partnerJsonText ??= JSON.stringify(partnerDocument());
+  return partnerJsonText;
+};
+const opsJson = () => {
+  opsJsonText ??= JSON.stringify(opsDocument());
+  return opsJsonText;
+};
 
 /** `GET /api/openapi.json` and `GET /api/docs`: no key needed. */
 export const docsRoutes: Binding<unknown>[] = [
