@@ -107,7 +107,7 @@ export const plotBody = (farmerId: string, overrides: Record<string, unknown> = 
   latitude: -0.3031,
   longitude: 36.08,
   areaHectares: 1.5,
-  cropType: 'MAIZE',
+  cropType: 'MAIZE' as const,
   ...overrides,
 });
 

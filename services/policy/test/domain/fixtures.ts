@@ -8,6 +8,7 @@ import { registerPlot } from '../../src/plots/domain';
 import type { OrganizationSnapshot } from '../../src/policies/gates';
 import { type PolicyRepositories, policyRepositories, type TenantPolicyData } from '../../src/repositories';
 import { recordCapacity, recordLicence } from '../../src/underwriting/domain';
+import { farmerBody, herdBody, plotBody } from '../support';
 
 /** Domain tests call domain functions directly, on the run's MongoDB, each file on its own database. */
 export interface DomainDb {
@@ -43,38 +44,10 @@ export const KE_VERIFIED: OrganizationSnapshot = {
   isActive: true,
 };
 
-let serial = 0;
-
-/** A valid farmer, unique per call. */
-export function farmerInput(overrides: Record<string, unknown> = {}) {
-  serial++;
-  return {
-    firstName: 'Amina',
-    lastName: 'Otieno',
-    phoneNumber: `+2547${String(20_000_000 + serial).slice(-8)}`,
-    nationalId: `KE${String(serial).padStart(8, '0')}`,
-    region: 'Nakuru',
-    ...overrides,
-  };
-}
-
-export const plotInput = (farmerId: string) => ({
-  farmerId,
-  name: 'North field',
-  latitude: -0.3031,
-  longitude: 36.08,
-  areaHectares: 1.5,
-  cropType: 'MAIZE' as const,
-});
-
-export const herdInput = (farmerId: string, estimatedValue: number) => ({
-  farmerId,
-  name: 'Boran',
-  headCount: 10,
-  estimatedValue,
-  latitude: 1.2,
-  longitude: 36.8,
-});
+// The same valid bodies the end-to-end tests send: one definition of each.
+export const farmerInput = farmerBody;
+export const plotInput = (farmerId: string) => plotBody(farmerId);
+export const herdInput = (farmerId: string, estimatedValue: number) => herdBody(farmerId, { estimatedValue });
 
 export type CropPurchase = Extract<PurchaseBody, { productType: 'CROP' }>;
 
