@@ -1,4 +1,5 @@
 export * from './common';
+export * from './determinations/ingest';
 export { OPS_ROUTES, opsDocument, PARTNER_ROUTES, partnerDocument, type ServiceName } from './documents';
 export * from './gateway';
 export * from './ops';

@@ -6,5 +6,16 @@ export {
   type Producer,
   type ProducerOptions,
 } from './producer';
-export { InvalidPayloadError, type Payload, policyActivationJobId, QUEUES, type QueueName } from './registry';
+export {
+  determinationIngestJobId,
+  InvalidPayloadError,
+  PARTNER_SETTLEMENT_STATUSES,
+  type PartnerSettlementStatus,
+  type Payload,
+  payoutOriginationJobId,
+  policyActivationJobId,
+  policySummaryJobId,
+  QUEUES,
+  type QueueName,
+} from './registry';
 export { createWorker, type JobHandler, type QueueWorker, type WorkerOptions } from './worker';

@@ -1,5 +1,23 @@
+import { createHash } from 'node:crypto';
+import { determinationIngestInput } from '@parametric/contracts';
 import { eventEnvelopeSchema } from '@parametric/events';
 import { z } from 'zod';
+
+const uuid = z.uuid();
+const timestamp = z.iso.datetime({ offset: true });
+
+/** Where a determination stands with its Tier 1 settlement report (docs/determinations.md). */
+export const PARTNER_SETTLEMENT_STATUSES = [
+  /** Tier 1, triggered, something owed: the partner's report is awaited until `dueAt`. */
+  'PENDING',
+  'REPORTED',
+  'OVERDUE',
+  /** Tier 1 with nothing to settle (not triggered, or a zero amount). */
+  'NOT_REQUIRED',
+  /** Tier 2: the service settles; partners report nothing. */
+  'NOT_APPLICABLE',
+] as const;
+export type PartnerSettlementStatus = (typeof PARTNER_SETTLEMENT_STATUSES)[number];
 
 /**
  * Every queue and the schema of its job payload, declared once: producers validate before
@@ -30,6 +48,49 @@ export const QUEUES = {
   'policy-sweeps': z.strictObject({
     task: z.enum(['expire-policies', 'requeue-activations']),
   }),
+  /**
+   * One assessment from an index pipeline, validated exactly as the ops door validates it.
+   * Add with `jobId: determinationIngestJobId(idempotencyKey)`.
+   */
+  'determination-ingest': determinationIngestInput,
+  /**
+   * Tier 2: pay the farmer what a triggered determination makes owed. Produced once per
+   * determination (`jobId: payoutOriginationJobId(determinationId)`); the payments service
+   * consumes it. Amounts in minor units of the policy's currency, as a string.
+   */
+  'payout-originations': z.strictObject({
+    determinationId: uuid,
+    policyId: uuid,
+    organizationId: uuid,
+    amountMinor: z.string().regex(/^[1-9]\d*$/, 'a positive integer in minor units'),
+    currency: z.string().regex(/^[A-Z]{3}$/),
+    exponent: z.number().int().min(0).max(18),
+  }),
+  /**
+   * What the policy read shows of other services' records (spec 2.3 `damageAssessments`,
+   * later `payouts`). Each summary carries a `revision`; the consumer keeps the highest, so
+   * jobs may arrive late, twice or out of order.
+   */
+  'policy-summaries': z.discriminatedUnion('kind', [
+    z.strictObject({
+      kind: z.literal('DAMAGE_ASSESSMENT'),
+      policyId: uuid,
+      organizationId: uuid,
+      determinationId: uuid,
+      revision: z.number().int().min(1),
+      triggered: z.boolean(),
+      damagePercentBp: z.number().int().min(0).max(10_000),
+      assessedAt: timestamp,
+      issuedAt: timestamp,
+      partnerSettlementStatus: z.enum(PARTNER_SETTLEMENT_STATUSES),
+      /** Tier 1 reporting due date; null when no report is expected. */
+      dueAt: timestamp.nullable(),
+    }),
+  ]),
+  /** The determinations service's periodic sweeps (repeatable jobs). */
+  'determination-sweeps': z.strictObject({
+    task: z.enum(['mark-overdue']),
+  }),
 } as const satisfies Record<string, z.ZodType>;
 
 export type QueueName = keyof typeof QUEUES;
@@ -49,3 +110,14 @@ export class InvalidPayloadError extends Error {
 
 /** The one job id per policy on `policy-activations`, for every producer alike. */
 export const policyActivationJobId = (policyId: string) => `activate-${policyId}`;
+
+/** BullMQ job ids may not contain ':'; the key is hashed so any partner-chosen key is safe. */
+export const determinationIngestJobId = (idempotencyKey: string) =>
+  `ingest-${createHash('sha256').update(idempotencyKey).digest('hex')}`;
+
+/** One payout per determination (ARCHITECTURE.md), whoever enqueues it and however often. */
+export const payoutOriginationJobId = (determinationId: string) => `payout-${determinationId}`;
+
+/** One job per summary revision: a relay that re-sends collapses into the first. */
+export const policySummaryJobId = (summary: { kind: string; determinationId: string; revision: number }) =>
+  `${summary.kind.toLowerCase()}-${summary.determinationId}-${summary.revision}`;
