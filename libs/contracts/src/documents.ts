@@ -1,4 +1,6 @@
 import { openApiDocument, type RouteContract } from '@parametric/http';
+import { determinationIngestInput } from './determinations/ingest';
+import { DETERMINATION_OPS_ROUTES, DETERMINATION_ROUTES } from './determinations/routes';
 import { webhookEvents } from './events';
 import { GATEWAY_ROUTES, META_ROUTES } from './gateway';
 import { GATEWAY_OPS_ROUTES, getOpsOpenApiDocument, POLICY_OPS_ROUTES } from './ops';
@@ -7,12 +9,13 @@ import { POLICY_ROUTES } from './policy/policies';
 import { WEBHOOK_ROUTES } from './webhooks';
 
 /** Which service serves a route; the gateway serves its own and forwards the rest. */
-export type ServiceName = 'gateway' | 'policy' | 'webhooks';
+export type ServiceName = 'gateway' | 'policy' | 'determinations' | 'webhooks';
 
 /** Every partner route, by the service that serves it. */
 export const PARTNER_ROUTES: Readonly<Record<ServiceName, readonly RouteContract[]>> = {
   gateway: [...GATEWAY_ROUTES, ...META_ROUTES],
   policy: [...FARMER_ROUTES, ...POLICY_ROUTES],
+  determinations: DETERMINATION_ROUTES,
   webhooks: WEBHOOK_ROUTES,
 };
 
@@ -20,6 +23,7 @@ export const PARTNER_ROUTES: Readonly<Record<ServiceName, readonly RouteContract
 export const OPS_ROUTES: Readonly<Record<ServiceName, readonly RouteContract[]>> = {
   gateway: [...GATEWAY_OPS_ROUTES, getOpsOpenApiDocument],
   policy: POLICY_OPS_ROUTES,
+  determinations: DETERMINATION_OPS_ROUTES,
   webhooks: [],
 };
 
@@ -65,10 +69,11 @@ export function opsDocument() {
   ops ??= openApiDocument({
     title: 'Parametric insurance ops API',
     description:
-      'Admin actions partners cannot take themselves: KYB, service tier, (de)activation, key rotation, farmer KYC, licences and capacity. Bearer token `OPS_TOKEN`; never a partner key. See docs/ops.md.',
+      'Admin actions partners cannot take themselves: KYB, service tier, (de)activation, key rotation, farmer KYC, licences and capacity, determination ingestion. Bearer token `OPS_TOKEN`; never a partner key. See docs/ops.md.',
     serverUrl: '/ops',
     routes: all(OPS_ROUTES),
     securitySchemes: { opsBearer: { type: 'http', scheme: 'bearer', description: 'The ops token' } },
+    schemas: { DeterminationIngest: determinationIngestInput },
   });
   return ops;
 }

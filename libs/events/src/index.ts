@@ -10,9 +10,13 @@ export {
   withOutboxEvents,
 } from './outbox';
 export {
+  type DocumentRelayOptions,
+  type DocumentRelaySpec,
   type EventProducer,
   type OutboxRelay,
   type OutboxRelayOptions,
+  type RelayedEntry,
   type RelayLogger,
+  startDocumentRelay,
   startOutboxRelay,
 } from './relay';

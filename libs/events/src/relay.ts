@@ -35,19 +35,35 @@ export interface OutboxRelay {
   stop(): Promise<void>;
 }
 
-/** The outbox fields of a document as the driver returns them (nothing assumed valid). */
-interface StoredOutbox {
-  /** Whatever the service uses; only passed back to the driver as a filter. */
-  _id: mongo.ObjectId | string;
-  outbox?: unknown[];
-  outboxPending?: boolean;
-  outboxRejected?: unknown[];
-}
+/** A document as the driver returns it: only `_id` is assumed; the arrays are checked. */
+type StoredDocument = { _id: mongo.ObjectId | string } & Record<string, unknown>;
 
 const consoleLogger: RelayLogger = {
   warn: (obj, msg) => console.warn(msg, obj),
   error: (obj, msg) => console.error(msg, obj),
 };
+
+/** What one relayed entry is: its id in the array, and how to send it. */
+export type RelayedEntry =
+  | { ok: true; id: string; send(): Promise<unknown> }
+  | { ok: false; issues: unknown };
+
+/** Where a document keeps its entries, and how one entry is read and sent. */
+export interface DocumentRelaySpec {
+  /** The array of entries, e.g. `outbox`. Each entry has a unique string `id`. */
+  arrayField: string;
+  /** Set by every write that appends; cleared by the relay once the array is empty. */
+  pendingField: string;
+  /** Where entries that cannot be parsed are moved, kept for ops. */
+  rejectedField: string;
+  /** What the log calls the entries ("event", "job"). */
+  entryName: string;
+  parse(entry: unknown): RelayedEntry;
+}
+
+export interface DocumentRelayOptions extends Omit<OutboxRelayOptions, 'producer'> {
+  spec: DocumentRelaySpec;
+}
 
 /**
  * Moves outbox events to the queue, at least once. Each event is enqueued with
@@ -56,52 +72,76 @@ const consoleLogger: RelayLogger = {
  * BullMQ ignores as a duplicate while it still holds the first job.
  */
 export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
-  const { model, producer, intervalMs = 1000, batchSize = 100, enqueueTimeoutMs = 10_000 } = options;
+  const { producer, ...rest } = options;
+  return startDocumentRelay({
+    ...rest,
+    spec: {
+      arrayField: 'outbox',
+      pendingField: 'outboxPending',
+      rejectedField: 'outboxRejected',
+      entryName: 'event',
+      parse(entry) {
+        const parsed = eventEnvelopeSchema.safeParse(entry);
+        if (!parsed.success) return { ok: false, issues: parsed.error.issues };
+        const event = parsed.data;
+        return { ok: true, id: event.id, send: () => producer.add(event, { jobId: event.id }) };
+      },
+    },
+  });
+}
+
+/**
+ * The relay behind `startOutboxRelay`, for any array of entries written in the same
+ * single-document update as the change that caused them (events, or jobs for other services).
+ */
+export function startDocumentRelay(options: DocumentRelayOptions): OutboxRelay {
+  const { model, spec, intervalMs = 1000, batchSize = 100, enqueueTimeoutMs = 10_000 } = options;
+  const { arrayField, pendingField, rejectedField, entryName } = spec;
   const logger = options.logger ?? consoleLogger;
   // The raw driver collection, not the model: relay bookkeeping must not bump the document's
   // `updatedAt`, run the service's middleware, or be reshaped by mongoose casting.
-  const collection = model.collection as unknown as mongo.Collection<StoredOutbox>;
+  const collection = model.collection as unknown as mongo.Collection<StoredDocument>;
 
-  async function relayDocument(doc: StoredOutbox): Promise<void> {
-    const entries = Array.isArray(doc.outbox) ? doc.outbox : [];
+  async function relayDocument(doc: StoredDocument): Promise<void> {
+    const stored = doc[arrayField];
+    const entries = Array.isArray(stored) ? stored : [];
     for (const entry of entries) {
-      const parsed = eventEnvelopeSchema.safeParse(entry);
-      if (!parsed.success) {
+      const parsed = spec.parse(entry);
+      if (!parsed.ok) {
         // Retrying cannot fix it, and leaving it would keep the document pending forever.
         // Moved aside in one update, so it is kept for ops, never silently dropped. Pulled by
         // its whole value: an entry without a usable `id` must not match (and drop) others.
-        await collection.updateOne(
-          { _id: doc._id },
-          { $pull: { outbox: entry as never }, $push: { outboxRejected: entry } },
-        );
+        await collection.updateOne({ _id: doc._id }, {
+          $pull: { [arrayField]: entry },
+          $push: { [rejectedField]: entry },
+        } as never);
         logger.error(
-          { model: model.modelName, documentId: doc._id, entry, issues: parsed.error.issues },
-          'outbox relay: invalid event moved to outboxRejected',
+          { model: model.modelName, documentId: doc._id, entry, issues: parsed.issues },
+          `outbox relay: invalid ${entryName} moved to ${rejectedField}`,
         );
         continue;
       }
-      const event = parsed.data;
       try {
-        await withTimeout(producer.add(event, { jobId: event.id }), enqueueTimeoutMs);
+        await withTimeout(parsed.send(), enqueueTimeoutMs);
       } catch (cause) {
-        throw new Error(`outbox relay: could not enqueue event ${event.id} (${model.modelName} ${doc._id})`, {
-          cause,
-        });
+        throw new Error(
+          `outbox relay: could not enqueue ${entryName} ${parsed.id} (${model.modelName} ${doc._id})`,
+          { cause },
+        );
       }
-      await collection.updateOne({ _id: doc._id }, { $pull: { outbox: { id: event.id } } });
+      await collection.updateOne({ _id: doc._id }, { $pull: { [arrayField]: { id: parsed.id } } } as never);
     }
-    // Conditional, so an event appended after our read keeps the flag set and the next pass
-    // finds it. `outbox.0` absent covers both an empty and a missing array.
-    await collection.updateOne(
-      { _id: doc._id, 'outbox.0': { $exists: false } },
-      { $set: { outboxPending: false } },
-    );
+    // Conditional, so an entry appended after our read keeps the flag set and the next pass
+    // finds it. `<array>.0` absent covers both an empty and a missing array.
+    await collection.updateOne({ _id: doc._id, [`${arrayField}.0`]: { $exists: false } }, {
+      $set: { [pendingField]: false },
+    } as never);
   }
 
   /** One pass; resolves with the number of pending documents it found. */
   async function pass(): Promise<number> {
     const docs = await collection
-      .find({ outboxPending: true }, { projection: { outbox: 1 } })
+      .find({ [pendingField]: true }, { projection: { [arrayField]: 1 } })
       .limit(batchSize)
       .toArray();
     // Stop at the first enqueue failure: Redis is most likely down, and hammering it with the
@@ -150,7 +190,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   function logPassFailure(err: unknown): void {
     logger.warn(
       { err, model: model.modelName },
-      'outbox relay: pass failed; pending events stay in the outbox for the next pass',
+      `outbox relay: pass failed; pending ${entryName}s stay in the outbox for the next pass`,
     );
   }
 

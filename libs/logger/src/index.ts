@@ -20,6 +20,8 @@ const SECRET_FIELDS = [
   'privateKey',
   'CHAIN_PRIVATE_KEY',
   'CHAIN_RPC_URL',
+  // Ed25519 keys that sign determinations (PKCS#8 PEM bundle).
+  'DETERMINATION_SIGNING_KEYS',
 ];
 export const REDACT_PATHS = [
   'req.headers["x-api-key"]',

@@ -1,5 +1,15 @@
 export type { RedisConnection } from './connection';
 export {
+  type JobOutboxEntry,
+  type JobOutboxFields,
+  type JobOutboxRelayOptions,
+  jobOutboxInsert,
+  outboxJob,
+  startJobOutboxRelay,
+  withJobOutbox,
+  withOutboxJobs,
+} from './job-outbox';
+export {
   type AddOptions,
   createProducer,
   DEFAULT_JOB_OPTIONS,
@@ -9,8 +19,6 @@ export {
 export {
   determinationIngestJobId,
   InvalidPayloadError,
-  PARTNER_SETTLEMENT_STATUSES,
-  type PartnerSettlementStatus,
   type Payload,
   payoutOriginationJobId,
   policyActivationJobId,

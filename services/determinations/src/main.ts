@@ -1,2 +1,10 @@
-// The service entry point arrives with the service itself (issue 10).
-export {};
+import { runService } from '@parametric/runtime';
+import { loadDeterminationsConfig } from './config';
+import { startDeterminations } from './service';
+
+runService({
+  name: 'determinations',
+  loadConfig: () => loadDeterminationsConfig(),
+  start: startDeterminations,
+  describe: (service) => ({ url: service.url }),
+});

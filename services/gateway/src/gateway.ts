@@ -9,7 +9,7 @@ import { type Express, type Request, Router } from 'express';
 import { identify, principalOf, requirePrincipal } from './auth/principal';
 import type { GatewayConfig } from './config';
 import { docsAssets, docsRoutes, opsDocsRoutes } from './docs/routes';
-import { forwardingRoutes, opsForwardingRoutes } from './forwarding/routes';
+import { forwardingRoutes, opsForwardingRoutes, publicForwardingRoutes } from './forwarding/routes';
 import { opsRoutes, requireKnownOrganization, requireOpsToken } from './ops/routes';
 import { webhookUrlLookup } from './organizations/webhook-url';
 import { organizationRoutes, registrationRoutes } from './partner-routes';
@@ -110,6 +110,12 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     '/api',
     mountRoutes(Router(), registrationRoutes, () => ({ repositories, pepper })),
   );
+  // Public keys for verifying determinations: no key needed, limited per client IP.
+  partnerApp.use(
+    '/api/.well-known',
+    rateLimit((req) => [{ limit: limits.anonymous, key: `ip:${clientIp(req)}` }], logger),
+  );
+  partnerApp.use('/api', publicForwardingRoutes(forwarding));
   partnerApp.use(
     '/api',
     identify({ pepper, apiKeys, organizations }),

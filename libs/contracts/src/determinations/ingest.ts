@@ -11,12 +11,24 @@ export const DETERMINATION_KINDS = ['CROP_DAMAGE', 'LIVESTOCK_MORTALITY_INDEX'] 
 /** Which kind a policy's product takes (ARCHITECTURE.md). */
 export const KIND_OF_PRODUCT = { CROP: 'CROP_DAMAGE', LIVESTOCK: 'LIVESTOCK_MORTALITY_INDEX' } as const;
 
+/** Where a determination stands with its Tier 1 settlement report (docs/determinations.md). */
+export const PARTNER_SETTLEMENT_STATUSES = [
+  /** Tier 1, triggered, something owed: the partner's report is awaited until `dueAt`. */
+  'PENDING',
+  'REPORTED',
+  'OVERDUE',
+  /** Tier 1 with nothing to settle (not triggered, or a zero amount). */
+  'NOT_REQUIRED',
+  /** Tier 2: the service settles; partners report nothing. */
+  'NOT_APPLICABLE',
+] as const;
+export type PartnerSettlementStatus = (typeof PARTNER_SETTLEMENT_STATUSES)[number];
+
 export const INGEST_LIMITS = {
   idempotencyKey: 200,
   batchItems: 1_000,
   text: 200,
   inputDataHashes: 100,
-  extraEvidenceFields: 20,
 } as const;
 
 const isoInstant = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with a time zone' });
@@ -27,7 +39,9 @@ const shortText = (what: string) =>
     .min(1, `${what} is required`)
     .max(INGEST_LIMITS.text, `must be at most ${INGEST_LIMITS.text} characters`);
 /** Index values and thresholds: finite numbers; JCS serialises them exactly as ECMAScript does. */
-const indexNumber = z.number({ error: 'must be a number' }).refine(Number.isFinite, 'must be a finite number');
+const indexNumber = z
+  .number({ error: 'must be a number' })
+  .refine(Number.isFinite, 'must be a finite number');
 
 export const inputDataHash = z.strictObject({
   name: shortText('name'),

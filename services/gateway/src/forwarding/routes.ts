@@ -62,6 +62,7 @@ export function forwardingRoutes(deps: ForwardingDeps): Router {
 export const FORWARDED_OPS_ROUTES: ReadonlyArray<{ path: RegExp; service: ServiceName }> = [
   { path: /^\/farmers(\/|$)/, service: 'policy' },
   { path: /^\/organizations\/[^/]+\/(licences|capacity|underwriting)$/, service: 'policy' },
+  { path: /^\/determinations(\/|$)/, service: 'determinations' },
 ];
 
 /** Forwards an ops request (the ops token already checked) with a signed ops context. */
@@ -79,6 +80,57 @@ export function opsForwardingRoutes(deps: ForwardingDeps): Router {
       timeoutMs: deps.timeoutMs,
     });
   });
+  return router;
+}
+
+/** Public partner routes another service serves: no key, no organization context. */
+export const PUBLIC_ROUTES: ReadonlyArray<{ path: string; service: ServiceName; contentType: string }> = [
+  { path: '/.well-known/jwks.json', service: 'determinations', contentType: 'application/jwk-set+json' },
+];
+
+/**
+ * Forwards a public GET (the determination signing keys) as it is: no context is signed, and
+ * the service's own content type and cache lifetime are passed back so partners may cache it.
+ */
+export function publicForwardingRoutes(deps: ForwardingDeps): Router {
+  const router = Router();
+  for (const route of PUBLIC_ROUTES) {
+    router.get(route.path, async (req: Request, res: Response) => {
+      const base = deps.serviceUrls[route.service];
+      const unavailable = () => {
+        res.setHeader('Retry-After', '5');
+        return new AppError(
+          'SERVICE_UNAVAILABLE',
+          `The ${route.service} service is not available, try again shortly`,
+        );
+      };
+      if (!base) throw unavailable();
+      let upstream: globalThis.Response;
+      try {
+        upstream = await fetch(`${base}/api${route.path}`, {
+          headers: { accept: route.contentType, 'x-request-id': String(req.id) },
+          signal: AbortSignal.timeout(deps.timeoutMs),
+        });
+      } catch (err) {
+        req.log.warn({ err, service: route.service }, 'forwarding failed');
+        throw unavailable();
+      }
+      const body = await upstream.text();
+      if (
+        upstream.status !== 200 ||
+        !(upstream.headers.get('content-type') ?? '').startsWith(route.contentType)
+      ) {
+        req.log.error(
+          { service: route.service, status: upstream.status },
+          'public route answered unexpectedly',
+        );
+        throw unavailable();
+      }
+      const cacheControl = upstream.headers.get('cache-control');
+      if (cacheControl) res.setHeader('Cache-Control', cacheControl);
+      res.status(200).type(route.contentType).send(body);
+    });
+  }
   return router;
 }
 

@@ -1,0 +1,279 @@
+import { defineRoute, uuid } from '@parametric/http';
+import { z } from 'zod';
+import { idParams, pageQuery } from '../common';
+import {
+  DETERMINATION_KINDS,
+  determinationIngestInput,
+  INGEST_LIMITS,
+  PARTNER_SETTLEMENT_STATUSES,
+} from './ingest';
+import {
+  DETERMINATION_STATUSES,
+  determinationSchema,
+  determinationSummarySchema,
+  evidenceSchema,
+  ingestResultSchema,
+  opsDeterminationSchema,
+  SETTLEMENT_METHODS,
+  SETTLEMENT_OUTCOMES,
+  settlementReportListSchema,
+  settlementReportRecordedSchema,
+} from './schemas';
+
+const oneOf = (values: readonly string[]) => ({ error: `must be one of ${values.join(', ')}` });
+
+export const determinationsQuery = pageQuery.extend({
+  policyId: uuid.optional(),
+  triggered: z
+    .enum(['true', 'false'], { error: 'must be true or false' })
+    .transform((v) => v === 'true')
+    .optional(),
+  partnerSettlementStatus: z.enum(PARTNER_SETTLEMENT_STATUSES, oneOf(PARTNER_SETTLEMENT_STATUSES)).optional(),
+});
+
+export const listDeterminations = defineRoute({
+  operationId: 'listDeterminations',
+  method: 'get',
+  path: '/determinations',
+  summary: 'List determinations',
+  description:
+    "The organization's own determinations, newest first. Needs capability `determination:read` (the API key has it).",
+  tags: ['Determinations'],
+  auth: 'apiKey',
+  query: determinationsQuery,
+  responses: { 200: { description: 'A page of determinations', item: determinationSummarySchema } },
+  errors: [],
+});
+
+export const getDetermination = defineRoute({
+  operationId: 'getDetermination',
+  method: 'get',
+  path: '/determinations/{id}',
+  summary: 'Read a signed determination',
+  description:
+    'Every field of spec 2.5 plus the signature, its `kid` and the exact signed bytes (`canonicalPayload`). Verify it with the public keys at `/.well-known/jwks.json` (docs/determinations.md). Another organization’s determination is `404`, like an unknown id.',
+  tags: ['Determinations'],
+  auth: 'apiKey',
+  params: idParams,
+  responses: { 200: { description: 'The determination', data: determinationSchema } },
+  errors: [],
+});
+
+export const getDeterminationEvidence = defineRoute({
+  operationId: 'getDeterminationEvidence',
+  method: 'get',
+  path: '/determinations/{id}/evidence',
+  summary: 'Read the evidence behind a determination',
+  description:
+    'The index, thresholds, data source and input data hashes; `evidenceHash` is signed in the determination.',
+  tags: ['Determinations'],
+  auth: 'apiKey',
+  params: idParams,
+  responses: { 200: { description: 'The evidence', data: evidenceSchema } },
+  errors: [],
+});
+
+const notInFuture = z.iso
+  .datetime({ offset: true, error: 'must be an ISO 8601 date-time with a time zone' })
+  .meta({ example: '2026-11-20T09:30:00Z' });
+
+export const settlementReportBody = z
+  .strictObject({
+    partnerReference: z
+      .string({ error: 'must be a string' })
+      .trim()
+      .min(1, 'is required')
+      .max(200, 'must be at most 200 characters'),
+    outcome: z.enum(SETTLEMENT_OUTCOMES, oneOf(SETTLEMENT_OUTCOMES)),
+    method: z.enum(SETTLEMENT_METHODS, oneOf(SETTLEMENT_METHODS)),
+    settledAmountMinor: z
+      .string({ error: 'must be a string holding an integer in minor units' })
+      .regex(
+        /^(0|[1-9]\d{0,17})$/,
+        'must be a non-negative integer in minor units, as a string (e.g. "125000")',
+      ),
+    settlementCurrency: z
+      .string({ error: 'must be a string' })
+      .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 currency code'),
+    settledAt: notInFuture,
+    supersedesReportId: uuid.optional(),
+    notes: z.string({ error: 'must be a string' }).max(2_000, 'must be at most 2000 characters').optional(),
+  })
+  .meta({
+    id: 'SettlementReportRequest',
+    example: {
+      partnerReference: 'COOP-PAY-2026-0042',
+      outcome: 'SETTLED_FULL',
+      method: 'MOBILE_MONEY',
+      settledAmountMinor: '1250000',
+      settlementCurrency: 'KES',
+      settledAt: '2026-11-20T09:30:00Z',
+    },
+  });
+
+export const recordSettlementReport = defineRoute({
+  operationId: 'recordSettlementReport',
+  method: 'post',
+  path: '/determinations/{id}/settlement-report',
+  summary: 'Report how the farmer was settled (Tier 1)',
+  description:
+    'Partner-attested and not verified by us. Idempotent on (determination, `partnerReference`): the same body again is `200` with `replayed: true`, nothing written or emitted; a different body is `409`. A correction names the current report in `supersedesReportId`. The amount may not exceed the amount owed; `SETTLED_FULL` is exactly the amount owed, `SETTLED_PARTIAL` less, `NOT_SETTLED` zero. Policies we settle (Tier 2) answer `403 NOT_PARTNER_SETTLED`.',
+  tags: ['Determinations'],
+  auth: 'apiKey',
+  params: idParams,
+  body: settlementReportBody,
+  responses: {
+    201: {
+      description: 'Recorded; `determination.settlement_report_recorded` is sent',
+      data: settlementReportRecordedSchema,
+    },
+    200: {
+      description: 'A replay: the stored report, nothing written',
+      data: settlementReportRecordedSchema,
+    },
+  },
+  errors: ['CONFLICT', 'NOT_PARTNER_SETTLED'],
+});
+
+export const getSettlementReports = defineRoute({
+  operationId: 'getSettlementReports',
+  method: 'get',
+  path: '/determinations/{id}/settlement-report',
+  summary: 'Read the settlement reports of a determination',
+  description:
+    'Every report, newest first, superseded ones included (the correction chain is the audit trail). `current` is the newest report not superseded. All content is partner-attested and unverified.',
+  tags: ['Determinations'],
+  auth: 'apiKey',
+  params: idParams,
+  responses: { 200: { description: 'The reports', data: settlementReportListSchema } },
+  errors: [],
+});
+
+export const getJwks = defineRoute({
+  operationId: 'getJwks',
+  method: 'get',
+  path: '/.well-known/jwks.json',
+  summary: 'Public keys that sign determinations',
+  description:
+    'A JSON Web Key Set (Ed25519, RFC 8037) without the envelope, as JOSE libraries expect it. No key needed; cacheable. Retired keys stay listed so older determinations still verify; pick the key by `kid`.',
+  tags: ['Determinations'],
+  auth: 'none',
+  responses: { 200: { description: 'The JWKS', contentType: 'application/jwk-set+json' } },
+  errors: [],
+});
+
+export const DETERMINATION_ROUTES = [
+  listDeterminations,
+  getDetermination,
+  getDeterminationEvidence,
+  recordSettlementReport,
+  getSettlementReports,
+  getJwks,
+] as const;
+
+// Ops: ingestion (the index pipeline's door) and the unattributed queue.
+
+export const batchIngestBody = z
+  .strictObject({
+    items: z
+      .array(z.unknown(), { error: 'must be an array' })
+      .min(1, 'at least one item is required')
+      .max(INGEST_LIMITS.batchItems, `at most ${INGEST_LIMITS.batchItems} items`)
+      .meta({ description: 'Each item is a `DeterminationIngest`, validated on its own' }),
+  })
+  .meta({ id: 'DeterminationIngestBatch' });
+
+const errorShape = z.object({
+  code: z.string(),
+  message: z.string(),
+  details: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
+});
+
+export const batchIngestResultSchema = z
+  .object({
+    results: z.array(
+      z.object({
+        index: z.number().int().min(0),
+        status: z.number().int().meta({ description: '201 new, 200 replay, 400/409/503 refused' }),
+        replayed: z.boolean().optional(),
+        determination: opsDeterminationSchema.optional(),
+        error: errorShape.optional(),
+      }),
+    ),
+    summary: z.object({
+      created: z.number().int(),
+      replayed: z.number().int(),
+      failed: z.number().int(),
+    }),
+  })
+  .meta({ id: 'DeterminationIngestBatchResult' });
+
+export const opsIngestDetermination = defineRoute({
+  operationId: 'opsIngestDetermination',
+  method: 'post',
+  path: '/determinations',
+  summary: 'Ingest one determination',
+  description:
+    'Attributes it to a policy (ACTIVE or EXPIRED, cover overlapping the observation period), computes the amount owed, signs and stores it, and sends `determination.delivered`. One that cannot be attributed is kept `UNATTRIBUTED` and sends nothing. Idempotent on `idempotencyKey`: the same content again is `200` with `replayed: true`; different content is `409`.',
+  tags: ['Determinations'],
+  auth: 'opsBearer',
+  body: determinationIngestInput,
+  responses: {
+    201: { description: 'A new determination', data: ingestResultSchema },
+    200: { description: 'A replay of the same key and content', data: ingestResultSchema },
+  },
+  errors: ['CONFLICT'],
+});
+
+export const opsIngestDeterminationBatch = defineRoute({
+  operationId: 'opsIngestDeterminationBatch',
+  method: 'post',
+  path: '/determinations/batch',
+  summary: 'Ingest up to 1,000 determinations',
+  description:
+    'Each item is handled as `POST /determinations` would handle it, and gets its own result (status, determination or error with field details). Items are independent: one refused item refuses nothing else.',
+  tags: ['Determinations'],
+  auth: 'opsBearer',
+  body: batchIngestBody,
+  responses: { 200: { description: 'Per-item results and a summary', data: batchIngestResultSchema } },
+  errors: [],
+});
+
+export const opsDeterminationsQuery = pageQuery.extend({
+  status: z.enum(DETERMINATION_STATUSES, oneOf(DETERMINATION_STATUSES)).optional(),
+  organizationId: uuid.optional(),
+  policyId: uuid.optional(),
+  kind: z.enum(DETERMINATION_KINDS, oneOf(DETERMINATION_KINDS)).optional(),
+});
+
+export const opsListDeterminations = defineRoute({
+  operationId: 'opsListDeterminations',
+  method: 'get',
+  path: '/determinations',
+  summary: 'List determinations (all organizations)',
+  description: 'Newest first. `status=UNATTRIBUTED` is the queue of assessments no policy could take.',
+  tags: ['Determinations'],
+  auth: 'opsBearer',
+  query: opsDeterminationsQuery,
+  responses: { 200: { description: 'A page of determinations', item: opsDeterminationSchema } },
+  errors: [],
+});
+
+export const opsGetDetermination = defineRoute({
+  operationId: 'opsGetDetermination',
+  method: 'get',
+  path: '/determinations/{id}',
+  summary: 'Read any determination',
+  tags: ['Determinations'],
+  auth: 'opsBearer',
+  params: idParams,
+  responses: { 200: { description: 'The determination', data: opsDeterminationSchema } },
+  errors: [],
+});
+
+export const DETERMINATION_OPS_ROUTES = [
+  opsIngestDetermination,
+  opsIngestDeterminationBatch,
+  opsListDeterminations,
+  opsGetDetermination,
+] as const;

@@ -1,0 +1,114 @@
+import { type OutboxRelay, type RelayLogger, startDocumentRelay } from '@parametric/events';
+import { type Collection, Schema } from 'mongoose';
+import { z } from 'zod';
+import type { AddOptions, Producer } from './producer';
+import { type Payload, QUEUES, type QueueName } from './registry';
+import { validatePayload } from './validate';
+
+// The events outbox (libs/events) for jobs addressed to other services: a job is stored in the
+// document whose change causes it, by the same single-document update, and relayed to its queue
+// at least once under its job id. A state change and the job it causes cannot be separated.
+
+/** One stored job: `id` is the BullMQ job id, so a re-sent job collapses into the first. */
+export interface JobOutboxEntry<N extends QueueName = QueueName> {
+  id: string;
+  queue: N;
+  payload: Payload<N>;
+}
+
+export interface JobOutboxFields {
+  jobOutbox: JobOutboxEntry[];
+  jobOutboxPending: boolean;
+  jobOutboxRejected?: unknown[];
+}
+
+const storedEntry = z.strictObject({
+  id: z.string().min(1).max(200),
+  queue: z.enum(Object.keys(QUEUES) as [QueueName, ...QueueName[]]),
+  payload: z.unknown(),
+});
+
+/** Adds the job outbox to a service's schema (call before compiling the model). */
+export function withJobOutbox<S extends Schema>(schema: S): S {
+  schema.add({
+    jobOutbox: {
+      type: [
+        new Schema({ id: String, queue: String, payload: Schema.Types.Mixed }, { _id: false, id: false }),
+      ],
+      default: [],
+    },
+    jobOutboxPending: { type: Boolean, default: false },
+    jobOutboxRejected: { type: [Schema.Types.Mixed], default: undefined },
+  });
+  // Serves the relay's `find({ jobOutboxPending: true })`; partial, so it holds only the few
+  // documents with jobs still to send.
+  schema.index({ jobOutboxPending: 1 }, { partialFilterExpression: { jobOutboxPending: true } });
+  return schema;
+}
+
+/** A job to store with a change; validated now, so a bad payload fails the write, not the relay. */
+export function outboxJob<N extends QueueName>(
+  queue: N,
+  payload: Payload<N>,
+  jobId: string,
+): JobOutboxEntry<N> {
+  return { id: jobId, queue, payload: validatePayload(queue, payload) };
+}
+
+/** Fields for a document created together with its jobs. */
+export function jobOutboxInsert(
+  ...jobs: JobOutboxEntry[]
+): Pick<JobOutboxFields, 'jobOutbox' | 'jobOutboxPending'> {
+  return { jobOutbox: jobs, jobOutboxPending: jobs.length > 0 };
+}
+
+/** Adds jobs to an update document (which may already record events with `withOutboxEvents`). */
+export function withOutboxJobs<U extends Record<string, unknown>>(update: U, ...jobs: JobOutboxEntry[]): U {
+  if (jobs.length === 0) return update;
+  const set = { ...(update.$set as Record<string, unknown> | undefined), jobOutboxPending: true };
+  const push = {
+    ...(update.$push as Record<string, unknown> | undefined),
+    jobOutbox: { $each: jobs },
+  };
+  return { ...update, $set: set, $push: push };
+}
+
+export interface JobOutboxRelayOptions {
+  model: { readonly collection: Collection; readonly modelName: string };
+  /** A producer for every queue the documents address; a job for another queue is kept pending. */
+  producers: { [N in QueueName]?: Producer<N> };
+  intervalMs?: number;
+  enqueueTimeoutMs?: number;
+  logger?: RelayLogger;
+}
+
+/** Relays stored jobs to their queues, at least once, under their own job ids. */
+export function startJobOutboxRelay(options: JobOutboxRelayOptions): OutboxRelay {
+  const { producers, ...rest } = options;
+  return startDocumentRelay({
+    ...rest,
+    spec: {
+      arrayField: 'jobOutbox',
+      pendingField: 'jobOutboxPending',
+      rejectedField: 'jobOutboxRejected',
+      entryName: 'job',
+      parse(entry) {
+        const stored = storedEntry.safeParse(entry);
+        if (!stored.success) return { ok: false, issues: stored.error.issues };
+        const { id, queue } = stored.data;
+        const payload = QUEUES[queue].safeParse(stored.data.payload);
+        if (!payload.success) return { ok: false, issues: payload.error.issues };
+        const producer = producers[queue] as Producer<typeof queue> | undefined;
+        return {
+          ok: true,
+          id,
+          send: async () => {
+            if (!producer) throw new Error(`no producer for queue "${queue}"`);
+            const opts: AddOptions = { jobId: id };
+            await producer.add(payload.data as never, opts);
+          },
+        };
+      },
+    },
+  });
+}

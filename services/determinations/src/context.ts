@@ -1,0 +1,19 @@
+import type { Clock } from './clock';
+import type { IngestDeps } from './ingestion/domain';
+import type { AllDeterminations, TenantDeterminations } from './repositories';
+
+/** What a partner request's handler may touch: the calling organization's data, nothing wider. */
+export interface PartnerContext {
+  tenant: TenantDeterminations;
+  now: Clock;
+}
+
+/** Ops actions: ingestion (across organizations by design) and reads of every determination. */
+export interface OpsContext {
+  data: AllDeterminations;
+  ingest: IngestDeps;
+  batchConcurrency: number;
+  onUnexpected(err: unknown, index: number): void;
+  /** After a write that recorded events or jobs, so the relays send them at once. */
+  onRecorded(): void;
+}

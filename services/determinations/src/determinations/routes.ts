@@ -1,0 +1,50 @@
+import {
+  getDetermination,
+  getDeterminationEvidence,
+  getSettlementReports,
+  listDeterminations as listDeterminationsRoute,
+  recordSettlementReport as recordSettlementReportRoute,
+} from '@parametric/contracts';
+import { type Binding, created, implement, ok, page } from '@parametric/http';
+import type { PartnerContext } from '../context';
+import { recordSettlementReport, reportView, settlementReportsOf } from '../reports/domain';
+import { listDeterminations, readDetermination, readEvidence } from './reads';
+
+/** Partner routes: reads of the organization's determinations and its Tier 1 settlement reports. */
+export function determinationRoutes(onRecorded: () => void): Binding<PartnerContext>[] {
+  return [
+    // Capability `determination:read` (spec 5.5): the API key is ORG_ADMIN and has it; the
+    // role check joins here when dashboard users arrive.
+    implement(listDeterminationsRoute, async ({ query }, { tenant }) => {
+      const { items, total } = await listDeterminations(tenant, query);
+      return page(items, { page: query.page, limit: query.limit, total });
+    }),
+    implement(getDetermination, async ({ params }, { tenant }) =>
+      ok(await readDetermination(tenant, params.id)),
+    ),
+    implement(getDeterminationEvidence, async ({ params }, { tenant }) =>
+      ok(await readEvidence(tenant, params.id)),
+    ),
+    implement(getSettlementReports, async ({ params }, { tenant }) =>
+      ok(await settlementReportsOf(tenant, params.id)),
+    ),
+    implement(recordSettlementReportRoute, async ({ params, body }, { tenant, now }) => {
+      const { replayed, report, determination } = await recordSettlementReport(
+        tenant,
+        params.id,
+        body,
+        now(),
+      );
+      if (!replayed) onRecorded();
+      const view = {
+        replayed,
+        report: reportView(report),
+        determinationId: determination._id,
+        partnerSettlementStatus: 'REPORTED' as const,
+        verifiedByMicrocrop: false as const,
+        verificationStatus: 'UNVERIFIED' as const,
+      };
+      return replayed ? ok(view) : created(view);
+    }),
+  ];
+}

@@ -1,0 +1,89 @@
+import { isoOrNull } from '@parametric/contracts';
+import type { DeterminationDoc, EvidenceDoc } from './model';
+
+export const determinationLinks = (id: string) => ({
+  self: `/determinations/${id}`,
+  evidence: `/determinations/${id}/evidence`,
+  settlementReport: `/determinations/${id}/settlement-report`,
+});
+
+/** An issued determination's signed part, or an error: a partner view of anything else is a bug. */
+function signedOf(d: DeterminationDoc) {
+  if (d.status !== 'ISSUED' || !d.signed || !d.canonicalPayload || !d.issuedAt) {
+    throw new Error(`determination ${d._id} is not issued`);
+  }
+  return d.signed;
+}
+
+/** Spec 2.5 exactly, as `determination.delivered` carries it. */
+export function deliveredEventData(d: DeterminationDoc) {
+  const signed = signedOf(d);
+  const { evidenceHash: _signedOnly, ...fields } = signed;
+  const { settlementReport: _notInEvent, ...links } = determinationLinks(d._id);
+  return { ...fields, canonicalHash: d.canonicalHash as string, links };
+}
+
+/** Where the determination stands with its partner's settlement report (spec 2.6). */
+export function settlementStatusOf(d: DeterminationDoc) {
+  const tier1 = d.settlementMode === 'DETERMINATION';
+  return {
+    partnerSettlementStatus: d.partnerSettlementStatus ?? (tier1 ? 'NOT_REQUIRED' : 'NOT_APPLICABLE'),
+    dueAt: isoOrNull(d.dueAt),
+    verifiedByMicrocrop: false as const,
+    verificationStatus: tier1 ? ('UNVERIFIED' as const) : ('NOT_APPLICABLE' as const),
+  };
+}
+
+/** A determination in the partner list. */
+export function determinationSummaryView(d: DeterminationDoc) {
+  const signed = signedOf(d);
+  const { evidenceHash: _detail, ...fields } = signed;
+  return {
+    ...fields,
+    canonicalHash: d.canonicalHash as string,
+    links: determinationLinks(d._id),
+    issuedAt: (d.issuedAt as Date).toISOString(),
+    ...settlementStatusOf(d),
+  };
+}
+
+/** The full read: every signed field, the signature and the exact signed bytes. */
+export function determinationView(d: DeterminationDoc) {
+  return {
+    ...determinationSummaryView(d),
+    evidenceHash: signedOf(d).evidenceHash,
+    signature: d.signature as string,
+    signatureAlgorithm: 'Ed25519' as const,
+    kid: d.kid as string,
+    canonicalPayload: d.canonicalPayload as string,
+  };
+}
+
+export function evidenceView(d: DeterminationDoc, e: EvidenceDoc) {
+  return {
+    determinationId: d._id,
+    evidenceHash: e.evidenceHash,
+    evidence: e.evidence,
+    links: { determination: `/determinations/${d._id}` },
+  };
+}
+
+/** What ops read: the ingestion always, the partner's view once issued. */
+export function opsDeterminationView(d: DeterminationDoc) {
+  return {
+    ...(d.status === 'ISSUED' ? determinationView(d) : {}),
+    determinationId: d._id,
+    status: d.status,
+    unattributedReason: d.unattributedReason ?? null,
+    idempotencyKey: d.idempotencyKey,
+    organizationId: d.organizationId ?? null,
+    receivedAt: d.receivedAt.toISOString(),
+    policyId: d.policyId ?? null,
+    policyNumber: d.policyNumber ?? null,
+    kind: d.kind,
+    methodologyVersion: d.methodologyVersion,
+    triggered: d.triggered,
+    damagePercentBp: d.damagePercentBp,
+    assessedAt: d.assessedAt.toISOString(),
+  };
+}

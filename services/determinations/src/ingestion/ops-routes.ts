@@ -1,0 +1,43 @@
+import {
+  opsGetDetermination,
+  opsIngestDetermination,
+  opsIngestDeterminationBatch,
+  opsListDeterminations,
+} from '@parametric/contracts';
+import { type Binding, created, implement, ok, page } from '@parametric/http';
+import type { OpsContext } from '../context';
+import { listAllDeterminations, readAnyDetermination } from '../determinations/reads';
+import { opsDeterminationView } from '../determinations/views';
+import { ingestBatch, ingestDetermination } from './domain';
+
+/** Ops routes (reached through the gateway's ops API, docs/ops.md): ingestion and reads. */
+export const ingestionOpsRoutes: Binding<OpsContext>[] = [
+  implement(opsIngestDetermination, async ({ body }, ctx) => {
+    const { replayed, determination } = await ingestDetermination(body, ctx.ingest);
+    if (!replayed) ctx.onRecorded();
+    const view = { replayed, determination: opsDeterminationView(determination) };
+    return replayed ? ok(view) : created(view);
+  }),
+  implement(opsIngestDeterminationBatch, async ({ body }, ctx) => {
+    const results = await ingestBatch(body.items, ctx.ingest, {
+      concurrency: ctx.batchConcurrency,
+      onUnexpected: ctx.onUnexpected,
+    });
+    const created = results.filter((r) => r.status === 201).length;
+    if (created > 0) ctx.onRecorded();
+    const replayed = results.filter((r) => r.status === 200).length;
+    return ok({
+      results: results.map(({ determination, ...rest }) =>
+        determination ? { ...rest, determination: opsDeterminationView(determination) } : rest,
+      ),
+      summary: { created, replayed, failed: results.length - created - replayed },
+    });
+  }),
+  implement(opsListDeterminations, async ({ query }, { data }) => {
+    const { items, total } = await listAllDeterminations(data, query);
+    return page(items, { page: query.page, limit: query.limit, total });
+  }),
+  implement(opsGetDetermination, async ({ params }, { data }) =>
+    ok(await readAnyDetermination(data, params.id)),
+  ),
+];

@@ -1,0 +1,329 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { settlementReportBody } from '@parametric/contracts';
+import { createEvent, withOutboxEvents } from '@parametric/events';
+import { AppError } from '@parametric/http';
+import { isDuplicateKey } from '@parametric/mongo';
+import { withOutboxJobs } from '@parametric/queue';
+import { canonicalBytes } from 'determination-verify';
+import type { z } from 'zod';
+import type { DeterminationDoc } from '../determinations/model';
+import { damageSummaryJob } from '../determinations/summaries';
+import { determinationLinks, settlementStatusOf } from '../determinations/views';
+import type { TenantDeterminations } from '../repositories';
+import type { ReportDoc } from './model';
+
+type Tenant = Pick<TenantDeterminations, 'determinations' | 'reports'>;
+type ReportBody = z.output<typeof settlementReportBody>;
+
+/** Spec 6 rule 5. */
+export const RECORDED_NOTE =
+  'This settlement report is attested by the partner organization. The service has not verified it and moves no money in this tier.';
+export const OVERDUE_NOTE =
+  'No settlement report was received from the partner organization by the due date. Reports remain partner-attested and are not verified by the service.';
+
+/** A settled-at time may be this far ahead of our clock (the partner's clock may run fast). */
+const SETTLED_AT_SKEW_MS = 60_000;
+
+export interface Recorded {
+  replayed: boolean;
+  report: ReportDoc;
+  determination: DeterminationDoc;
+}
+
+/**
+ * Records a Tier 1 settlement report (spec 2.6, 4, 6). Idempotent on (determination,
+ * partnerReference) and race-safe without transactions: the report is inserted first (its
+ * unique key makes parallel posts one report), then made current by one conditional update of
+ * the determination that also records the event, so exactly one post emits it. A report whose
+ * second step never ran (a crash) is finished by its replay.
+ */
+export async function recordSettlementReport(
+  tenant: Tenant,
+  determinationId: string,
+  body: ReportBody,
+  now: Date,
+): Promise<Recorded> {
+  const determination = await loadIssued(tenant, determinationId);
+  if (determination.settlementMode !== 'DETERMINATION') {
+    throw new AppError(
+      'NOT_PARTNER_SETTLED',
+      'This policy is settled by the service (Tier 2): the payout is ours to report, not the partner’s',
+    );
+  }
+  if (!determination.triggered) {
+    throw AppError.invalid(
+      'This determination was not triggered: nothing is owed, so there is nothing to settle',
+    );
+  }
+  const fingerprint = fingerprintOf(body);
+  const earlier = await tenant.reports
+    .findOne({ determinationId, partnerReference: body.partnerReference })
+    .lean();
+  if (earlier) return replay(tenant, determination, earlier as ReportDoc, fingerprint, now);
+
+  checkReport(determination, body, now);
+  checkSupersedes(determination, body.supersedesReportId ?? null);
+
+  const report: Omit<ReportDoc, 'organizationId'> = {
+    _id: randomUUID(),
+    determinationId,
+    partnerReference: body.partnerReference,
+    fingerprint,
+    outcome: body.outcome,
+    method: body.method,
+    settledAmountMinor: body.settledAmountMinor,
+    settlementCurrency: body.settlementCurrency,
+    settledAt: new Date(body.settledAt),
+    reportedAt: now,
+    supersedesReportId: body.supersedesReportId ?? null,
+    supersededByReportId: null,
+    notes: body.notes ?? null,
+    recorded: false,
+  };
+  try {
+    await tenant.reports.create(report);
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+    // A parallel post with the same partnerReference inserted first.
+    const winner = await tenant.reports
+      .findOne({ determinationId, partnerReference: body.partnerReference })
+      .lean();
+    if (!winner) throw err;
+    return replay(tenant, determination, winner as ReportDoc, fingerprint, now);
+  }
+  const stored = { ...report, organizationId: tenant.reports.organizationId };
+  const made = await makeCurrent(tenant, determination, stored, now);
+  if (made.outcome === 'stale') {
+    // Another report became current between our check and our update: ours corrects nothing
+    // that is still current, so it is withdrawn and the partner told to correct the new one.
+    await tenant.reports.deleteOne({ _id: stored._id, recorded: false });
+    throw staleCorrection(made.determination);
+  }
+  return {
+    replayed: made.outcome === 'already',
+    report: { ...stored, recorded: true },
+    determination: made.determination,
+  };
+}
+
+/** The same (determination, partnerReference) again: the stored report, or a conflict. */
+async function replay(
+  tenant: Tenant,
+  determination: DeterminationDoc,
+  report: ReportDoc,
+  fingerprint: string,
+  now: Date,
+): Promise<Recorded> {
+  if (report.fingerprint !== fingerprint) {
+    throw AppError.conflict(
+      `A different settlement report was already recorded with partnerReference "${report.partnerReference}"`,
+      [{ field: 'partnerReference', message: 'already used with a different report' }],
+    );
+  }
+  if (report.recorded) return { replayed: true, report, determination };
+  // Its first post did not finish (or is finishing right now): finish it, emitting at most once.
+  const made = await makeCurrent(tenant, determination, report, now);
+  if (made.outcome === 'stale') {
+    await tenant.reports.deleteOne({ _id: report._id, recorded: false });
+    throw staleCorrection(made.determination);
+  }
+  return {
+    replayed: made.outcome === 'already',
+    report: { ...report, recorded: true },
+    determination: made.determination,
+  };
+}
+
+/**
+ * Makes the report current in one conditional update of the determination (with its event,
+ * and the policy summary on the first report), then marks it recorded and its predecessor
+ * superseded. `already` when a parallel post did it first; `stale` when another report is current.
+ */
+async function makeCurrent(
+  tenant: Tenant,
+  determination: DeterminationDoc,
+  report: ReportDoc,
+  now: Date,
+): Promise<{ outcome: 'made' | 'already' | 'stale'; determination: DeterminationDoc }> {
+  const expected = report.supersedesReportId ?? null;
+  const first = expected === null;
+  const event = createEvent('determination.settlement_report_recorded', tenant.reports.organizationId, {
+    determinationId: determination._id,
+    policyId: determination.policyId as string,
+    policyNumber: determination.policyNumber as string,
+    settlementMode: determination.settlementMode as string,
+    settledByMicrocrop: false,
+    verifiedByMicrocrop: false,
+    verificationStatus: 'UNVERIFIED',
+    partnerSettlementStatus: 'REPORTED',
+    report: reportEventView(report),
+    correction: !first,
+    links: {
+      determination: `/determinations/${determination._id}`,
+      settlementReport: `/determinations/${determination._id}/settlement-report`,
+    },
+    note: RECORDED_NOTE,
+  });
+  let update = withOutboxEvents<DeterminationDoc>(
+    { $set: { currentReportId: report._id, partnerSettlementStatus: 'REPORTED', reportedAt: now } },
+    event,
+  );
+  if (first) {
+    update = withOutboxJobs(
+      update,
+      damageSummaryJob({ ...determination, partnerSettlementStatus: 'REPORTED' }),
+    );
+  }
+  const updated = await tenant.determinations.findOneAndUpdate(
+    { _id: determination._id, currentReportId: expected },
+    update,
+  );
+  if (!updated) {
+    const now = (await tenant.determinations.findById(determination._id).lean()) as DeterminationDoc | null;
+    if (!now) throw AppError.notFound('Determination');
+    if (now.currentReportId !== report._id) return { outcome: 'stale', determination: now };
+    await markRecorded(tenant, report);
+    return { outcome: 'already', determination: now };
+  }
+  await markRecorded(tenant, report);
+  return { outcome: 'made', determination: updated as DeterminationDoc };
+}
+
+async function markRecorded(tenant: Tenant, report: ReportDoc): Promise<void> {
+  await tenant.reports.updateOne({ _id: report._id }, { $set: { recorded: true } });
+  if (report.supersedesReportId) {
+    await tenant.reports.updateOne(
+      { _id: report.supersedesReportId },
+      { $set: { supersededByReportId: report._id } },
+    );
+  }
+}
+
+function staleCorrection(determination: DeterminationDoc): AppError {
+  return AppError.conflict(
+    determination.currentReportId
+      ? `Another settlement report became current first; supersede report ${determination.currentReportId} instead`
+      : 'The report to supersede is no longer current',
+    [{ field: 'supersedesReportId', message: 'must name the current report of this determination' }],
+  );
+}
+
+/** Checks against the determination: currency, time, amount and outcome agree. */
+function checkReport(determination: DeterminationDoc, body: ReportBody, now: Date): void {
+  const problems: { field: string; message: string }[] = [];
+  if (body.settlementCurrency !== determination.currency) {
+    problems.push({
+      field: 'settlementCurrency',
+      message: `must be ${determination.currency}, the policy currency`,
+    });
+  }
+  if (Date.parse(body.settledAt) > now.getTime() + SETTLED_AT_SKEW_MS) {
+    problems.push({ field: 'settledAt', message: 'must not be in the future' });
+  }
+  const settled = BigInt(body.settledAmountMinor);
+  const owed =
+    determination.owedMinor === null || determination.owedMinor === undefined
+      ? null
+      : BigInt(determination.owedMinor);
+  if (owed !== null && settled > owed) {
+    problems.push({
+      field: 'settledAmountMinor',
+      message: `must not exceed the amount owed (${owed} minor units of ${determination.currency})`,
+    });
+  } else if (body.outcome === 'NOT_SETTLED' && settled !== 0n) {
+    problems.push({ field: 'settledAmountMinor', message: 'must be "0" when the outcome is NOT_SETTLED' });
+  } else if (body.outcome === 'SETTLED_PARTIAL' && (settled === 0n || (owed !== null && settled >= owed))) {
+    problems.push({
+      field: 'settledAmountMinor',
+      message: 'must be more than 0 and less than the amount owed when the outcome is SETTLED_PARTIAL',
+    });
+  } else if (body.outcome === 'SETTLED_FULL' && owed !== null && settled !== owed) {
+    problems.push({
+      field: 'settledAmountMinor',
+      message: `must equal the amount owed (${owed}) when the outcome is SETTLED_FULL`,
+    });
+  }
+  if (problems.length > 0) throw AppError.invalid('Invalid settlement report', problems);
+}
+
+/** A correction names the current report; a first report names none. */
+function checkSupersedes(determination: DeterminationDoc, supersedes: string | null): void {
+  const current = determination.currentReportId ?? null;
+  if (supersedes === current) return;
+  if (supersedes === null) {
+    throw AppError.conflict(
+      `A settlement report is already on file (${current}); send a correction with supersedesReportId`,
+      [{ field: 'supersedesReportId', message: `must be ${current}, the current report` }],
+    );
+  }
+  throw AppError.conflict(
+    current
+      ? `Report ${supersedes} is not the current report of this determination; the current one is ${current}`
+      : `Report ${supersedes} is not a report of this determination; there is none to correct yet`,
+    [{ field: 'supersedesReportId', message: 'must name the current report of this determination' }],
+  );
+}
+
+async function loadIssued(tenant: Tenant, determinationId: string): Promise<DeterminationDoc> {
+  const d = await tenant.determinations.findOne({ _id: determinationId, status: 'ISSUED' }).lean();
+  if (!d) throw AppError.notFound('Determination');
+  return d as unknown as DeterminationDoc;
+}
+
+function fingerprintOf(body: ReportBody): string {
+  const canonical = {
+    partnerReference: body.partnerReference,
+    outcome: body.outcome,
+    method: body.method,
+    settledAmountMinor: body.settledAmountMinor,
+    settlementCurrency: body.settlementCurrency,
+    settledAt: new Date(body.settledAt).toISOString(),
+    supersedesReportId: body.supersedesReportId ?? null,
+    notes: body.notes ?? null,
+  };
+  return createHash('sha256').update(canonicalBytes(canonical)).digest('hex');
+}
+
+/** Spec 2.6, as the event carries it. */
+function reportEventView(r: ReportDoc) {
+  return {
+    id: r._id,
+    partnerReference: r.partnerReference,
+    outcome: r.outcome,
+    method: r.method,
+    settledAmountMinor: r.settledAmountMinor,
+    settlementCurrency: r.settlementCurrency,
+    settledAt: r.settledAt.toISOString(),
+    reportedAt: r.reportedAt.toISOString(),
+    supersedesReportId: r.supersedesReportId ?? null,
+  };
+}
+
+/** What partners read of a report. */
+export function reportView(r: ReportDoc) {
+  return {
+    ...reportEventView(r),
+    supersededByReportId: r.supersededByReportId ?? null,
+    notes: r.notes ?? null,
+  };
+}
+
+/** Every report of a determination, newest first, with where it stands. */
+export async function settlementReportsOf(tenant: Tenant, determinationId: string) {
+  const determination = await loadIssued(tenant, determinationId);
+  const reports = (await tenant.reports
+    .find({ determinationId })
+    .sort({ reportedAt: -1, _id: -1 })
+    .lean()) as ReportDoc[];
+  // An unfinished report (its second step never ran) is not on file until its replay finishes it.
+  const onFile = reports.filter((r) => r.recorded || r._id === determination.currentReportId);
+  const current = onFile.find((r) => r._id === determination.currentReportId) ?? null;
+  return {
+    determinationId,
+    current: current ? reportView(current) : null,
+    reports: onFile.map(reportView),
+    ...settlementStatusOf(determination),
+  };
+}
+
+export { determinationLinks };
