@@ -1,23 +1,17 @@
 import { createHash } from 'node:crypto';
-import { determinationIngestInput } from '@parametric/contracts';
+import {
+  determinationIngestInput,
+  PARTNER_SETTLEMENT_STATUSES,
+  type PartnerSettlementStatus,
+} from '@parametric/contracts';
 import { eventEnvelopeSchema } from '@parametric/events';
 import { z } from 'zod';
 
 const uuid = z.uuid();
 const timestamp = z.iso.datetime({ offset: true });
 
-/** Where a determination stands with its Tier 1 settlement report (docs/determinations.md). */
-export const PARTNER_SETTLEMENT_STATUSES = [
-  /** Tier 1, triggered, something owed: the partner's report is awaited until `dueAt`. */
-  'PENDING',
-  'REPORTED',
-  'OVERDUE',
-  /** Tier 1 with nothing to settle (not triggered, or a zero amount). */
-  'NOT_REQUIRED',
-  /** Tier 2: the service settles; partners report nothing. */
-  'NOT_APPLICABLE',
-] as const;
-export type PartnerSettlementStatus = (typeof PARTNER_SETTLEMENT_STATUSES)[number];
+// Declared in the contracts (the policy read shows it); re-exported for the queue's producers.
+export { PARTNER_SETTLEMENT_STATUSES, type PartnerSettlementStatus };
 
 /**
  * Every queue and the schema of its job payload, declared once: producers validate before

@@ -46,7 +46,9 @@ export const policyConfigSchema = z.object({
   ACTIVATION_CONCURRENCY: positiveInt(5),
   /** How often the sweeps run: expiring policies past their cover end, re-queueing lost activations. */
   SWEEP_INTERVAL_MS: positiveInt(60_000),
-  /** Run the activation worker and the expiry sweep in this process (an API-only replica sets false). */
+  /** Policy summaries (damage assessments) handled at once per process. */
+  SUMMARY_CONCURRENCY: positiveInt(5),
+  /** Run the queue workers and the sweeps in this process (an API-only replica sets false). */
   RUN_WORKERS: flag(true),
 });
 

@@ -21,6 +21,7 @@ describe('policy configuration', () => {
       ACTIVATION_RETRY_BASE_MS: 5_000,
       ACTIVATION_RETRY_MAX_MS: 600_000,
       SWEEP_INTERVAL_MS: 60_000,
+      SUMMARY_CONCURRENCY: 5,
       CHAIN_REGISTRY_FROM_BLOCK: 0,
       RUN_WORKERS: true,
     });

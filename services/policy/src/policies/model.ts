@@ -3,6 +3,7 @@ import {
   ACTIVATION_CHANNELS,
   CROP_COVERAGES,
   LIVESTOCK_COVERAGES,
+  PARTNER_SETTLEMENT_STATUSES,
   POLICY_STATUSES,
   PRODUCT_TYPES,
   SEASONS,
@@ -11,6 +12,25 @@ import {
 import { type OutboxFields, withOutbox } from '@parametric/events';
 import { type Connection, type InferSchemaType, type Model, Schema } from 'mongoose';
 import { readAsBigint } from '../int64';
+
+/**
+ * One determination for the policy as the determinations service summarised it (queue
+ * `policy-summaries`): the highest `revision` received is kept, one entry per determination.
+ */
+const damageAssessmentSchema = new Schema(
+  {
+    determinationId: { type: String, required: true },
+    revision: { type: Number, required: true },
+    triggered: { type: Boolean, required: true },
+    damagePercentBp: { type: Number, required: true },
+    assessedAt: { type: Date, required: true },
+    issuedAt: { type: Date, required: true },
+    partnerSettlementStatus: { type: String, required: true, enum: PARTNER_SETTLEMENT_STATUSES },
+    /** Tier 1 reporting due date; null when no report is expected. */
+    dueAt: { type: Date, default: null },
+  },
+  { _id: false },
+);
 
 const policySchema = new Schema(
   {
@@ -51,6 +71,8 @@ const policySchema = new Schema(
     lastActivationError: { type: String, default: null },
     lastActivationAttemptAt: { type: Date, default: null },
     expiredAt: { type: Date, default: null },
+    /** Determinations issued for the policy (spec 2.3 `damageAssessments`). */
+    damageAssessments: { type: [damageAssessmentSchema], default: [] },
   },
   { timestamps: true, versionKey: false },
 );
@@ -69,6 +91,7 @@ policySchema.index(
   { partialFilterExpression: { activationRequestedAt: { $type: 'date' } } },
 );
 
+export type DamageAssessmentDoc = InferSchemaType<typeof damageAssessmentSchema>;
 export type PolicyDoc = InferSchemaType<typeof policySchema> & { _id: string } & OutboxFields;
 export type PolicyModel = Model<PolicyDoc>;
 

@@ -4,6 +4,7 @@ import { numberFromMinor } from '@parametric/money';
 import { DAY_MS } from '../clock';
 import type { TenantPolicyData } from '../repositories';
 import type { PolicyDoc } from './model';
+import { damageAssessmentsView } from './summaries';
 
 type Tenant = Pick<TenantPolicyData, 'policies'>;
 
@@ -26,7 +27,7 @@ export function policyView(p: PolicyDoc, now: Date) {
     onChainPolicyId: p.onChainPolicyId ?? null,
     daysRemaining: daysRemaining(p, now),
     payouts: [],
-    damageAssessments: [],
+    damageAssessments: damageAssessmentsView(p.damageAssessments),
     settlementMode: p.settlementMode,
     productType: p.productType,
     farmerId: p.farmerId,
