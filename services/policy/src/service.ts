@@ -26,6 +26,7 @@ import { herdRoutes } from './herds/routes';
 import { plotRoutes } from './plots/routes';
 import { createActivator } from './policies/activation';
 import { startActivationWorker } from './policies/activation-worker';
+import { policyOpsRoutes } from './policies/ops-routes';
 import { policyRoutes } from './policies/routes';
 import { startSummaryWorker } from './policies/summaries-worker';
 import { startSweeps } from './policies/sweeps';
@@ -168,12 +169,16 @@ export async function startPolicy(
       }),
     ),
   );
-  const opsContext: OpsContext = { repositories };
+  const opsContext: OpsContext = { repositories, now: clock };
   app.use(
     '/ops',
     requireOpsContext(config.INTERNAL_SIGNING_SECRET),
     answerOptions(OPS_ROUTES.policy),
-    mountRoutes(Router(), [...farmerOpsRoutes, ...underwritingOpsRoutes], () => opsContext),
+    mountRoutes(
+      Router(),
+      [...farmerOpsRoutes, ...underwritingOpsRoutes, ...policyOpsRoutes],
+      () => opsContext,
+    ),
   );
   finishApp(app, logger);
   const http = await listen(app, config.POLICY_PORT, config.POLICY_HOST);

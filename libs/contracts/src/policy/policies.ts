@@ -31,6 +31,9 @@ export const PARTNER_SETTLEMENT_STATUSES = [
 ] as const;
 export type PartnerSettlementStatus = (typeof PARTNER_SETTLEMENT_STATUSES)[number];
 
+/** Policy numbers as `newPolicyNumber` makes them: market, year-month, six characters. */
+export const POLICY_NUMBER_PATTERN = /^[A-Z]{2}-\d{6}-[A-Z0-9]{6}$/;
+
 /**
  * A field that belongs to the other product, or that the server works out itself: sending
  * it is an error that says why, rather than a bare "Unknown field" (or silently ignoring it).

@@ -73,6 +73,11 @@ const policySchema = new Schema(
     expiredAt: { type: Date, default: null },
     /** Determinations issued for the policy (spec 2.3 `damageAssessments`). */
     damageAssessments: { type: [damageAssessmentSchema], default: [] },
+    /**
+     * When the capacity sweep gave `sumInsuredMinor` back to the organization's capacity; null
+     * while it is reserved. Set (conditionally, once) before the capacity is given back.
+     */
+    capacityReleasedAt: { type: Date, default: null },
   },
   { timestamps: true, versionKey: false },
 );
