@@ -46,7 +46,7 @@ export interface RunningPolicy {
 /**
  * The policy service behind the gateway: farmers, plots, herds, underwriting, purchase and
  * activation on chain; when RUN_WORKERS, the Tier 2 activation worker, the policy summaries
- * worker and the sweeps (expiry, lost activations).
+ * worker and the sweeps (expiry, lost activations, capacity after the claims window).
  */
 export async function startPolicy(
   config: PolicyConfig,
@@ -143,6 +143,8 @@ export async function startPolicy(
         policies,
         activations,
         sweeps,
+        capacityOf: (organizationId) => repositories.forOrganization(organizationId),
+        claimsWindowMs: config.CLAIMS_WINDOW_SECONDS * 1000,
         connection: config.REDIS_URL,
         prefix: config.REDIS_PREFIX,
         intervalMs: config.SWEEP_INTERVAL_MS,

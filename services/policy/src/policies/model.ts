@@ -96,6 +96,29 @@ policySchema.index(
   { partialFilterExpression: { activationRequestedAt: { $type: 'date' } } },
 );
 
+/**
+ * The policies whose reserved capacity may be given back at `now`: EXPIRED, cover ended more
+ * than the claims window ago (determinations for damage during cover can arrive after it
+ * ends), not released yet, and no Tier 1 settlement report still awaited (a PENDING damage
+ * assessment). The release sweep queries it and claims each policy with it (sweeps.ts).
+ */
+export function releasableAfterCover(now: Date, claimsWindowMs: number) {
+  return {
+    status: 'EXPIRED' as const,
+    capacityReleasedAt: null,
+    coverEndsAt: { $lte: new Date(now.getTime() - claimsWindowMs) },
+    'damageAssessments.partnerSettlementStatus': { $ne: 'PENDING' as const },
+  };
+}
+// Serves `releasableAfterCover`: partial on EXPIRED, and released policies (non-null
+// `capacityReleasedAt`) sort apart from those still holding capacity, so the sweep walks only
+// expired policies still reserving capacity, not every policy ever released; the
+// pending-report condition is checked on what it finds.
+policySchema.index(
+  { capacityReleasedAt: 1, coverEndsAt: 1 },
+  { partialFilterExpression: { status: 'EXPIRED' } },
+);
+
 export type DamageAssessmentDoc = InferSchemaType<typeof damageAssessmentSchema>;
 export type PolicyDoc = InferSchemaType<typeof policySchema> & { _id: string } & OutboxFields;
 export type PolicyModel = Model<PolicyDoc>;
