@@ -69,7 +69,7 @@ export function opsDocument() {
   ops ??= openApiDocument({
     title: 'Parametric insurance ops API',
     description:
-      'Admin actions partners cannot take themselves: KYB, service tier, (de)activation, key rotation, farmer KYC, licences and capacity, determination ingestion. Bearer token `OPS_TOKEN`; never a partner key. See docs/ops.md.',
+      'Admin actions partners cannot take themselves: KYB, service tier, (de)activation, key rotation, farmer KYC, licences and capacity, policy lookup, determination ingestion. Bearer token `OPS_TOKEN`; never a partner key. See docs/ops.md.',
     serverUrl: '/ops',
     routes: all(OPS_ROUTES),
     securitySchemes: { opsBearer: { type: 'http', scheme: 'bearer', description: 'The ops token' } },

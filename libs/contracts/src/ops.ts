@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { idParams, timestamp } from './common';
 import { apiKeyMetadataSchema, credentialsSchema, organizationSchema, SERVICE_TIERS } from './gateway';
 import { farmerSchema } from './policy/farmers';
+import { POLICY_NUMBER_PATTERN, policySchema } from './policy/policies';
 
 const isoDate = z.iso
   .datetime({ offset: true, error: 'must be an ISO 8601 date-time' })
@@ -214,6 +215,60 @@ export const opsGetUnderwriting = defineRoute({
   errors: [],
 });
 
+const minorUnits = z
+  .string()
+  .regex(/^\d+$/)
+  .meta({ description: 'Integer in minor units of `currency`, as a string', example: '5000000' });
+
+/**
+ * A policy as ops (and the determinations service attributing a determination) read it: the
+ * partner's view, plus whose it is and its money exactly, and where its capacity stands.
+ */
+export const opsPolicySchema = policySchema
+  .extend({
+    organizationId: z.uuid(),
+    exponent: z.number().int().min(0).meta({ description: 'Minor-unit exponent of `currency`' }),
+    sumInsuredMinor: minorUnits,
+    premiumMinor: minorUnits,
+    expiredAt: timestamp.nullable(),
+    capacityReleasedAt: timestamp.nullable().meta({
+      description:
+        'When the capacity sweep gave the sum insured back to the organization (claims window over, no report pending); null while it is reserved',
+    }),
+  })
+  .meta({ id: 'OpsPolicy' });
+
+export const opsGetPolicy = defineRoute({
+  operationId: 'opsGetPolicy',
+  method: 'get',
+  path: '/policies/{id}',
+  summary: 'Read any organization’s policy by id',
+  tags: ['Policies'],
+  auth: 'opsBearer',
+  params: idParams,
+  responses: { 200: { description: 'The policy as ops see it', data: opsPolicySchema } },
+  errors: [],
+});
+
+export const opsGetPolicyByNumber = defineRoute({
+  operationId: 'opsGetPolicyByNumber',
+  method: 'get',
+  path: '/policies/by-number/{policyNumber}',
+  summary: 'Read any organization’s policy by its policy number',
+  description:
+    'Policy numbers are unique across the platform. A malformed number is 400, an unknown one 404.',
+  tags: ['Policies'],
+  auth: 'opsBearer',
+  params: z.object({
+    policyNumber: z
+      .string()
+      .regex(POLICY_NUMBER_PATTERN, 'must be a policy number such as KE-202611-7K3Q9X')
+      .meta({ description: 'The policy number partners and farmers quote', example: 'KE-202611-7K3Q9X' }),
+  }),
+  responses: { 200: { description: 'The policy as ops see it', data: opsPolicySchema } },
+  errors: [],
+});
+
 export const getOpsOpenApiDocument = defineRoute({
   operationId: 'getOpsOpenApiDocument',
   method: 'get',
@@ -242,4 +297,6 @@ export const POLICY_OPS_ROUTES = [
   opsRecordLicence,
   opsRecordCapacity,
   opsGetUnderwriting,
+  opsGetPolicy,
+  opsGetPolicyByNumber,
 ] as const;

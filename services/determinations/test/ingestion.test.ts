@@ -77,7 +77,7 @@ describe('POST /ops/determinations', () => {
 
     // determination.delivered: the fields of spec 2.5, signed by the partner's webhook secret.
     const [delivery] = await p.receiver.waitForCount(1, (x) => deliveredFor(d.determinationId).includes(x));
-    const event = delivery.body as { event: string; data: Record<string, unknown> };
+    const event = delivery?.body as { event: string; data: Record<string, unknown> };
     expect(EVENT_CATALOG['determination.delivered'].safeParse(event.data).success).toBe(true);
     expect(event.data).toEqual({
       determinationId: d.determinationId,
@@ -116,7 +116,7 @@ describe('POST /ops/determinations', () => {
     });
     const forId = rows.body.data.deliveries.filter(
       (r: { event: string; id: string }) =>
-        r.event === 'determination.delivered' && deliveredFor(id)[0].deliveryId === r.id,
+        r.event === 'determination.delivered' && deliveredFor(id)[0]?.deliveryId === r.id,
     );
     expect(forId).toHaveLength(1);
   });
@@ -344,8 +344,8 @@ describe('the determination-ingest queue (the index pipeline’s door)', () => {
       prefix: p.config.REDIS_PREFIX,
     });
     try {
-      await producer.add(body, { jobId: determinationIngestJobId(body.idempotencyKey) });
-      await producer.add(body, { jobId: `again-${determinationIngestJobId(body.idempotencyKey)}` });
+      await producer.add(body as never, { jobId: determinationIngestJobId(body.idempotencyKey) });
+      await producer.add(body as never, { jobId: `again-${determinationIngestJobId(body.idempotencyKey)}` });
       const stored = await eventually(
         async () => {
           const d = await p.db.collection('determinations').findOne({ idempotencyKey: body.idempotencyKey });

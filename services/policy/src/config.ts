@@ -44,9 +44,19 @@ export const policyConfigSchema = z.object({
   ACTIVATION_RETRY_BASE_MS: positiveInt(5_000),
   ACTIVATION_RETRY_MAX_MS: positiveInt(600_000),
   ACTIVATION_CONCURRENCY: positiveInt(5),
-  /** How often the sweeps run: expiring policies past their cover end, re-queueing lost activations. */
+  /**
+   * How often the sweeps run: expiring policies past their cover end, re-queueing lost
+   * activations, releasing capacity after the claims window.
+   */
   SWEEP_INTERVAL_MS: positiveInt(60_000),
-  /** Run the activation worker and the expiry sweep in this process (an API-only replica sets false). */
+  /**
+   * How long after a policy's cover ends determinations for damage during cover may still
+   * arrive; its capacity stays reserved until then (default 90 days).
+   */
+  CLAIMS_WINDOW_SECONDS: positiveInt(7_776_000),
+  /** Policy summaries (damage assessments) handled at once per process. */
+  SUMMARY_CONCURRENCY: positiveInt(5),
+  /** Run the queue workers and the sweeps in this process (an API-only replica sets false). */
   RUN_WORKERS: flag(true),
 });
 

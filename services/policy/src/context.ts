@@ -13,11 +13,12 @@ export interface PartnerContext {
 }
 
 /**
- * Ops actions: on one organization (its `{id}`) through `forOrganization`, or by farmer id
- * through `acrossOrganizations`.
+ * Ops actions: on one organization (its `{id}`) through `forOrganization`, or by farmer or
+ * policy id through `acrossOrganizations`.
  */
 export interface OpsContext {
   repositories: PolicyRepositories;
+  now: Clock;
 }
 
 /** The organization snapshot the gateway signs into every partner request it forwards. */

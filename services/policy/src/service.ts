@@ -26,7 +26,9 @@ import { herdRoutes } from './herds/routes';
 import { plotRoutes } from './plots/routes';
 import { createActivator } from './policies/activation';
 import { startActivationWorker } from './policies/activation-worker';
+import { policyOpsRoutes } from './policies/ops-routes';
 import { policyRoutes } from './policies/routes';
+import { startSummaryWorker } from './policies/summaries-worker';
 import { startSweeps } from './policies/sweeps';
 import { policyRepositories } from './repositories';
 import { underwritingOpsRoutes } from './underwriting/ops-routes';
@@ -43,7 +45,8 @@ export interface RunningPolicy {
 
 /**
  * The policy service behind the gateway: farmers, plots, herds, underwriting, purchase and
- * activation on chain; the Tier 2 activation worker and the expiry sweep when RUN_WORKERS.
+ * activation on chain; when RUN_WORKERS, the Tier 2 activation worker, the policy summaries
+ * worker and the sweeps (expiry, lost activations, capacity after the claims window).
  */
 export async function startPolicy(
   config: PolicyConfig,
@@ -53,7 +56,8 @@ export async function startPolicy(
   const connection = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
   const repositories = policyRepositories(connection);
   await repositories.init();
-  // The relay, the activation worker and the sweeps work for every organization by design.
+  // The relay, the activation worker and the sweeps work for every organization by design
+  // (the summaries worker binds each job to the organization it names).
   const { policies } = repositories.acrossOrganizations();
 
   const queueOptions = {
@@ -112,7 +116,7 @@ export async function startPolicy(
     );
   const activator = createActivator({ registry, clock, onEventRecorded: () => relay.kick() });
 
-  const workers: QueueWorker<'policy-activations' | 'policy-sweeps'>[] = [];
+  const workers: QueueWorker<'policy-activations' | 'policy-sweeps' | 'policy-summaries'>[] = [];
   const activations = createProducer('policy-activations', queueOptions);
   const sweeps = createProducer('policy-sweeps', queueOptions);
   if (config.RUN_WORKERS) {
@@ -128,10 +132,19 @@ export async function startPolicy(
         logger,
         clock,
       }),
+      startSummaryWorker({
+        repositories,
+        connection: config.REDIS_URL,
+        prefix: config.REDIS_PREFIX,
+        concurrency: config.SUMMARY_CONCURRENCY,
+        logger,
+      }),
       await startSweeps({
         policies,
         activations,
         sweeps,
+        capacityOf: (organizationId) => repositories.forOrganization(organizationId),
+        claimsWindowMs: config.CLAIMS_WINDOW_SECONDS * 1000,
         connection: config.REDIS_URL,
         prefix: config.REDIS_PREFIX,
         intervalMs: config.SWEEP_INTERVAL_MS,
@@ -158,12 +171,16 @@ export async function startPolicy(
       }),
     ),
   );
-  const opsContext: OpsContext = { repositories };
+  const opsContext: OpsContext = { repositories, now: clock };
   app.use(
     '/ops',
     requireOpsContext(config.INTERNAL_SIGNING_SECRET),
     answerOptions(OPS_ROUTES.policy),
-    mountRoutes(Router(), [...farmerOpsRoutes, ...underwritingOpsRoutes], () => opsContext),
+    mountRoutes(
+      Router(),
+      [...farmerOpsRoutes, ...underwritingOpsRoutes, ...policyOpsRoutes],
+      () => opsContext,
+    ),
   );
   finishApp(app, logger);
   const http = await listen(app, config.POLICY_PORT, config.POLICY_HOST);

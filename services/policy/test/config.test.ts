@@ -13,7 +13,7 @@ const minimal = {
 };
 
 describe('policy configuration', () => {
-  it('defaults: 10 s per chain call, breaker open 30 s, Tier 2 retries from 5 s doubling to 10 min, sweeps every minute', () => {
+  it('defaults: 10 s per chain call, breaker open 30 s, Tier 2 retries from 5 s doubling to 10 min, sweeps every minute, a 90-day claims window', () => {
     const config = loadPolicyConfig({ ...minimal, NODE_ENV: 'production' });
     expect(config).toMatchObject({
       CHAIN_TIMEOUT_MS: 10_000,
@@ -21,6 +21,8 @@ describe('policy configuration', () => {
       ACTIVATION_RETRY_BASE_MS: 5_000,
       ACTIVATION_RETRY_MAX_MS: 600_000,
       SWEEP_INTERVAL_MS: 60_000,
+      CLAIMS_WINDOW_SECONDS: 7_776_000,
+      SUMMARY_CONCURRENCY: 5,
       CHAIN_REGISTRY_FROM_BLOCK: 0,
       RUN_WORKERS: true,
     });

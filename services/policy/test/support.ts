@@ -1,4 +1,4 @@
-import { createLogger } from '@parametric/logger';
+import { createLogger, type Logger } from '@parametric/logger';
 import {
   type TestChain,
   testChain,
@@ -59,9 +59,11 @@ export async function policyTestConfig(
 export async function startPolicyPlatform(
   overrides: Record<string, string> = {},
   gatewayOverrides: Record<string, string> = {},
+  /** The policy service's logger (silent unless a test captures what it logs). */
+  logger: Logger = createLogger({ name: 'policy-test', level: 'silent' }),
 ): Promise<PolicyPlatform> {
   const { config, chain } = await policyTestConfig(overrides);
-  const policy = await startPolicy(config, createLogger({ name: 'policy-test', level: 'silent' }));
+  const policy = await startPolicy(config, logger);
   const gateway = await startTestGateway({
     POLICY_URL: policy.url,
     REDIS_PREFIX: config.REDIS_PREFIX,

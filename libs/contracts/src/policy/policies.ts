@@ -1,6 +1,7 @@
 import { defineRoute, uuid } from '@parametric/http';
 import { z } from 'zod';
 import { idParams, timestamp } from '../common';
+import { PARTNER_SETTLEMENT_STATUSES } from '../determinations/ingest';
 
 export const POLICY_STATUSES = ['PENDING', 'ACTIVE', 'EXPIRED', 'CANCELLED'] as const;
 export const SETTLEMENT_MODES = ['DETERMINATION', 'DETERMINATION_AND_SETTLEMENT'] as const;
@@ -13,6 +14,9 @@ export const LIVESTOCK_COVERAGES = [
 ] as const;
 export const SEASONS = ['LRLD', 'SRSD'] as const;
 export const ACTIVATION_CHANNELS = ['PARTNER', 'PAYMENT'] as const;
+
+/** Policy numbers as `newPolicyNumber` makes them: market, year-month, six characters. */
+export const POLICY_NUMBER_PATTERN = /^[A-Z]{2}-\d{6}-[A-Z0-9]{6}$/;
 
 /**
  * A field that belongs to the other product, or that the server works out itself: sending
@@ -108,6 +112,39 @@ const onChainPolicyId = z
   .nullable()
   .meta({ description: 'The registry id on chain; null until the policy is activated' });
 
+/** One determination issued for the policy, as the policy read summarises it (spec 2.3). */
+export const damageAssessmentSchema = z
+  .object({
+    determinationId: z.uuid(),
+    triggered: z.boolean().meta({ description: 'Whether the index crossed its trigger threshold' }),
+    damagePercentBp: z
+      .number()
+      .int()
+      .min(0)
+      .max(10_000)
+      .meta({ description: 'Assessed damage in basis points; 10000 = 100%', example: 2500 }),
+    assessedAt: timestamp.meta({ description: 'When the damage was assessed (the observation)' }),
+    issuedAt: timestamp.meta({ description: 'When the signed determination was issued' }),
+    partnerSettlementStatus: z.enum(PARTNER_SETTLEMENT_STATUSES).meta({
+      description:
+        'Tier 1: PENDING while your settlement report is awaited (until dueAt), then REPORTED or OVERDUE; NOT_REQUIRED when nothing is owed. Tier 2: NOT_APPLICABLE (the service settles).',
+    }),
+    dueAt: timestamp
+      .nullable()
+      .meta({ description: 'Tier 1 reporting due date; null when no report is expected' }),
+    links: z.object({
+      determination: z.string().meta({
+        description: 'The full signed determination',
+        example: '/determinations/3f2b8c1e-7d4a-4e6b-9a1c-2b3d4e5f6a7b',
+      }),
+    }),
+  })
+  .meta({
+    id: 'DamageAssessment',
+    description:
+      'A summary of one determination for the policy; the determination itself (signed, verifiable) is at links.determination.',
+  });
+
 export const policySchema = z
   .object({
     id: z.uuid(),
@@ -121,8 +158,8 @@ export const policySchema = z
     daysRemaining: z.number().int().min(0),
     payouts: z.array(z.object({})).meta({ description: 'Tier 2 payouts (filled once payouts exist)' }),
     damageAssessments: z
-      .array(z.object({}))
-      .meta({ description: 'Determinations for the policy (filled once they exist)' }),
+      .array(damageAssessmentSchema)
+      .meta({ description: 'The determinations issued for the policy, newest assessedAt first' }),
     settlementMode: z.enum(SETTLEMENT_MODES),
     productType: z.enum(PRODUCT_TYPES),
     farmerId: z.uuid(),

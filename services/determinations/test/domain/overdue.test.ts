@@ -85,7 +85,7 @@ describe('the overdue sweep (domain, time injected)', () => {
     expect(await markOverdue(data, new Date(T0.getTime() + 31 * DAY))).toBe(0);
     const events = await overdueEventsOf(d._id);
     expect(events).toHaveLength(1);
-    expect(events[0].data).toMatchObject({ determinationId: d._id, partnerSettlementStatus: 'OVERDUE' });
+    expect(events[0]?.data).toMatchObject({ determinationId: d._id, partnerSettlementStatus: 'OVERDUE' });
   });
 
   it('emits once when two sweepers run at the same time', async () => {

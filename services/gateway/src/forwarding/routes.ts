@@ -62,6 +62,7 @@ export function forwardingRoutes(deps: ForwardingDeps): Router {
 export const FORWARDED_OPS_ROUTES: ReadonlyArray<{ path: RegExp; service: ServiceName }> = [
   { path: /^\/farmers(\/|$)/, service: 'policy' },
   { path: /^\/organizations\/[^/]+\/(licences|capacity|underwriting)$/, service: 'policy' },
+  { path: /^\/policies(\/|$)/, service: 'policy' },
   { path: /^\/determinations(\/|$)/, service: 'determinations' },
 ];
 

@@ -3,6 +3,7 @@ import {
   ACTIVATION_CHANNELS,
   CROP_COVERAGES,
   LIVESTOCK_COVERAGES,
+  PARTNER_SETTLEMENT_STATUSES,
   POLICY_STATUSES,
   PRODUCT_TYPES,
   SEASONS,
@@ -11,6 +12,25 @@ import {
 import { type OutboxFields, withOutbox } from '@parametric/events';
 import { type Connection, type InferSchemaType, type Model, Schema } from 'mongoose';
 import { readAsBigint } from '../int64';
+
+/**
+ * One determination for the policy as the determinations service summarised it (queue
+ * `policy-summaries`): the highest `revision` received is kept, one entry per determination.
+ */
+const damageAssessmentSchema = new Schema(
+  {
+    determinationId: { type: String, required: true },
+    revision: { type: Number, required: true },
+    triggered: { type: Boolean, required: true },
+    damagePercentBp: { type: Number, required: true },
+    assessedAt: { type: Date, required: true },
+    issuedAt: { type: Date, required: true },
+    partnerSettlementStatus: { type: String, required: true, enum: PARTNER_SETTLEMENT_STATUSES },
+    /** Tier 1 reporting due date; null when no report is expected. */
+    dueAt: { type: Date, default: null },
+  },
+  { _id: false },
+);
 
 const policySchema = new Schema(
   {
@@ -51,6 +71,13 @@ const policySchema = new Schema(
     lastActivationError: { type: String, default: null },
     lastActivationAttemptAt: { type: Date, default: null },
     expiredAt: { type: Date, default: null },
+    /** Determinations issued for the policy (spec 2.3 `damageAssessments`). */
+    damageAssessments: { type: [damageAssessmentSchema], default: [] },
+    /**
+     * When the capacity sweep gave `sumInsuredMinor` back to the organization's capacity; null
+     * while it is reserved. Set (conditionally, once) before the capacity is given back.
+     */
+    capacityReleasedAt: { type: Date, default: null },
   },
   { timestamps: true, versionKey: false },
 );
@@ -69,6 +96,30 @@ policySchema.index(
   { partialFilterExpression: { activationRequestedAt: { $type: 'date' } } },
 );
 
+/**
+ * The policies whose reserved capacity may be given back at `now`: EXPIRED, cover ended more
+ * than the claims window ago (determinations for damage during cover can arrive after it
+ * ends), not released yet, and no Tier 1 settlement report still awaited (a PENDING damage
+ * assessment). The release sweep queries it and claims each policy with it (sweeps.ts).
+ */
+export function releasableAfterCover(now: Date, claimsWindowMs: number) {
+  return {
+    status: 'EXPIRED' as const,
+    capacityReleasedAt: null,
+    coverEndsAt: { $lte: new Date(now.getTime() - claimsWindowMs) },
+    'damageAssessments.partnerSettlementStatus': { $ne: 'PENDING' as const },
+  };
+}
+// Serves `releasableAfterCover`: partial on EXPIRED, and released policies (non-null
+// `capacityReleasedAt`) sort apart from those still holding capacity, so the sweep walks only
+// expired policies still reserving capacity, not every policy ever released; the
+// pending-report condition is checked on what it finds.
+policySchema.index(
+  { capacityReleasedAt: 1, coverEndsAt: 1 },
+  { partialFilterExpression: { status: 'EXPIRED' } },
+);
+
+export type DamageAssessmentDoc = InferSchemaType<typeof damageAssessmentSchema>;
 export type PolicyDoc = InferSchemaType<typeof policySchema> & { _id: string } & OutboxFields;
 export type PolicyModel = Model<PolicyDoc>;
 

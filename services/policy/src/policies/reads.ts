@@ -3,7 +3,8 @@ import { AppError } from '@parametric/http';
 import { numberFromMinor } from '@parametric/money';
 import { DAY_MS } from '../clock';
 import type { TenantPolicyData } from '../repositories';
-import type { PolicyDoc } from './model';
+import type { PolicyDoc, PolicyModel } from './model';
+import { damageAssessmentsView } from './summaries';
 
 type Tenant = Pick<TenantPolicyData, 'policies'>;
 
@@ -26,7 +27,7 @@ export function policyView(p: PolicyDoc, now: Date) {
     onChainPolicyId: p.onChainPolicyId ?? null,
     daysRemaining: daysRemaining(p, now),
     payouts: [],
-    damageAssessments: [],
+    damageAssessments: damageAssessmentsView(p.damageAssessments),
     settlementMode: p.settlementMode,
     productType: p.productType,
     farmerId: p.farmerId,
@@ -42,6 +43,22 @@ export function policyView(p: PolicyDoc, now: Date) {
     premiumReference: p.premiumReference ?? null,
     rateTableVersion: p.rateTableVersion,
     createdAt: p.createdAt.toISOString(),
+  };
+}
+
+/**
+ * The policy as ops read it (and the determinations service, attributing a determination): the
+ * partner's view, then whose it is, its money exactly in minor units, and its capacity.
+ */
+export function opsPolicyView(p: PolicyDoc, now: Date) {
+  return {
+    ...policyView(p, now),
+    organizationId: p.organizationId,
+    exponent: p.exponent,
+    sumInsuredMinor: p.sumInsuredMinor.toString(),
+    premiumMinor: p.premiumMinor.toString(),
+    expiredAt: isoOrNull(p.expiredAt),
+    capacityReleasedAt: isoOrNull(p.capacityReleasedAt),
   };
 }
 
@@ -94,4 +111,19 @@ export async function readPolicy(tenant: Tenant, policyId: string, now: Date) {
 
 export async function readPolicyStatus(tenant: Tenant, policyId: string, now: Date) {
   return policyStatusView(await load(tenant, policyId), now);
+}
+
+/**
+ * Any organization's policy by id or by number (unique across the platform), for ops: the
+ * model comes through `acrossOrganizations`.
+ */
+export async function readPolicyForOps(
+  policies: PolicyModel,
+  key: { id: string } | { policyNumber: string },
+  now: Date,
+) {
+  const filter = 'id' in key ? { _id: key.id } : { policyNumber: key.policyNumber };
+  const policy = await policies.findOne(filter).lean<PolicyDoc>();
+  if (!policy) throw AppError.notFound('Policy');
+  return opsPolicyView(policy, now);
 }

@@ -60,7 +60,14 @@ export async function reserveCapacity(
   return reserved !== null;
 }
 
-/** Gives back a reservation whose policy was never created. */
-export async function releaseCapacity(tenant: Pick<Tenant, 'capacity'>, amountMinor: bigint): Promise<void> {
-  await tenant.capacity.updateOne({}, { $inc: { reservedMinor: -amountMinor } });
+/**
+ * Gives back a reservation: of a policy that was never created, or of one whose claims window
+ * is over (the release sweep). False when the organization has no capacity document.
+ */
+export async function releaseCapacity(
+  tenant: Pick<Tenant, 'capacity'>,
+  amountMinor: bigint,
+): Promise<boolean> {
+  const result = await tenant.capacity.updateOne({}, { $inc: { reservedMinor: -amountMinor } });
+  return result.matchedCount === 1;
 }

@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import type { PolicyDoc } from '../../src/policies/model';
+import { purchasePolicy } from '../../src/policies/purchase';
+import { readPolicy } from '../../src/policies/reads';
+import { type DamageAssessmentSummary, recordDamageAssessment } from '../../src/policies/summaries';
+import { cropBody, type DomainDb, domainDb, KE_VERIFIED, outcome, sellable, T0 } from './fixtures';
+
+type Summary = Omit<DamageAssessmentSummary, 'kind' | 'organizationId'>;
+
+describe('damage assessment summaries (domain)', () => {
+  let db: DomainDb;
+  beforeAll(async () => {
+    db = await domainDb('policy_summaries');
+  });
+  afterAll(async () => {
+    await db.close();
+  });
+
+  const buy = async () => {
+    const org = await sellable(db);
+    const { policy } = await purchasePolicy(org.tenant, KE_VERIFIED, cropBody(org), T0);
+    return { tenant: org.tenant, policyId: policy.id };
+  };
+  const summary = (policyId: string, overrides: Partial<Summary> = {}): Summary => ({
+    policyId,
+    determinationId: randomUUID(),
+    revision: 1,
+    triggered: true,
+    damagePercentBp: 2500,
+    assessedAt: '2026-12-01T00:00:00.000Z',
+    issuedAt: '2026-12-02T08:00:00.000Z',
+    partnerSettlementStatus: 'PENDING',
+    dueAt: '2027-01-01T08:00:00.000Z',
+    ...overrides,
+  });
+  const stored = async (tenant: Awaited<ReturnType<typeof buy>>['tenant'], policyId: string) =>
+    (await tenant.policies.findById(policyId).lean<PolicyDoc>())?.damageAssessments;
+
+  it('keeps one entry per determination at its highest revision, whatever order and however often revisions come', async () => {
+    const { tenant, policyId } = await buy();
+    const first = summary(policyId);
+    const reported = { ...first, revision: 2, partnerSettlementStatus: 'REPORTED' as const };
+    const overdue = { ...first, revision: 3, partnerSettlementStatus: 'OVERDUE' as const };
+
+    expect(await recordDamageAssessment(tenant, reported)).toBe('recorded');
+    expect(await recordDamageAssessment(tenant, reported)).toBe('stale'); // twice
+    expect(await recordDamageAssessment(tenant, first)).toBe('stale'); // late
+    expect(await stored(tenant, policyId)).toEqual([
+      expect.objectContaining({
+        determinationId: first.determinationId,
+        revision: 2,
+        partnerSettlementStatus: 'REPORTED',
+      }),
+    ]);
+    expect(await recordDamageAssessment(tenant, overdue)).toBe('replaced');
+    expect(await recordDamageAssessment(tenant, reported)).toBe('stale');
+    expect(await stored(tenant, policyId)).toEqual([
+      {
+        determinationId: first.determinationId,
+        revision: 3,
+        triggered: true,
+        damagePercentBp: 2500,
+        assessedAt: new Date('2026-12-01T00:00:00.000Z'),
+        issuedAt: new Date('2026-12-02T08:00:00.000Z'),
+        partnerSettlementStatus: 'OVERDUE',
+        dueAt: new Date('2027-01-01T08:00:00.000Z'),
+      },
+    ]);
+  });
+
+  it('ends at the highest revision when revisions of several determinations arrive concurrently, in any order', async () => {
+    const { tenant, policyId } = await buy();
+    const determinations = [summary(policyId), summary(policyId), summary(policyId)];
+    const all = determinations.flatMap((d) =>
+      [1, 2, 3, 4].map((revision) => ({ ...d, revision, damagePercentBp: revision * 100 })),
+    );
+    // Every revision twice, newest first then odd and even positions, all started at once.
+    const jobs = [
+      ...[...all].reverse(),
+      ...all.filter((_, i) => i % 2 === 1),
+      ...all.filter((_, i) => i % 2 === 0),
+    ];
+    const outcomes = await Promise.all(jobs.map((s) => recordDamageAssessment(tenant, s)));
+
+    const entries = await stored(tenant, policyId);
+    expect(entries?.map((e) => [e.determinationId, e.revision, e.damagePercentBp]).sort()).toEqual(
+      determinations.map((d) => [d.determinationId, 4, 400]).sort(),
+    );
+    expect(outcomes.filter((o) => o === 'recorded')).toHaveLength(3);
+  });
+
+  it("changes nothing on another organization's policy, and says it is not found, as for an unknown one", async () => {
+    const a = await buy();
+    const b = await buy();
+    const before = await b.tenant.policies.findById(b.policyId).lean<PolicyDoc>();
+    // Bound to A (the organization the job names), naming B's policy.
+    expect(await outcome(recordDamageAssessment(a.tenant, summary(b.policyId)))).toMatchObject({
+      code: 'NOT_FOUND',
+    });
+    expect(await outcome(recordDamageAssessment(a.tenant, summary(randomUUID())))).toMatchObject({
+      code: 'NOT_FOUND',
+    });
+    expect(await b.tenant.policies.findById(b.policyId).lean<PolicyDoc>()).toEqual(before);
+  });
+
+  it('shows partners the newest assessment first, each linking to its determination, without the revision', async () => {
+    const { tenant, policyId } = await buy();
+    const older = summary(policyId, {
+      assessedAt: '2026-12-01T00:00:00.000Z',
+      triggered: false,
+      damagePercentBp: 0,
+      partnerSettlementStatus: 'NOT_REQUIRED',
+      dueAt: null,
+    });
+    const newer = summary(policyId, { assessedAt: '2027-02-01T00:00:00.000Z', revision: 2 });
+    await recordDamageAssessment(tenant, older);
+    await recordDamageAssessment(tenant, newer);
+
+    const view = await readPolicy(tenant, policyId, T0);
+    expect(view.payouts).toEqual([]);
+    expect(view.damageAssessments).toEqual([
+      {
+        determinationId: newer.determinationId,
+        triggered: true,
+        damagePercentBp: 2500,
+        assessedAt: '2027-02-01T00:00:00.000Z',
+        issuedAt: '2026-12-02T08:00:00.000Z',
+        partnerSettlementStatus: 'PENDING',
+        dueAt: '2027-01-01T08:00:00.000Z',
+        links: { determination: `/determinations/${newer.determinationId}` },
+      },
+      {
+        determinationId: older.determinationId,
+        triggered: false,
+        damagePercentBp: 0,
+        assessedAt: '2026-12-01T00:00:00.000Z',
+        issuedAt: '2026-12-02T08:00:00.000Z',
+        partnerSettlementStatus: 'NOT_REQUIRED',
+        dueAt: null,
+        links: { determination: `/determinations/${older.determinationId}` },
+      },
+    ]);
+  });
+});
