@@ -33,7 +33,7 @@ export const QUEUES = {
   }),
   /** The policy service's periodic sweeps (repeatable jobs from a BullMQ job scheduler). */
   'policy-sweeps': z.strictObject({
-    task: z.enum(['expire-policies', 'requeue-activations']),
+    task: z.enum(['expire-policies', 'requeue-activations', 'release-capacity']),
   }),
   /**
    * One assessment from an index pipeline, validated exactly as the ops door validates it.

@@ -32,7 +32,7 @@ async function issued(overrides: Record<string, unknown> = {}): Promise<string> 
 }
 
 let refs = 0;
-const report = (overrides: Record<string, unknown> = {}) => ({
+const report = (overrides: Record<string, unknown> = {}): Record<string, unknown> & { partnerReference: string; settledAt: string; notes?: string } => ({
   partnerReference: `COOP-PAY-${++refs}`,
   outcome: 'SETTLED_FULL',
   method: 'MOBILE_MONEY',
@@ -77,7 +77,7 @@ describe('POST /determinations/{id}/settlement-report', () => {
       },
     });
     const [delivery] = await p.receiver.waitForCount(1, (d) => recordedEvents(id).includes(d));
-    const data = (delivery.body as { data: Record<string, unknown> }).data;
+    const data = (delivery?.body as { data: Record<string, unknown> }).data;
     expect(EVENT_CATALOG['determination.settlement_report_recorded'].safeParse(data).success).toBe(true);
     expect(data).toMatchObject({
       determinationId: id,
