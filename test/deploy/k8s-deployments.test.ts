@@ -2,14 +2,25 @@
  * What ops rely on in the Deployment of every service (each `k8s/base/<name>-deployment.yaml`)
  * and in the platform's configuration: probes on the right paths and port, a locked-down
  * non-root container with resources, a grace period that covers the service's shutdown, and
- * an environment that comes only from platform-config / platform-secrets, that each service's
- * own config schema accepts, and that never allows insecure webhook targets.
+ * an environment that comes only from platform-config / platform-secrets (plus, for a secret
+ * only one service may see, such as the determinations signing keys, that service's own Secret,
+ * which no other Deployment mounts), that each service's own config schema accepts, and that
+ * never allows insecure webhook targets.
  *
  * Each check is a function returning the problems it finds. The tests run them on the
  * manifests, then on altered in-memory copies, to show that every check can fail.
  */
 import { parseAllDocuments } from 'yaml';
-import { NON_SECRET_ENV, OPTIONAL_ENV, SECRET_ENV, SERVICES, service, standInSecret } from './services';
+import {
+  NON_SECRET_ENV,
+  OPTIONAL_ENV,
+  OWN_SECRET_ENV,
+  OWN_SECRETS,
+  SECRET_ENV,
+  SERVICES,
+  service,
+  standInSecret,
+} from './services';
 import {
   at,
   configData,
@@ -30,6 +41,8 @@ interface Platform {
   resources: Obj[];
   /** platform-secrets.example.yaml: the keys the real Secret has. */
   exampleSecret: Obj;
+  /** `<secret>.example.yaml` of each service's own Secret, by Secret name. */
+  ownSecrets: Record<string, Obj>;
 }
 
 type Check = (platform: Platform, name: string) => string[];
@@ -37,6 +50,9 @@ type Check = (platform: Platform, name: string) => string[];
 const platform: Platform = {
   resources: readListedResources().map(({ obj }) => obj),
   exampleSecret: readK8sFile('platform-secrets.example.yaml'),
+  ownSecrets: Object.fromEntries(
+    OWN_SECRETS.map(({ secret }) => [secret, readK8sFile(`${secret}.example.yaml`)]),
+  ),
 };
 const deployed = deploymentFileServices();
 
@@ -67,6 +83,65 @@ function secretKeysOf(p: Platform): string[] {
   return Object.keys(configData(p.exampleSecret));
 }
 
+/** Keys of a service's own Secret (its example), none when there is no such example. */
+function ownSecretKeysOf(p: Platform, secret: string): string[] {
+  const example = p.ownSecrets[secret];
+  return example ? Object.keys(configData(example)) : [];
+}
+
+/** `env` entries of the container that take their value from somewhere (`valueFrom`). */
+function referencedEnv(container: Obj): Obj[] {
+  return (Array.isArray(container.env) ? container.env.filter(isObj) : []).filter(
+    (e) => e.valueFrom !== undefined,
+  );
+}
+
+/**
+ * The container's variables set from a key of a service's own Secret, with stand-ins: those
+ * whose `secretKeyRef` names an own Secret's example and one of its keys (any other reference
+ * sets nothing here, so the schema then misses the variable).
+ */
+function ownSecretEnv(p: Platform, container: Obj): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const entry of referencedEnv(container)) {
+    const ref = isObj(entry.valueFrom) ? entry.valueFrom.secretKeyRef : undefined;
+    if (!isObj(ref) || !ownSecretKeysOf(p, String(ref.name)).includes(String(ref.key))) continue;
+    out[String(entry.name)] = standInSecret(String(ref.key));
+  }
+  return out;
+}
+
+/** Names of the Secrets a pod spec refers to: envFrom, env `secretKeyRef`, secret and projected volumes. */
+function secretsReferenced(node: unknown): string[] {
+  if (Array.isArray(node)) return node.flatMap(secretsReferenced);
+  if (!isObj(node)) return [];
+  return Object.entries(node).flatMap(([key, value]) => {
+    const here =
+      isObj(value) && ['secretRef', 'secretKeyRef', 'secret'].includes(key)
+        ? [String(value.secretName ?? value.name)]
+        : [];
+    return [...here, ...secretsReferenced(value)];
+  });
+}
+
+/** Every variable the service's container receives, by any means (names only). */
+function envNamesOf(p: Platform, name: string): string[] {
+  const container = containerOf(p, name);
+  const fromSources = (Array.isArray(container.envFrom) ? container.envFrom.filter(isObj) : []).flatMap(
+    (source) => {
+      if (isObj(source.configMapRef) && source.configMapRef.name === 'platform-config')
+        return Object.keys(configOf(p));
+      if (isObj(source.secretRef) && source.secretRef.name === 'platform-secrets') return secretKeysOf(p);
+      if (isObj(source.secretRef)) return ownSecretKeysOf(p, String(source.secretRef.name));
+      return [];
+    },
+  );
+  const entries = (Array.isArray(container.env) ? container.env.filter(isObj) : []).map((e) =>
+    String(e.name),
+  );
+  return [...new Set([...fromSources, ...entries])];
+}
+
 /** Values of `env` entries set literally in the container (not from a ConfigMap/Secret key). */
 function literalEnv(container: Obj): Record<string, string> {
   const out: Record<string, string> = {};
@@ -76,11 +151,15 @@ function literalEnv(container: Obj): Record<string, string> {
   return out;
 }
 
-/** The environment the service's process gets: ConfigMap, Secret (stand-ins), then its own `env`. */
+/**
+ * The environment the service's process gets: ConfigMap, Secret (stand-ins), then its own `env`
+ * (keys of its own Secret, stand-ins too, and literal values).
+ */
 function deployedEnv(p: Platform, name: string): NodeJS.ProcessEnv {
   const config = Object.fromEntries(Object.entries(configOf(p)).map(([k, v]) => [k, String(v)]));
   const secrets = Object.fromEntries(secretKeysOf(p).map((key) => [key, standInSecret(key)]));
-  return { ...config, ...secrets, ...literalEnv(containerOf(p, name)) };
+  const container = containerOf(p, name);
+  return { ...config, ...secrets, ...ownSecretEnv(p, container), ...literalEnv(container) };
 }
 
 /** The service's configuration as its own schema reads the deployed environment. */
@@ -223,21 +302,48 @@ const resources: Check = (p, name) =>
     }
   });
 
+const SHARED_SOURCES = [
+  { configMapRef: { name: 'platform-config' } },
+  { secretRef: { name: 'platform-secrets' } },
+];
+
 const envFrom: Check = (p, name) =>
   problemsOf((problem) => {
     const sources = listAt(containerOf(p, name), 'envFrom').map((s) => JSON.stringify(s));
-    for (const wanted of [
-      { configMapRef: { name: 'platform-config' } },
-      { secretRef: { name: 'platform-secrets' } },
-    ]) {
+    for (const wanted of SHARED_SOURCES) {
       if (!sources.includes(JSON.stringify(wanted))) problem(`envFrom lacks ${JSON.stringify(wanted)}`);
+    }
+    // Nothing else: a service's own Secret is read key by key (secretKeyRef), never wholesale.
+    const shared = SHARED_SOURCES.map((s) => JSON.stringify(s));
+    for (const source of sources) if (!shared.includes(source)) problem(`envFrom also has ${source}`);
+  });
+
+/**
+ * The variables of the service's own Secrets come from there, one required `secretKeyRef` each
+ * (key = variable name), and no other variable is a reference.
+ */
+const ownSecretRefs: Check = (p, name) =>
+  problemsOf((problem) => {
+    const wanted = Object.entries(service(name).ownSecrets).flatMap(([secret, keys]) =>
+      keys.map((key) => ({ name: key, valueFrom: { secretKeyRef: { name: secret, key } } })),
+    );
+    const actual = referencedEnv(containerOf(p, name));
+    const canonical = (entries: Obj[]) => entries.map((e) => JSON.stringify(e)).sort();
+    if (JSON.stringify(canonical(actual)) !== JSON.stringify(canonical(wanted)))
+      problem(`env references ${JSON.stringify(actual)}, expected exactly ${JSON.stringify(wanted)}`);
+    for (const [secret, keys] of Object.entries(service(name).ownSecrets)) {
+      if (!p.ownSecrets[secret]) problem(`no example of its Secret ${secret}`);
+      const exampleKeys = [...ownSecretKeysOf(p, secret)].sort();
+      if (JSON.stringify(exampleKeys) !== JSON.stringify([...keys].sort()))
+        problem(`Secret ${secret} has keys ${exampleKeys.join(', ')}, not ${keys.join(', ')}`);
     }
   });
 
 const inlineEnv: Check = (p, name) =>
   problemsOf((problem) => {
     const inline = literalEnv(containerOf(p, name));
-    for (const key of SECRET_ENV) if (inline[key] !== undefined) problem(`secret ${key} set inline`);
+    for (const key of [...SECRET_ENV, ...OWN_SECRET_ENV])
+      if (inline[key] !== undefined) problem(`secret ${key} set inline`);
     const keys = Object.keys(inline).sort();
     if (JSON.stringify(keys) !== '["MONGO_DB"]') problem(`inline env ${keys.join(', ')}: only MONGO_DB`);
     if (inline.MONGO_DB !== name) problem(`MONGO_DB is ${String(inline.MONGO_DB)}, not ${name}`);
@@ -256,6 +362,9 @@ const environment: Check = (p, name) =>
     for (const key of own.nonSecretEnv) if (!explicit.has(key)) problem(`${key} is not set`);
     for (const key of own.secretEnv)
       if (!secretKeysOf(p).includes(key)) problem(`${key} is not in the Secret`);
+    for (const [secret, keys] of Object.entries(own.ownSecrets))
+      for (const key of keys)
+        if (env[key] === undefined) problem(`${key} does not come from Secret ${secret}`);
     const parsed = own.schema.safeParse(env);
     for (const issue of parsed.error?.issues ?? []) problem(`schema: ${JSON.stringify(issue)}`);
     // The loader adds the rules across variables (e.g. no insecure webhooks in production).
@@ -272,7 +381,11 @@ const DEPLOYMENT_CHECKS: [string, Check][] = [
   ['runs as non-root uid 1000, read-only root, no privilege escalation, all capabilities dropped', security],
   ['/tmp is a writable emptyDir (the only writable path under a read-only root)', tmp],
   ['every container sets cpu and memory requests and limits, requests within limits', resources],
-  ['env comes from the platform-config ConfigMap and platform-secrets Secret', envFrom],
+  ['envFrom is the platform-config ConfigMap and the platform-secrets Secret, nothing else', envFrom],
+  [
+    'its own Secret’s variables (if any) come from there by secretKeyRef, and nothing else is a reference',
+    ownSecretRefs,
+  ],
   ['no literal env value carries a secret; only MONGO_DB (= the service name) is inline', inlineEnv],
   ['service links are off (no injected <SERVICE>_PORT=tcp://…)', serviceLinks],
   ['the service’s own config schema and loader accept the deployed environment', environment],
@@ -292,6 +405,28 @@ describe('the deployed services', () => {
     }
     expect(SERVICES.map((s) => s.name).sort()).toEqual(deployed);
     expect(deployed).toEqual(expect.arrayContaining(['gateway', 'webhooks']));
+  });
+});
+
+describe('DETERMINATION_SIGNING_KEYS', () => {
+  test('comes from the determinations service’s own Secret, which only its Deployment mounts', () => {
+    expect(OWN_SECRETS).toEqual([
+      {
+        secret: 'determinations-signing-key',
+        service: 'determinations',
+        keys: ['DETERMINATION_SIGNING_KEYS'],
+      },
+    ]);
+    expect(
+      deployed.filter((name) => envNamesOf(platform, name).includes('DETERMINATION_SIGNING_KEYS')),
+    ).toEqual(['determinations']);
+    expect(
+      deployed.filter((name) =>
+        secretsReferenced(podSpecOf(platform, name)).includes('determinations-signing-key'),
+      ),
+    ).toEqual(['determinations']);
+    expect(secretKeysOf(platform)).not.toContain('DETERMINATION_SIGNING_KEYS');
+    expect(Object.keys(configOf(platform))).not.toContain('DETERMINATION_SIGNING_KEYS');
   });
 });
 
@@ -316,15 +451,40 @@ const secretKeys: PlatformCheck = (p) =>
 const noSecretInConfigMap: PlatformCheck = (p) =>
   problemsOf((problem) => {
     for (const key of Object.keys(configOf(p))) {
-      if (SECRET_ENV.includes(key) || secretKeysOf(p).includes(key)) problem(`${key} in the ConfigMap`);
+      if (SECRET_ENV.includes(key) || OWN_SECRET_ENV.includes(key) || secretKeysOf(p).includes(key))
+        problem(`${key} in the ConfigMap`);
     }
   });
 
 const everyVariableDefined: PlatformCheck = (p) =>
   problemsOf((problem) => {
     const inline = deployed.flatMap((name) => Object.keys(literalEnv(containerOf(p, name))));
-    const defined = new Set([...Object.keys(configOf(p)), ...secretKeysOf(p), ...inline]);
-    for (const key of [...NON_SECRET_ENV, ...SECRET_ENV]) if (!defined.has(key)) problem(`${key} undefined`);
+    const own = Object.keys(p.ownSecrets).flatMap((secret) => ownSecretKeysOf(p, secret));
+    const defined = new Set([...Object.keys(configOf(p)), ...secretKeysOf(p), ...own, ...inline]);
+    for (const key of [...NON_SECRET_ENV, ...SECRET_ENV, ...OWN_SECRET_ENV])
+      if (!defined.has(key)) problem(`${key} undefined`);
+  });
+
+/**
+ * A service's own Secret (the determinations signing keys) reaches that service only: no other
+ * Deployment refers to the Secret in any way, no other receives its variables by any means,
+ * and they are in neither platform-secrets nor the ConfigMap, which every service reads.
+ */
+const ownSecretsPrivate: PlatformCheck = (p) =>
+  problemsOf((problem) => {
+    for (const { secret, service: owner, keys } of OWN_SECRETS) {
+      const referring = deployed.filter((name) => secretsReferenced(podSpecOf(p, name)).includes(secret));
+      if (JSON.stringify(referring) !== JSON.stringify([owner]))
+        problem(
+          `Secret ${secret} is referred to by ${referring.join(', ') || 'no Deployment'}, not ${owner} only`,
+        );
+      for (const key of keys) {
+        const holders = deployed.filter((name) => envNamesOf(p, name).includes(key));
+        if (JSON.stringify(holders) !== JSON.stringify([owner]))
+          problem(`${key} reaches ${holders.join(', ') || 'no Deployment'}, not ${owner} only`);
+        if (secretKeysOf(p).includes(key)) problem(`${key} is in platform-secrets`);
+      }
+    }
   });
 
 const configValues: PlatformCheck = (p) =>
@@ -377,6 +537,7 @@ const PLATFORM_CHECKS: [string, PlatformCheck][] = [
   ['the example Secret lists exactly the services’ secret variables', secretKeys],
   ['no secret key is in the ConfigMap (and no key is in both)', noSecretInConfigMap],
   ['together with the Deployments they define every variable the services need', everyVariableDefined],
+  ['a service’s own Secret (the signing keys) is mounted by its Deployment only', ownSecretsPrivate],
   ['ConfigMap values look like what the services expect', configValues],
   ['each deployed service’s <NAME>_URL reaches its Service (the gateway’s WEBHOOKS_URL)', serviceUrls],
   ['every ConfigMap key is a setting some service reads (no typo silently falling back)', everyKeyRead],
@@ -472,6 +633,13 @@ const configMapOf = (p: Platform) => resourceIn(p.resources, 'ConfigMap', 'platf
 const setEnv = (container: Obj, key: string, value: string) => {
   container.env = [...(Array.isArray(container.env) ? container.env : []), { name: key, value }];
 };
+const setEnvFrom = (container: Obj, key: string, secret: string) => {
+  container.env = [
+    ...(Array.isArray(container.env) ? container.env : []),
+    { name: key, valueFrom: { secretKeyRef: { name: secret, key } } },
+  ];
+};
+const signingKeySecretOf = (p: Platform) => p.ownSecrets['determinations-signing-key'] as Obj;
 
 describe('each check fails on a broken copy of the manifests', () => {
   const BREAKS: [string, Check, string, Break][] = [
@@ -610,6 +778,86 @@ describe('each check fails on a broken copy of the manifests', () => {
     ],
     ['service links on', serviceLinks, 'webhooks', (p, n) => delete podSpecOf(p, n).enableServiceLinks],
     [
+      'the signing key Secret read wholesale through envFrom',
+      envFrom,
+      'determinations',
+      (p, n) =>
+        listAt(containerOf(p, n), 'envFrom').push({ secretRef: { name: 'determinations-signing-key' } }),
+    ],
+    [
+      'no secretKeyRef for the signing keys',
+      ownSecretRefs,
+      'determinations',
+      (p, n) => (containerOf(p, n).env = listAt(containerOf(p, n), 'env').filter((e) => !e.valueFrom)),
+    ],
+    [
+      'the signing keys from platform-secrets',
+      ownSecretRefs,
+      'determinations',
+      (p, n) =>
+        (objAt(referencedEnv(containerOf(p, n))[0], 'valueFrom.secretKeyRef').name = 'platform-secrets'),
+    ],
+    [
+      'the signing key Secret optional',
+      ownSecretRefs,
+      'determinations',
+      (p, n) => (objAt(referencedEnv(containerOf(p, n))[0], 'valueFrom.secretKeyRef').optional = true),
+    ],
+    [
+      'another variable taken from the signing key Secret',
+      ownSecretRefs,
+      'determinations',
+      (p, n) =>
+        listAt(containerOf(p, n), 'env').push({
+          name: 'INTERNAL_SIGNING_SECRET',
+          valueFrom: {
+            secretKeyRef: { name: 'determinations-signing-key', key: 'DETERMINATION_SIGNING_KEYS' },
+          },
+        }),
+    ],
+    [
+      'the gateway taking the signing keys by secretKeyRef',
+      ownSecretRefs,
+      'gateway',
+      (p, n) => setEnvFrom(containerOf(p, n), 'DETERMINATION_SIGNING_KEYS', 'determinations-signing-key'),
+    ],
+    [
+      'an example signing key Secret without its key',
+      ownSecretRefs,
+      'determinations',
+      (p) => delete (signingKeySecretOf(p).stringData as Obj).DETERMINATION_SIGNING_KEYS,
+    ],
+    [
+      'a literal signing key',
+      inlineEnv,
+      'determinations',
+      (p, n) => setEnv(containerOf(p, n), 'DETERMINATION_SIGNING_KEYS', 'x'),
+    ],
+    [
+      'the signing keys missing from their Secret',
+      environment,
+      'determinations',
+      (p) => delete (signingKeySecretOf(p).stringData as Obj).DETERMINATION_SIGNING_KEYS,
+    ],
+    [
+      'the signing keys read from a Secret no example shows',
+      environment,
+      'determinations',
+      (p, n) => (objAt(referencedEnv(containerOf(p, n))[0], 'valueFrom.secretKeyRef').name = 'signing-keys'),
+    ],
+    [
+      'a longer policy timeout',
+      shutdown,
+      'determinations',
+      (p, n) => setEnv(containerOf(p, n), 'POLICY_TIMEOUT_MS', '60000'),
+    ],
+    [
+      'no POLICY_URL for determinations',
+      environment,
+      'determinations',
+      (p) => delete (configMapOf(p).data as Obj).POLICY_URL,
+    ],
+    [
       'no WEBHOOK_SECRET_KEY in the Secret',
       environment,
       'webhooks',
@@ -688,6 +936,62 @@ describe('each check fails on a broken copy of the manifests', () => {
       (p) => ((configMapOf(p).data as Obj).POLICY_URL = 'http://policy:3001'),
     ],
     ['a misspelled key', everyKeyRead, (p) => ((configMapOf(p).data as Obj).REDIS_PREFFIX = 'platform')],
+    [
+      'the gateway reading the signing key Secret wholesale',
+      ownSecretsPrivate,
+      (p) =>
+        listAt(containerOf(p, 'gateway'), 'envFrom').push({
+          secretRef: { name: 'determinations-signing-key' },
+        }),
+    ],
+    [
+      'webhooks taking the signing keys by secretKeyRef',
+      ownSecretsPrivate,
+      (p) =>
+        setEnvFrom(containerOf(p, 'webhooks'), 'DETERMINATION_SIGNING_KEYS', 'determinations-signing-key'),
+    ],
+    [
+      'policy mounting the signing key Secret as a volume',
+      ownSecretsPrivate,
+      (p) =>
+        listAt(podSpecOf(p, 'policy'), 'volumes').push({
+          name: 'keys',
+          secret: { secretName: 'determinations-signing-key' },
+        }),
+    ],
+    [
+      'the gateway given DETERMINATION_SIGNING_KEYS from elsewhere',
+      ownSecretsPrivate,
+      (p) => setEnvFrom(containerOf(p, 'gateway'), 'DETERMINATION_SIGNING_KEYS', 'platform-secrets'),
+    ],
+    [
+      'DETERMINATION_SIGNING_KEYS in platform-secrets (every service reads it)',
+      ownSecretsPrivate,
+      (p) => ((p.exampleSecret.stringData as Obj).DETERMINATION_SIGNING_KEYS = 'CHANGE_ME'),
+    ],
+    [
+      'DETERMINATION_SIGNING_KEYS in platform-secrets: not a shared secret variable',
+      secretKeys,
+      (p) => ((p.exampleSecret.stringData as Obj).DETERMINATION_SIGNING_KEYS = 'CHANGE_ME'),
+    ],
+    [
+      'DETERMINATION_SIGNING_KEYS in the ConfigMap',
+      noSecretInConfigMap,
+      (p) => ((configMapOf(p).data as Obj).DETERMINATION_SIGNING_KEYS = 'x'),
+    ],
+    [
+      'the determinations Deployment not referring to its Secret',
+      ownSecretsPrivate,
+      (p) =>
+        (containerOf(p, 'determinations').env = listAt(containerOf(p, 'determinations'), 'env').filter(
+          (e) => !e.valueFrom,
+        )),
+    ],
+    [
+      'no signing keys in their Secret',
+      everyVariableDefined,
+      (p) => delete (signingKeySecretOf(p).stringData as Obj).DETERMINATION_SIGNING_KEYS,
+    ],
     [
       'REDIS_PREFIX only by default',
       sharedRedisPrefix,

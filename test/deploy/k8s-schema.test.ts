@@ -24,6 +24,7 @@ import {
   ServiceAccount,
 } from 'kubernetes-models/v1';
 import { parseAllDocuments, parse as parseYamlLoose } from 'yaml';
+import { OWN_SECRETS } from './services';
 import {
   isObj,
   k8sBase,
@@ -63,9 +64,12 @@ function validateK8s(obj: Obj): void {
 
 const clone = (o: Obj): Obj => structuredClone(o);
 
-/** Manifests not in the kustomization's resources, but for the kustomization and the example Secret. */
+/** The example Secrets: platform-secrets and each service's own Secret. Never listed, never applied. */
+const EXAMPLE_SECRETS = ['platform-secrets', ...OWN_SECRETS.map((s) => s.secret)];
+
+/** Manifests not in the kustomization's resources, but for the kustomization and the example Secrets. */
 function unlisted(files: string[], resources: string[]): string[] {
-  const exempt = ['kustomization.yaml', 'platform-secrets.example.yaml'];
+  const exempt = ['kustomization.yaml', ...EXAMPLE_SECRETS.map((name) => `${name}.example.yaml`)];
   return files.filter((file) => !exempt.includes(file) && !resources.includes(file));
 }
 
@@ -107,6 +111,10 @@ describe('k8s/base kustomization', () => {
     expect(unlisted([...onDisk, 'webhooks-hpa.yaml'], kustomization.resources)).toEqual([
       'webhooks-hpa.yaml',
     ]);
+    // Only the known examples are exempt, not any *.example.yaml.
+    expect(unlisted([...onDisk, 'other.example.yaml'], kustomization.resources)).toEqual([
+      'other.example.yaml',
+    ]);
   });
 
   test.each(kustomization.resources)('%s exists, parses and is a single named resource', (file) => {
@@ -130,20 +138,28 @@ describe('k8s/base kustomization', () => {
 
   test('ships no Secret: secrets are created by ops, never applied from git', () => {
     expect(readListedResources().filter(({ obj }) => obj.kind === 'Secret')).toEqual([]);
-    expect(kustomization.resources).not.toContain('platform-secrets.example.yaml');
+    for (const name of EXAMPLE_SECRETS) expect(kustomization.resources).not.toContain(`${name}.example.yaml`);
     expect(kustomization.raw.secretGenerator).toBeUndefined();
   });
 
-  test('the example Secret exists, is a valid Secret named platform-secrets, with placeholders only', () => {
-    expect(repoFileExists('k8s/base/platform-secrets.example.yaml')).toBe(true);
-    const secret = readK8sFile('platform-secrets.example.yaml');
-    expect(() => validateK8s(secret)).not.toThrow();
-    expect(secret.kind).toBe('Secret');
-    expect(isObj(secret.metadata) && secret.metadata.name).toBe('platform-secrets');
-    const values = Object.values(isObj(secret.stringData) ? secret.stringData : {});
-    expect(values.length).toBeGreaterThan(0);
-    for (const value of values) expect(String(value)).toMatch(/CHANGE_ME/);
+  test('the example Secrets include the determinations signing key’s own', () => {
+    expect(EXAMPLE_SECRETS).toEqual(['platform-secrets', 'determinations-signing-key']);
   });
+
+  test.each(EXAMPLE_SECRETS)(
+    'the example Secret %s exists, is a valid Secret of that name, with placeholders only',
+    (name) => {
+      expect(repoFileExists(`k8s/base/${name}.example.yaml`)).toBe(true);
+      const secret = readK8sFile(`${name}.example.yaml`);
+      expect(() => validateK8s(secret)).not.toThrow();
+      expect(secret.kind).toBe('Secret');
+      expect(isObj(secret.metadata) && secret.metadata.name).toBe(name);
+      expect(secret.data).toBeUndefined();
+      const values = Object.values(isObj(secret.stringData) ? secret.stringData : {});
+      expect(values.length).toBeGreaterThan(0);
+      for (const value of values) expect(String(value)).toMatch(/CHANGE_ME/);
+    },
+  );
 });
 
 describe('the offline schema validator rejects broken manifests', () => {

@@ -4,6 +4,11 @@
  * the environment a deployment must give it. Every `k8s/base/<name>-deployment.yaml` needs an
  * entry here, and every entry needs one (the tests check both ways).
  */
+import { generateKeyPairSync } from 'node:crypto';
+import {
+  determinationsConfigSchema,
+  loadDeterminationsConfig,
+} from '../../services/determinations/src/config';
 import { gatewayConfigSchema, loadGatewayConfig } from '../../services/gateway/src/config';
 import { loadPolicyConfig, policyConfigSchema } from '../../services/policy/src/config';
 import { loadWebhooksConfig, webhooksConfigSchema } from '../../services/webhooks/src/config';
@@ -26,6 +31,13 @@ export interface DeployedService {
   publicPorts: string[];
   /** Variables that only ever come from the `platform-secrets` Secret. */
   secretEnv: string[];
+  /**
+   * Secret variables that come from a Secret of the service's own instead, by Secret name:
+   * mounted by its Deployment only (one `secretKeyRef` per variable, the key named like the
+   * variable), never in platform-secrets, never given to another service (here or in compose).
+   * Each has its example `k8s/base/<secret>.example.yaml`.
+   */
+  ownSecrets: Record<string, string[]>;
   /** Variables a deployment must set explicitly (a default would be wrong or ambiguous there). */
   nonSecretEnv: string[];
   /** Of `nonSecretEnv`, those the service runs without (another service's URL, not deployed yet). */
@@ -44,6 +56,7 @@ const gateway: DeployedService = {
   },
   publicPorts: ['http'],
   secretEnv: ['MONGO_URL', 'REDIS_URL', 'OPS_TOKEN', 'INTERNAL_SIGNING_SECRET', 'API_KEY_PEPPER'],
+  ownSecrets: {},
   nonSecretEnv: [
     'NODE_ENV',
     'LOG_LEVEL',
@@ -71,6 +84,7 @@ const webhooks: DeployedService = {
   // No public routes: only the gateway calls it.
   publicPorts: [],
   secretEnv: ['MONGO_URL', 'REDIS_URL', 'INTERNAL_SIGNING_SECRET', 'WEBHOOK_SECRET_KEY'],
+  ownSecrets: {},
   nonSecretEnv: ['NODE_ENV', 'LOG_LEVEL', 'WEBHOOKS_PORT', 'MONGO_DB', 'REDIS_PREFIX'],
   optionalEnv: [],
   // The delivery workers let the attempts in flight finish (each bounded by
@@ -94,6 +108,7 @@ const policy: DeployedService = {
   publicPorts: [],
   // CHAIN_RPC_URL is a secret: hosted RPC providers put the API key in the URL.
   secretEnv: ['MONGO_URL', 'REDIS_URL', 'INTERNAL_SIGNING_SECRET', 'CHAIN_RPC_URL', 'CHAIN_PRIVATE_KEY'],
+  ownSecrets: {},
   // CHAIN_REGISTRY_ADDRESS differs per environment (each chain has its own registry).
   nonSecretEnv: [
     'NODE_ENV',
@@ -111,7 +126,27 @@ const policy: DeployedService = {
     Math.ceil((CHAIN_CALLS_PER_ACTIVATION * Number(config.CHAIN_TIMEOUT_MS)) / 1000) + 20,
 };
 
-export const SERVICES: readonly DeployedService[] = [gateway, webhooks, policy];
+const determinations: DeployedService = {
+  name: 'determinations',
+  schema: determinationsConfigSchema,
+  load: loadDeterminationsConfig,
+  ports: { http: { containerPort: 3000, env: 'DETERMINATIONS_PORT' } },
+  // No public routes of its own: the gateway forwards its partner and ops routes (signed
+  // contexts) and passes its JWKS on; the Service stays internal.
+  publicPorts: [],
+  secretEnv: ['MONGO_URL', 'REDIS_URL', 'INTERNAL_SIGNING_SECRET'],
+  // The signing keys: the one secret no other service may see.
+  ownSecrets: { 'determinations-signing-key': ['DETERMINATION_SIGNING_KEYS'] },
+  // POLICY_URL is required here (attribution reads policies), unlike the gateway's.
+  nonSecretEnv: ['NODE_ENV', 'LOG_LEVEL', 'DETERMINATIONS_PORT', 'MONGO_DB', 'REDIS_PREFIX', 'POLICY_URL'],
+  optionalEnv: [],
+  // HTTP closes once the requests in flight answered, the ingest worker lets its jobs finish:
+  // each waits at most POLICY_TIMEOUT_MS for the policy service. Then the same closing as the
+  // gateway (sweep, relays, producers, MongoDB).
+  shutdownSeconds: (config) => Math.ceil(Number(config.POLICY_TIMEOUT_MS) / 1000) + 20,
+};
+
+export const SERVICES: readonly DeployedService[] = [gateway, webhooks, policy, determinations];
 
 export function service(name: string): DeployedService {
   const found = SERVICES.find((s) => s.name === name);
@@ -123,6 +158,12 @@ const union = (lists: string[][]): string[] => [...new Set(lists.flat())];
 
 /** Keys of the `platform-secrets` Secret: every service's secret variables. */
 export const SECRET_ENV = union(SERVICES.map((s) => s.secretEnv));
+/** Variables of the services' own Secrets: in none of the shared ConfigMap, Secret, or other services. */
+export const OWN_SECRET_ENV = union(SERVICES.flatMap((s) => Object.values(s.ownSecrets)));
+/** The services' own Secrets: name, the service that mounts it, its keys. */
+export const OWN_SECRETS = SERVICES.flatMap((s) =>
+  Object.entries(s.ownSecrets).map(([secret, keys]) => ({ secret, service: s.name, keys })),
+);
 /** Non-secret variables some service must be given explicitly. */
 export const NON_SECRET_ENV = union(SERVICES.map((s) => s.nonSecretEnv));
 /** Internal base URLs of other services: optional, a service runs without them. */
@@ -138,5 +179,13 @@ export function standInSecret(key: string): string {
   if (key === 'CHAIN_RPC_URL') return 'https://rpc.example.net/v3/stand-in-api-key-0123456789';
   // 32 bytes of hex, and not one of anvil's public dev keys (refused in production).
   if (key === 'CHAIN_PRIVATE_KEY') return `0x${'5a'.repeat(32)}`;
+  // PKCS#8 PEM of a fresh Ed25519 key, the shape the determinations service signs with.
+  if (key === 'DETERMINATION_SIGNING_KEYS') return ed25519Pem();
   return `stand-in-${key.toLowerCase()}-0123456789`;
+}
+
+let standInPem: string | undefined;
+function ed25519Pem(): string {
+  standInPem ??= String(generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }));
+  return standInPem;
 }

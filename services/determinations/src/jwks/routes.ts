@@ -4,7 +4,7 @@ import type { SigningKeys } from '../signing/keys';
 
 /**
  * How long partners and caches may keep the key set. A new key is published (listed after the
- * active one) for longer than this before it signs: docs/ops.md, "Rotating the signing key".
+ * active one) for longer than this before it signs: docs/deploy.md, "Rotating the signing key".
  */
 export const JWKS_MAX_AGE_SECONDS = 300;
 
