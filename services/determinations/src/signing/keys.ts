@@ -9,8 +9,11 @@ export interface SigningKeys {
   readonly activeKid: string;
   /** Ed25519 signature of `bytes` with the active key, base64url without padding. */
   sign(bytes: Uint8Array): string;
-  /** Every key, active first then the retired ones in configured order. Frozen. */
-  readonly jwks: { readonly keys: readonly PublishedJwk[] };
+  /**
+   * Every key, active first then the retired ones in configured order: the body of
+   * `GET /api/.well-known/jwks.json`. Frozen (changing it throws).
+   */
+  readonly jwks: { keys: PublishedJwk[] };
 }
 
 const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]{1,40})-----([\s\S]*?)-----END ([A-Z0-9 ]{1,40})-----/g;
@@ -115,7 +118,8 @@ export function loadSigningKeys(pemBundle: string): SigningKeys {
   return Object.freeze({
     activeKid: active.jwk.kid,
     sign: (bytes: Uint8Array) => sign(null, bytes, signer).toString('base64url'),
-    jwks: Object.freeze({ keys: Object.freeze(keys.map((k) => k.jwk)) }),
+    // Typed as plain arrays (what the JWKS route serialises), frozen all the same.
+    jwks: Object.freeze({ keys: Object.freeze(keys.map((k) => k.jwk)) as PublishedJwk[] }),
   });
 }
 

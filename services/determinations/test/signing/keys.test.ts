@@ -80,7 +80,7 @@ describe('loadSigningKeys', () => {
 
   it('keeps its JWKS frozen: a caller cannot add or change a published key', () => {
     const keys = loadSigningKeys(generateSigningKeyPem());
-    expect(() => (keys.jwks.keys as unknown[]).push({})).toThrow(TypeError);
+    expect(() => keys.jwks.keys.push(keys.jwks.keys[0] as never)).toThrow(TypeError);
     expect(() => {
       (keys.jwks.keys[0] as { kid: string }).kid = 'mine';
     }).toThrow(TypeError);
