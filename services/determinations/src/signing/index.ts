@@ -1,0 +1,10 @@
+export { generateSigningKeyPem, loadSigningKeys, type PublishedJwk, type SigningKeys } from './keys';
+export {
+  canonicalDeterminationBytes,
+  evidenceHash,
+  InvalidDeterminationPayloadError,
+  type SignedDetermination,
+  type SignedDeterminationPayload,
+  signDetermination,
+  signedDeterminationPayloadSchema,
+} from './sign';
