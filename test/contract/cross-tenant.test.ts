@@ -3,13 +3,16 @@ import { PARTNER_ROUTES } from '@parametric/contracts';
 import type { RouteContract } from '@parametric/http';
 import { eventually } from '@parametric/test-harness';
 import {
+  assessment,
+  type DeterminationsPlatform,
+  startDeterminationsPlatform,
+} from '../../services/determinations/test/support';
+import {
   cropPurchase,
   herdBody,
-  type PolicyPlatformWithWebhooks,
   plotBody,
   type SellableOrg,
   sellableOrg,
-  startPolicyPlatformWithWebhooks,
 } from '../../services/policy/test/support';
 
 /**
@@ -22,9 +25,10 @@ interface Owned extends SellableOrg {
   herdId: string;
   policyId: string;
   deliveryId: string;
+  determinationId: string;
 }
 
-type Ids = Record<'farmerId' | 'plotId' | 'herdId' | 'policyId' | 'deliveryId', string>;
+type Ids = Record<'farmerId' | 'plotId' | 'herdId' | 'policyId' | 'deliveryId' | 'determinationId', string>;
 
 /** How to call a route with some organization's ids (A's, or ids nobody has). */
 type Probe = (ids: Ids, own: Owned) => { path: string; body?: unknown };
@@ -40,6 +44,20 @@ const PROBES: Record<string, Probe> = {
   getPolicyStatus: (ids) => ({ path: `/policies/${ids.policyId}/status` }),
   activatePolicy: (ids) => ({ path: `/policies/${ids.policyId}/activate`, body: {} }),
   retryWebhookDelivery: (ids) => ({ path: `/organizations/me/webhook/deliveries/${ids.deliveryId}/retry` }),
+  getDetermination: (ids) => ({ path: `/determinations/${ids.determinationId}` }),
+  getDeterminationEvidence: (ids) => ({ path: `/determinations/${ids.determinationId}/evidence` }),
+  getSettlementReports: (ids) => ({ path: `/determinations/${ids.determinationId}/settlement-report` }),
+  recordSettlementReport: (ids) => ({
+    path: `/determinations/${ids.determinationId}/settlement-report`,
+    body: {
+      partnerReference: 'PROBE-1',
+      outcome: 'NOT_SETTLED',
+      method: 'OTHER',
+      settledAmountMinor: '0',
+      settlementCurrency: 'KES',
+      settledAt: '2026-01-01T00:00:00Z',
+    },
+  }),
   registerPlot: (ids) => ({ path: '/plots', body: plotBody(ids.farmerId) }),
   registerHerd: (ids) => ({ path: '/herds', body: herdBody(ids.farmerId) }),
   // The caller's own farmer with the other organization's plot, so the plot is what is probed.
@@ -54,27 +72,44 @@ const BODY_REFERENCES = new Set(['registerPlot', 'registerHerd', 'purchasePolicy
 
 const partnerRoutes = Object.values(PARTNER_ROUTES).flat() as RouteContract[];
 
-let p: PolicyPlatformWithWebhooks;
+let p: DeterminationsPlatform;
 let a: Owned;
 let b: Owned;
 
 async function own(): Promise<Owned> {
-  const org = await sellableOrg(p);
+  const org = await sellableOrg(p.asPolicyPlatform);
   const api = (method: string, path: string, body?: unknown) =>
     p.gateway.api(method, path, { key: org.apiKey, body });
   const herd = (await api('POST', '/herds', herdBody(org.farmerId))).body.data;
   const policy = (await api('POST', '/policies/purchase', cropPurchase(org))).body.data.policy;
-  // The KYB decision made the organization sellable emitted kyb.verified: its delivery row.
+  // A second policy, active, with a determination of its own.
+  const insured = (await api('POST', '/policies/purchase', cropPurchase(org))).body.data.policy;
+  await api('PUT', `/policies/${insured.id}/activate`, {});
+  const determination = (
+    await p.gateway.ops('POST', '/determinations', { body: assessment({ policyId: insured.id }) })
+  ).body.data.determination;
+  // kyb.verified (the KYB decision), policy.activated and determination.delivered: their rows, all
+  // written before the probes compare the log.
   const delivery = await eventually(async () => {
     const log = (await api('GET', '/organizations/me/webhook/deliveries')).body.data;
-    expect(log.deliveries.length).toBeGreaterThan(0);
+    expect(log.deliveries.map((d: { event: string }) => d.event).sort()).toEqual([
+      'determination.delivered',
+      'kyb.verified',
+      'policy.activated',
+    ]);
     return log.deliveries[0];
   });
-  return { ...org, herdId: herd.id, policyId: policy.id, deliveryId: delivery.id };
+  return {
+    ...org,
+    herdId: herd.id,
+    policyId: policy.id,
+    deliveryId: delivery.id,
+    determinationId: determination.determinationId,
+  };
 }
 
 beforeAll(async () => {
-  p = await startPolicyPlatformWithWebhooks();
+  p = await startDeterminationsPlatform();
   [a, b] = await Promise.all([own(), own()]);
   // B has a webhook URL, so a retry cannot fail on "no URL" before the ownership check.
   await p.connectWebhook(b.apiKey);
@@ -101,10 +136,17 @@ it.each(Object.keys(PROBES))(
       herdId: randomUUID(),
       policyId: randomUUID(),
       deliveryId: randomUUID(),
+      determinationId: randomUUID(),
     };
     const aPolicy = () => p.gateway.api('GET', `/policies/${a.policyId}`, { key: a.apiKey });
     const aDeliveries = () => p.gateway.api('GET', '/organizations/me/webhook/deliveries', { key: a.apiKey });
-    const [before, deliveriesBefore] = [await aPolicy(), await aDeliveries()];
+    const aReports = () =>
+      p.gateway.api('GET', `/determinations/${a.determinationId}/settlement-report`, { key: a.apiKey });
+    const [before, deliveriesBefore, reportsBefore] = [
+      await aPolicy(),
+      await aDeliveries(),
+      await aReports(),
+    ];
     const call = (ids: Ids) => {
       const { path, body } = probe(ids, b);
       return p.gateway.api(route.method.toUpperCase(), path, { key: b.apiKey, body });
@@ -116,6 +158,7 @@ it.each(Object.keys(PROBES))(
 
     expect((await aPolicy()).body).toEqual(before.body);
     expect((await aDeliveries()).body).toEqual(deliveriesBefore.body);
+    expect((await aReports()).body).toEqual(reportsBefore.body);
     const plots = await p.gateway.api('GET', `/farmers/${a.farmerId}/plots`, { key: a.apiKey });
     const herds = await p.gateway.api('GET', `/farmers/${a.farmerId}/herds`, { key: a.apiKey });
     expect([plots.body.data.length, herds.body.data.length]).toEqual([1, 1]);

@@ -32,7 +32,9 @@ async function issued(overrides: Record<string, unknown> = {}): Promise<string> 
 }
 
 let refs = 0;
-const report = (overrides: Record<string, unknown> = {}): Record<string, unknown> & { partnerReference: string; settledAt: string; notes?: string } => ({
+const report = (
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> & { partnerReference: string; settledAt: string; notes?: string } => ({
   partnerReference: `COOP-PAY-${++refs}`,
   outcome: 'SETTLED_FULL',
   method: 'MOBILE_MONEY',
@@ -261,5 +263,41 @@ describe('Tier 2 (the service settles)', () => {
     expect(reply.status).toBe(403);
     expect(reply.body.error.code).toBe('NOT_PARTNER_SETTLED');
     expect(await p.db.collection('settlement_reports').countDocuments({ determinationId: id })).toBe(0);
+  });
+});
+
+describe('the policy read (the policy service learns of determinations by queue)', () => {
+  it('summarises each determination in damageAssessments and follows its settlement status', async () => {
+    const id = await issued();
+    const assessments = async () =>
+      (await p.gateway.api('GET', `/policies/${policy.policyId}`, { key: policy.org.apiKey })).body.data
+        .damageAssessments as { determinationId: string; partnerSettlementStatus: string }[];
+    const summary = await eventually(
+      async () => {
+        const found = (await assessments()).find((a) => a.determinationId === id);
+        expect(found).toBeDefined();
+        return found;
+      },
+      { message: 'the damage assessment on the policy' },
+    );
+    const read = (await p.gateway.api('GET', `/determinations/${id}`, { key: policy.org.apiKey })).body.data;
+    expect(summary).toMatchObject({
+      determinationId: id,
+      triggered: true,
+      damagePercentBp: 2_500,
+      assessedAt: read.assessedAt,
+      issuedAt: read.issuedAt,
+      partnerSettlementStatus: 'PENDING',
+      dueAt: read.dueAt,
+      links: { determination: `/determinations/${id}` },
+    });
+    await post(id, report());
+    await eventually(
+      async () =>
+        expect((await assessments()).find((a) => a.determinationId === id)?.partnerSettlementStatus).toBe(
+          'REPORTED',
+        ),
+      { message: 'the policy to show the report' },
+    );
   });
 });

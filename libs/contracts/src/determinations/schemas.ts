@@ -51,7 +51,12 @@ const determinationFields = {
   settlementMode: z.enum(['DETERMINATION', 'DETERMINATION_AND_SETTLEMENT']),
   settledByMicrocrop: z.boolean(),
   amountOwed: amountOwedSchema.nullable(),
-  amountOwedUnavailableReason: z.enum(AMOUNT_UNAVAILABLE_REASONS).optional(),
+  amountOwedUnavailableReason: z
+    .string()
+    .optional()
+    .meta({
+      description: `Present instead of a value when amountOwed is null: ${AMOUNT_UNAVAILABLE_REASONS.join(', ')}`,
+    }),
 };
 
 const settlementStatusFields = {
