@@ -79,7 +79,7 @@ describe('POST /determinations/{id}/settlement-report', () => {
       },
     });
     const [delivery] = await p.receiver.waitForCount(1, (d) => recordedEvents(id).includes(d));
-    const data = (delivery?.body as { data: Record<string, unknown> }).data;
+    const data = (delivery?.body as { data: Record<string, unknown> } | undefined)?.data;
     expect(EVENT_CATALOG['determination.settlement_report_recorded'].safeParse(data).success).toBe(true);
     expect(data).toMatchObject({
       determinationId: id,
