@@ -178,7 +178,8 @@ async function main(): Promise<void> {
     waitReady(`http://127.0.0.1:${gatewayPort}/readyz`),
   ]);
 
-  // An assessment of the last 30 days, so that it overlaps the cover of a policy activated now.
+  // An observation period from now to 30 days on: it overlaps the cover of any policy activated
+  // after the platform came up (cover starts at activation).
   const instant = (msAgo: number) => new Date(Date.now() - msAgo).toISOString().replace(/\.\d+Z$/, 'Z');
   const exampleIngestion = JSON.stringify({
     idempotencyKey: 'demo-assessment-1',
@@ -195,8 +196,8 @@ async function main(): Promise<void> {
       exitThreshold: 0.1,
       dataSource: 'demo',
       dataSourceVersion: '1',
-      periodStart: instant(30 * 86_400_000),
-      periodEnd: instant(0),
+      periodStart: instant(0),
+      periodEnd: instant(-30 * 86_400_000),
       inputDataHashes: [{ name: 'ndvi.tif', sha256: '0'.repeat(64) }],
     },
   });
