@@ -14,15 +14,21 @@ import { AppError } from './errors';
 import { invalidInput } from './validation';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
+/**
+ * The ops API's body limit: the determination batch door takes 1,000 assessments in one body
+ * (about 1 KiB each, more with many input data hashes). Ops callers are trusted and internal.
+ */
+export const MAX_OPS_BODY_BYTES = 16 * 1024 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 /**
  * An express app with what every service needs first: request ids (taken from
  * `x-request-id` when well-formed, else generated, echoed on the response), request
- * logging with secrets redacted, and JSON bodies of at most 1 MiB.
- * Mount routes, then call `finishApp` to add the 404 and error handlers.
+ * logging with secrets redacted, and JSON bodies of at most 1 MiB (`maxBodyBytes` for an app
+ * that serves the ops API). Mount routes, then call `finishApp` to add the 404 and error handlers.
  */
-export function createApp(logger: Logger): Express {
+export function createApp(logger: Logger, options: { maxBodyBytes?: number } = {}): Express {
+  const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -41,7 +47,8 @@ export function createApp(logger: Logger): Express {
     }),
   );
   app.use(requireJsonContentType);
-  app.use(express.json({ limit: MAX_BODY_BYTES, strict: true, type: 'application/json' }));
+  app.use(express.json({ limit: maxBodyBytes, strict: true, type: 'application/json' }));
+  app.use(tooLargeMessage(maxBodyBytes));
   return app;
 }
 
@@ -61,6 +68,19 @@ function requireJsonContentType(req: Request, _res: Response, next: NextFunction
   next();
 }
 
+/** Names the limit of this app in the refusal of a body that exceeds it. */
+function tooLargeMessage(maxBodyBytes: number) {
+  const limit = `${maxBodyBytes / (1024 * 1024)} MiB`;
+  return (err: unknown, _req: Request, _res: Response, next: NextFunction): void => {
+    const bodyError = err as BodyParserError;
+    if (bodyError?.type === 'entity.too.large') {
+      next(AppError.invalid(`Request body exceeds ${limit}`));
+      return;
+    }
+    next(err);
+  };
+}
+
 /** Adds the 404 for unknown routes and the one error handler that renders every error. */
 export function finishApp(app: Express, logger: Logger): Express {
   app.use((req: Request, _res: Response, next: NextFunction) => {
@@ -77,7 +97,6 @@ interface BodyParserError {
 
 const BODY_ERRORS: Record<string, string> = {
   'entity.parse.failed': 'Malformed JSON body',
-  'entity.too.large': 'Request body exceeds 1 MiB',
   'encoding.unsupported': 'Unsupported content encoding',
   'charset.unsupported': 'Unsupported charset: JSON bodies must be UTF-8',
   'request.aborted': 'Request aborted',

@@ -6,6 +6,7 @@ import {
   finishApp,
   healthRoutes,
   listen,
+  MAX_OPS_BODY_BYTES,
   mountRoutes,
   organizationOf,
   requireInternalContext,
@@ -117,7 +118,9 @@ export async function startDeterminations(
     );
   }
 
-  const app = createApp(logger);
+  // Internal only (behind the gateway, which limits partner bodies to 1 MiB); the ops batch
+  // door takes up to 1,000 assessments in one body.
+  const app = createApp(logger, { maxBodyBytes: MAX_OPS_BODY_BYTES });
   app.use(healthRoutes({ mongo: () => pingMongo(connection) }));
   // Public: anyone holding a determination verifies it with these keys (no context needed).
   app.use('/api/.well-known', (_req, res, next) => {

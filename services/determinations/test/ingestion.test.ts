@@ -326,6 +326,20 @@ describe('POST /ops/determinations/batch', () => {
     expect(reply.body.data.summary).toEqual({ created: 1, replayed: 1, failed: 3 });
   });
 
+  it('takes 1,000 items in one body beyond the partner API’s 1 MiB limit', async () => {
+    // Each item about 1.3 KiB (several input data hashes), each refused for its own reason.
+    const hashes = Array.from({ length: 8 }, (_, i) => ({ name: `dekad-${i}.tif`, sha256: 'b'.repeat(64) }));
+    const items = Array.from({ length: 1_000 }, () => {
+      const item = assessment({ policyId: policy.policyId }, { damagePercentBp: 10_001 });
+      return { ...item, evidence: { ...item.evidence, inputDataHashes: hashes } };
+    });
+    expect(JSON.stringify({ items }).length).toBeGreaterThan(1024 * 1024);
+    const reply = await p.gateway.ops('POST', '/determinations/batch', { body: { items } });
+    expect(reply.status).toBe(200);
+    expect(reply.body.data.summary).toEqual({ created: 0, replayed: 0, failed: 1_000 });
+    expect(new Set(reply.body.data.results.map((r: { status: number }) => r.status))).toEqual(new Set([400]));
+  });
+
   it('refuses more than 1,000 items before ingesting any', async () => {
     const items = Array.from({ length: 1_001 }, () => assessment({ policyId: policy.policyId }));
     const before = await determinationsOf({});

@@ -97,7 +97,7 @@ describe('POST /determinations/{id}/settlement-report', () => {
         settlementReport: `/determinations/${id}/settlement-report`,
       },
     });
-    expect(String(data.note)).toMatch(/attested by the partner.*not verified/);
+    expect(String(data?.note)).toMatch(/attested by the partner.*not verified/);
     const read = await p.gateway.api('GET', `/determinations/${id}`, { key: policy.org.apiKey });
     expect(read.body.data.partnerSettlementStatus).toBe('REPORTED');
   });

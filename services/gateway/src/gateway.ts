@@ -1,6 +1,14 @@
 import { OPS_ROUTES, PARTNER_ROUTES } from '@parametric/contracts';
 import { startOutboxRelay } from '@parametric/events';
-import { answerOptions, createApp, finishApp, healthRoutes, listen, mountRoutes } from '@parametric/http';
+import {
+  answerOptions,
+  createApp,
+  finishApp,
+  healthRoutes,
+  listen,
+  MAX_OPS_BODY_BYTES,
+  mountRoutes,
+} from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import { connectMongo, pingMongo } from '@parametric/mongo';
 import { createProducer } from '@parametric/queue';
@@ -141,7 +149,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   );
   finishApp(partnerApp, logger);
 
-  const opsApp = createApp(logger);
+  // The determination batch door takes up to 1,000 assessments in one body.
+  const opsApp = createApp(logger, { maxBodyBytes: MAX_OPS_BODY_BYTES });
   opsApp.use(
     '/ops',
     requireOpsToken(config.OPS_TOKEN),
