@@ -10,6 +10,7 @@ import {
   secret,
 } from '@parametric/config';
 import { z } from 'zod';
+import { loadSigningKeys } from './signing/keys';
 
 export const determinationsConfigSchema = z.object({
   NODE_ENV: nodeEnv,
@@ -45,6 +46,22 @@ export const determinationsConfigSchema = z.object({
 
 export type DeterminationsConfig = z.infer<typeof determinationsConfigSchema>;
 
+/**
+ * docker-compose's signing key for local runs: its seed is public (the text
+ * "local-dev-determinations-key-32b"), so anyone could forge determinations with it.
+ */
+const PUBLIC_DEV_KEY_PEM = `-----BEGIN PRIVATE KEY-----
+MC4CAQAwBQYDK2VwBCIEIGxvY2FsLWRldi1kZXRlcm1pbmF0aW9ucy1rZXktMzJi
+-----END PRIVATE KEY-----`;
+
 export function loadDeterminationsConfig(env: NodeJS.ProcessEnv = process.env): DeterminationsConfig {
-  return loadConfig(determinationsConfigSchema, env);
+  const config = loadConfig(determinationsConfigSchema, env);
+  // Parsed now, so a bad key stops the service at start with the reason, before it connects.
+  const keys = loadSigningKeys(config.DETERMINATION_SIGNING_KEYS);
+  if (config.NODE_ENV === 'production' && keys.activeKid === loadSigningKeys(PUBLIC_DEV_KEY_PEM).activeKid) {
+    throw new Error(
+      'DETERMINATION_SIGNING_KEYS signs with the public docker-compose development key; production needs its own key',
+    );
+  }
+  return config;
 }

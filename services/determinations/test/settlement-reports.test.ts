@@ -58,6 +58,8 @@ const recordedEvents = (id: string) =>
 describe('POST /determinations/{id}/settlement-report', () => {
   it('records a new report (201), marks the determination REPORTED and sends the partner-attested event', async () => {
     const id = await issued();
+    const signedBefore = (await p.gateway.api('GET', `/determinations/${id}`, { key: policy.org.apiKey }))
+      .body.data;
     const body = report({ notes: 'Paid by M-Pesa B2C from the cooperative account' });
     const reply = await post(id, body);
     expect(reply.status).toBe(201);
@@ -100,6 +102,10 @@ describe('POST /determinations/{id}/settlement-report', () => {
     expect(String(data?.note)).toMatch(/attested by the partner.*not verified/);
     const read = await p.gateway.api('GET', `/determinations/${id}`, { key: policy.org.apiKey });
     expect(read.body.data.partnerSettlementStatus).toBe('REPORTED');
+    // The settlement status moves beside the signed record, which never changes.
+    for (const field of ['canonicalPayload', 'canonicalHash', 'signature', 'kid', 'amountOwed']) {
+      expect(read.body.data[field]).toEqual(signedBefore[field]);
+    }
   });
 
   it('answers a replay with 200 and the stored report, writing and emitting nothing; another body is 409', async () => {

@@ -64,8 +64,12 @@ export async function ingestDetermination(
       [{ field: 'idempotencyKey', message: 'already used with different content' }],
     );
   }
-  const existing = await deps.data.determinations.findById(claim.determinationId).lean<DeterminationDoc>();
-  if (existing) return { replayed: true, determination: existing };
+  // A key claimed just now has no record yet; an older claim may (a replay) or may not (its
+  // first ingestion is still running, or crashed before the insert).
+  if (!claim.claimedNow) {
+    const existing = await deps.data.determinations.findById(claim.determinationId).lean<DeterminationDoc>();
+    if (existing) return { replayed: true, determination: existing };
+  }
 
   const determinationId = claim.determinationId;
   const attribution = await attribute(input, deps.lookupPolicy);
@@ -207,19 +211,17 @@ async function claimKey(deps: IngestDeps, key: string, fingerprint: string, at: 
   const { ingestionKeys } = deps.data;
   const claim = { fingerprint, determinationId: randomUUID(), createdAt: at };
   try {
-    const stored = await ingestionKeys.findOneAndUpdate(
-      { _id: key },
-      { $setOnInsert: claim },
-      { upsert: true, returnDocument: 'after' },
-    );
-    if (stored) return stored;
+    const stored = await ingestionKeys
+      .findOneAndUpdate({ _id: key }, { $setOnInsert: claim }, { upsert: true, returnDocument: 'after' })
+      .lean();
+    if (stored) return { ...stored, claimedNow: stored.determinationId === claim.determinationId };
   } catch (err) {
     // Two upserts of one new key: the loser's insert hits the unique _id; the winner's claim holds.
     if (!isDuplicateKey(err)) throw err;
   }
   const stored = await ingestionKeys.findById(key).lean();
   if (!stored) throw new Error(`ingestion key ${key} vanished after its claim`);
-  return stored;
+  return { ...stored, claimedNow: false };
 }
 
 /**
