@@ -5,6 +5,8 @@ import type { AllDeterminations, TenantDeterminations } from './repositories';
 /** What a partner request's handler may touch: the calling organization's data, nothing wider. */
 export interface PartnerContext {
   tenant: TenantDeterminations;
+  /** The caller's role as the gateway signed it (the API key is ORG_ADMIN). */
+  role: string;
   now: Clock;
 }
 

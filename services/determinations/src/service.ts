@@ -137,6 +137,7 @@ export async function startDeterminations(
     answerOptions(PARTNER_ROUTES.determinations),
     mountRoutes<PartnerContext>(Router(), determinationRoutes(onRecorded), (req) => ({
       tenant: repositories.forOrganization(organizationOf(req)),
+      role: req.context?.role ?? '',
       now: clock,
     })),
   );

@@ -6,6 +6,7 @@ import {
   recordSettlementReport as recordSettlementReportRoute,
 } from '@parametric/contracts';
 import { type Binding, created, implement, ok, page } from '@parametric/http';
+import { requireCapability } from '../capabilities';
 import type { PartnerContext } from '../context';
 import { recordSettlementReport, reportView, settlementReportsOf } from '../reports/domain';
 import { listDeterminations, readDetermination, readEvidence } from './reads';
@@ -13,9 +14,8 @@ import { listDeterminations, readDetermination, readEvidence } from './reads';
 /** Partner routes: reads of the organization's determinations and its Tier 1 settlement reports. */
 export function determinationRoutes(onRecorded: () => void): Binding<PartnerContext>[] {
   return [
-    // Capability `determination:read` (spec 5.5): the API key is ORG_ADMIN and has it; the
-    // role check joins here when dashboard users arrive.
-    implement(listDeterminationsRoute, async ({ query }, { tenant }) => {
+    implement(listDeterminationsRoute, async ({ query }, { tenant, role }) => {
+      requireCapability(role, 'determination:read');
       const { items, total } = await listDeterminations(tenant, query);
       return page(items, { page: query.page, limit: query.limit, total });
     }),
