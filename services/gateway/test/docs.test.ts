@@ -2,6 +2,7 @@ import { OPS_ROUTES, PARTNER_ROUTES } from '@parametric/contracts';
 import { EVENT_NAMES } from '@parametric/events';
 import { expressPath } from '@parametric/http';
 import { mountedRoutes } from '../../../test/contract/express-routes';
+import { PUBLIC_ROUTES } from '../src/forwarding/routes';
 import { OPS_TOKEN, startTestGateway, type TestGateway } from './support';
 
 let t: TestGateway;
@@ -124,10 +125,27 @@ describe('the gateway mounts exactly the routes its contracts declare', () => {
     routes.map((r) => `${r.method.toUpperCase()} ${expressPath(r.path)}`).sort();
   const infrastructure = (route: string) => !/ \/(healthz|readyz)$/.test(route);
 
+  // Public routes other services serve (no key, no context) are forwarded by exact path.
+  const forwardedPublic = PUBLIC_ROUTES.map((r) => {
+    const contract = PARTNER_ROUTES[r.service as keyof typeof PARTNER_ROUTES].find(
+      (c) => c.method === 'get' && c.path === r.path,
+    );
+    return { method: 'get', path: contract?.path ?? `${r.path} (not declared by ${r.service})` };
+  });
+
   it('on the partner port', () => {
     expect(mountedRoutes(t.gateway.partnerApp).filter(infrastructure)).toEqual(
-      declared(PARTNER_ROUTES.gateway),
+      declared([...PARTNER_ROUTES.gateway, ...forwardedPublic]),
     );
+  });
+
+  it('forwards public routes only when their service declares them without a key', () => {
+    for (const r of PUBLIC_ROUTES) {
+      const contract = PARTNER_ROUTES[r.service as keyof typeof PARTNER_ROUTES].find(
+        (c) => c.path === r.path,
+      );
+      expect(contract).toMatchObject({ method: 'get', auth: 'none' });
+    }
   });
 
   it('on the ops port', () => {
