@@ -13,6 +13,7 @@ import mongoose from 'mongoose';
 import { startTestGateway, type TestGateway } from '../../gateway/test/support';
 import { type RunningPolicy, startPolicy } from '../../policy/src/service';
 import {
+  cropPurchase,
   type PolicyPlatform,
   policyTestConfig,
   type SellableOrg,
@@ -143,25 +144,23 @@ export interface ActivePolicy {
   coverEndsAt: string;
 }
 
+/** Buys a PENDING 180-day crop policy for the organization's farmer and plot; its id. */
+async function buyCrop(p: DeterminationsPlatform, org: SellableOrg, sumInsured: number): Promise<string> {
+  const bought = await p.gateway.api('POST', '/policies/purchase', {
+    key: org.apiKey,
+    body: cropPurchase(org, { sumInsured }),
+  });
+  if (bought.status !== 201) throw new Error(`purchase failed: ${JSON.stringify(bought.body)}`);
+  return bought.body.data.policy.id;
+}
+
 /** A Tier 1 organization with one ACTIVE crop policy (activated on the local chain). */
 export async function activeCropPolicy(
   p: DeterminationsPlatform,
   options: { org?: SellableOrg; sumInsured?: number } = {},
 ): Promise<ActivePolicy> {
   const org = options.org ?? (await sellableOrg(p.asPolicyPlatform, { capacity: 100_000_000 }));
-  const bought = await p.gateway.api('POST', '/policies/purchase', {
-    key: org.apiKey,
-    body: {
-      farmerId: org.farmerId,
-      productType: 'CROP',
-      plotId: org.plotId,
-      sumInsured: options.sumInsured ?? 50_000,
-      coverageType: 'DROUGHT',
-      durationDays: 180,
-    },
-  });
-  if (bought.status !== 201) throw new Error(`purchase failed: ${JSON.stringify(bought.body)}`);
-  const policyId = bought.body.data.policy.id;
+  const policyId = await buyCrop(p, org, options.sumInsured ?? 50_000);
   const activated = await p.gateway.api('PUT', `/policies/${policyId}/activate`, { key: org.apiKey });
   if (activated.status !== 200) throw new Error(`activation failed: ${JSON.stringify(activated.body)}`);
   const policy = activated.body.data;
@@ -183,19 +182,7 @@ export async function activeTier2CropPolicy(
     capacity: 100_000_000,
     tier: 'DETERMINATION_AND_SETTLEMENT',
   });
-  const bought = await p.gateway.api('POST', '/policies/purchase', {
-    key: org.apiKey,
-    body: {
-      farmerId: org.farmerId,
-      productType: 'CROP',
-      plotId: org.plotId,
-      sumInsured,
-      coverageType: 'DROUGHT',
-      durationDays: 180,
-    },
-  });
-  if (bought.status !== 201) throw new Error(`purchase failed: ${JSON.stringify(bought.body)}`);
-  const policyId = bought.body.data.policy.id;
+  const policyId = await buyCrop(p, org, sumInsured);
   // What the payments service does once the premium is received.
   const activations = createProducer('policy-activations', {
     connection: p.config.REDIS_URL,

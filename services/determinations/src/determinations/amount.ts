@@ -1,15 +1,10 @@
 import type { AMOUNT_UNAVAILABLE_REASONS } from '@parametric/contracts';
 import { exponentOf, formatMinor, mulDiv } from '@parametric/money';
+import type { AmountOwed } from 'determination-verify';
 import type { PolicySnapshot } from '../ingestion/policies';
 
-export interface AmountOwed {
-  amountMinor: string;
-  amount: string;
-  currency: string;
-  exponent: number;
-  damagePercentBp: number;
-  basis: string;
-}
+/** The shape partners verify (spec 2.5 `amountOwed`), declared once in the verifier. */
+export type { AmountOwed };
 
 export interface OwedFigure {
   /** What the determination shows (spec 2.5): null in Tier 2 or without a registered exponent. */

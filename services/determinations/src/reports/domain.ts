@@ -91,19 +91,7 @@ export async function recordSettlementReport(
     if (!winner) throw err;
     return replay(tenant, determination, winner as ReportDoc, fingerprint, now);
   }
-  const stored = { ...report, organizationId: tenant.reports.organizationId };
-  const made = await makeCurrent(tenant, determination, stored, now);
-  if (made.outcome === 'stale') {
-    // Another report became current between our check and our update: ours corrects nothing
-    // that is still current, so it is withdrawn and the partner told to correct the new one.
-    await tenant.reports.deleteOne({ _id: stored._id, recorded: false });
-    throw staleCorrection(made.determination);
-  }
-  return {
-    replayed: made.outcome === 'already',
-    report: { ...stored, recorded: true },
-    determination: made.determination,
-  };
+  return finish(tenant, determination, { ...report, organizationId: tenant.reports.organizationId }, now);
 }
 
 /** The same (determination, partnerReference) again: the stored report, or a conflict. */
@@ -122,8 +110,20 @@ async function replay(
   }
   if (report.recorded) return { replayed: true, report, determination };
   // Its first post did not finish (or is finishing right now): finish it, emitting at most once.
+  return finish(tenant, determination, report, now);
+}
+
+/** Makes a stored report current; `replayed` when a parallel post of it already had. */
+async function finish(
+  tenant: Tenant,
+  determination: DeterminationDoc,
+  report: ReportDoc,
+  now: Date,
+): Promise<Recorded> {
   const made = await makeCurrent(tenant, determination, report, now);
   if (made.outcome === 'stale') {
+    // Another report became current between our check and our update: ours corrects nothing
+    // that is still current, so it is withdrawn and the partner told to correct the new one.
     await tenant.reports.deleteOne({ _id: report._id, recorded: false });
     throw staleCorrection(made.determination);
   }

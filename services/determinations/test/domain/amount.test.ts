@@ -1,21 +1,8 @@
 import fc from 'fast-check';
 import { owedFigure } from '../../src/determinations/amount';
-import type { PolicySnapshot } from '../../src/ingestion/policies';
+import { policySnapshot } from './fixtures';
 
-const policy = (overrides: Partial<PolicySnapshot> = {}): PolicySnapshot => ({
-  id: '0b8f6a52-3f47-4c0e-9d65-2d9c1a8b7e10',
-  organizationId: '5a1c2d3e-4f50-4617-8293-a4b5c6d7e8f9',
-  policyNumber: 'POL-KE-2026-000001',
-  status: 'ACTIVE',
-  productType: 'CROP',
-  settlementMode: 'DETERMINATION',
-  currency: 'KES',
-  exponent: 2,
-  sumInsuredMinor: '5000000',
-  coverStartsAt: '2026-11-01T00:00:00.000Z',
-  coverEndsAt: '2027-04-30T00:00:00.000Z',
-  ...overrides,
-});
+const policy = policySnapshot;
 
 /** The reference: the decimal string of floor(sum × bp / 10000), computed digit by digit. */
 function reference(sumMinor: bigint, bp: number, exponent: number): { minor: string; amount: string } {

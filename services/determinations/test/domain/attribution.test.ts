@@ -1,20 +1,9 @@
 import { attribute } from '../../src/ingestion/attribution';
 import type { PolicyReference, PolicySnapshot } from '../../src/ingestion/policies';
 import { assessment } from '../support';
+import { policySnapshot } from './fixtures';
 
-const POLICY: PolicySnapshot = {
-  id: '0b8f6a52-3f47-4c0e-9d65-2d9c1a8b7e10',
-  organizationId: '5a1c2d3e-4f50-4617-8293-a4b5c6d7e8f9',
-  policyNumber: 'POL-KE-2026-000001',
-  status: 'ACTIVE',
-  productType: 'CROP',
-  settlementMode: 'DETERMINATION',
-  currency: 'KES',
-  exponent: 2,
-  sumInsuredMinor: '5000000',
-  coverStartsAt: '2026-06-01T00:00:00.000Z',
-  coverEndsAt: '2026-12-01T00:00:00.000Z',
-};
+const POLICY: PolicySnapshot = policySnapshot();
 
 /** The policy service as attribution sees it: one policy, found by id or by number. */
 function lookupOf(policy: PolicySnapshot | null) {

@@ -8,6 +8,7 @@ import { recordSettlementReport } from '../../src/reports/domain';
 import { determinationRepositories } from '../../src/repositories';
 import { generateSigningKeyPem, loadSigningKeys } from '../../src/signing/keys';
 import { assessment } from '../support';
+import { policySnapshot } from './fixtures';
 
 const DAY = 86_400_000;
 const T0 = new Date('2026-11-01T08:00:00.000Z');
@@ -28,19 +29,14 @@ afterAll(async () => {
 const policyOf = (
   organizationId: string,
   settlementMode: PolicySnapshot['settlementMode'] = 'DETERMINATION',
-): PolicySnapshot => ({
-  id: randomUUID(),
-  organizationId,
-  policyNumber: `POL-KE-${randomUUID().slice(0, 8)}`,
-  status: 'ACTIVE',
-  productType: 'CROP',
-  settlementMode,
-  currency: 'KES',
-  exponent: 2,
-  sumInsuredMinor: '5000000',
-  coverStartsAt: new Date(T0.getTime() - 30 * DAY).toISOString(),
-  coverEndsAt: new Date(T0.getTime() + 150 * DAY).toISOString(),
-});
+) =>
+  policySnapshot({
+    organizationId,
+    settlementMode,
+    policyNumber: `KE-202611-${randomUUID().slice(0, 6).toUpperCase()}`,
+    coverStartsAt: new Date(T0.getTime() - 30 * DAY).toISOString(),
+    coverEndsAt: new Date(T0.getTime() + 150 * DAY).toISOString(),
+  });
 
 /** Issues a determination at T0 for a fresh policy of `organizationId`. */
 async function issueAt(
