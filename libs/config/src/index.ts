@@ -71,3 +71,32 @@ export const redisPrefix = z
   .string()
   .regex(/^[A-Za-z0-9_-]+$/, 'must be letters, digits, _ or -')
   .default('platform');
+
+/**
+ * What every service of the platform reads alike: its environment and log level, where it
+ * listens (`<SERVICE>_HOST`, `<SERVICE>_PORT`), its MongoDB (its own database by default), the
+ * shared Redis namespace, and the secret the gateway signs forwarded requests with. Spread it
+ * into the service's schema: `z.object({ ...platformService('POLICY', 'policy'), … })`.
+ */
+export function platformService<P extends string>(prefix: P, database: string) {
+  return {
+    NODE_ENV: nodeEnv,
+    LOG_LEVEL: logLevel,
+    [`${prefix}_HOST`]: z.string().default('0.0.0.0'),
+    [`${prefix}_PORT`]: port(3000),
+    MONGO_URL: z.string().min(1, 'must be set'),
+    MONGO_DB: mongoDbName(database),
+    REDIS_URL: z.string().min(1, 'must be set'),
+    REDIS_PREFIX: redisPrefix,
+    INTERNAL_SIGNING_SECRET: secret(),
+  } as {
+    NODE_ENV: typeof nodeEnv;
+    LOG_LEVEL: typeof logLevel;
+    MONGO_URL: z.ZodString;
+    MONGO_DB: ReturnType<typeof mongoDbName>;
+    REDIS_URL: z.ZodString;
+    REDIS_PREFIX: typeof redisPrefix;
+    INTERNAL_SIGNING_SECRET: ReturnType<typeof secret>;
+  } & Record<`${P}_HOST`, z.ZodDefault<z.ZodString>> &
+    Record<`${P}_PORT`, ReturnType<typeof port>>;
+}

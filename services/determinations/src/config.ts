@@ -1,27 +1,9 @@
-import {
-  flag,
-  loadConfig,
-  logLevel,
-  mongoDbName,
-  nodeEnv,
-  port,
-  positiveInt,
-  redisPrefix,
-  secret,
-} from '@parametric/config';
+import { flag, loadConfig, platformService, positiveInt } from '@parametric/config';
 import { z } from 'zod';
 import { loadSigningKeys } from './signing/keys';
 
 export const determinationsConfigSchema = z.object({
-  NODE_ENV: nodeEnv,
-  LOG_LEVEL: logLevel,
-  DETERMINATIONS_HOST: z.string().default('0.0.0.0'),
-  DETERMINATIONS_PORT: port(3000),
-  MONGO_URL: z.string().min(1, 'must be set'),
-  MONGO_DB: mongoDbName('determinations'),
-  REDIS_URL: z.string().min(1, 'must be set'),
-  REDIS_PREFIX: redisPrefix,
-  INTERNAL_SIGNING_SECRET: secret(),
+  ...platformService('DETERMINATIONS', 'determinations'),
   /** The policy service: attribution reads the policy there (its ops lookup). */
   POLICY_URL: z
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })

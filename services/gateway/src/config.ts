@@ -1,29 +1,11 @@
-import {
-  loadConfig,
-  logLevel,
-  mongoDbName,
-  nodeEnv,
-  port,
-  positiveInt,
-  redisPrefix,
-  secret,
-  serviceUrl,
-} from '@parametric/config';
+import { loadConfig, platformService, port, positiveInt, secret, serviceUrl } from '@parametric/config';
 import { z } from 'zod';
 
 export const gatewayConfigSchema = z.object({
-  NODE_ENV: nodeEnv,
-  LOG_LEVEL: logLevel,
-  GATEWAY_HOST: z.string().default('0.0.0.0'),
-  GATEWAY_PORT: port(3000),
+  ...platformService('GATEWAY', 'gateway'),
   OPS_HOST: z.string().default('0.0.0.0'),
   OPS_PORT: port(3001),
-  MONGO_URL: z.string().min(1, 'must be set'),
-  MONGO_DB: mongoDbName('gateway'),
-  REDIS_URL: z.string().min(1, 'must be set'),
-  REDIS_PREFIX: redisPrefix,
   OPS_TOKEN: secret(),
-  INTERNAL_SIGNING_SECRET: secret(),
   API_KEY_PEPPER: secret(),
   RATE_LIMIT_POINTS: positiveInt(100),
   RATE_LIMIT_WINDOW_SECONDS: positiveInt(60),

@@ -1,27 +1,9 @@
 import { localDevPrivateKey } from '@parametric/chain';
-import {
-  flag,
-  loadConfig,
-  logLevel,
-  mongoDbName,
-  nodeEnv,
-  port,
-  positiveInt,
-  redisPrefix,
-  secret,
-} from '@parametric/config';
+import { flag, loadConfig, platformService, positiveInt } from '@parametric/config';
 import { z } from 'zod';
 
 export const policyConfigSchema = z.object({
-  NODE_ENV: nodeEnv,
-  LOG_LEVEL: logLevel,
-  POLICY_HOST: z.string().default('0.0.0.0'),
-  POLICY_PORT: port(3000),
-  MONGO_URL: z.string().min(1, 'must be set'),
-  MONGO_DB: mongoDbName('policy'),
-  REDIS_URL: z.string().min(1, 'must be set'),
-  REDIS_PREFIX: redisPrefix,
-  INTERNAL_SIGNING_SECRET: secret(),
+  ...platformService('POLICY', 'policy'),
   OUTBOX_POLL_MS: positiveInt(1_000),
   /** JSON-RPC endpoint of the EVM chain holding the PolicyRegistry contract. */
   CHAIN_RPC_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }),

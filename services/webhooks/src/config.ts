@@ -1,14 +1,4 @@
-import {
-  flag,
-  loadConfig,
-  logLevel,
-  mongoDbName,
-  nodeEnv,
-  port,
-  positiveInt,
-  redisPrefix,
-  secret,
-} from '@parametric/config';
+import { flag, loadConfig, platformService, positiveInt } from '@parametric/config';
 import { z } from 'zod';
 
 /** The spec's retry schedule (section 8): about 30 s, 1 min, 2 min, 4 min, 8 min. */
@@ -24,15 +14,7 @@ const msList = (fallback: number[]) =>
     .transform((v) => v.split(',').map(Number));
 
 export const webhooksConfigSchema = z.object({
-  NODE_ENV: nodeEnv,
-  LOG_LEVEL: logLevel,
-  WEBHOOKS_HOST: z.string().default('0.0.0.0'),
-  WEBHOOKS_PORT: port(3000),
-  MONGO_URL: z.string().min(1, 'must be set'),
-  MONGO_DB: mongoDbName('webhooks'),
-  REDIS_URL: z.string().min(1, 'must be set'),
-  REDIS_PREFIX: redisPrefix,
-  INTERNAL_SIGNING_SECRET: secret(),
+  ...platformService('WEBHOOKS', 'webhooks'),
   /** 32 random bytes, base64: encrypts webhook signing secrets at rest (AES-256-GCM). */
   WEBHOOK_SECRET_KEY: z
     .string()
