@@ -48,3 +48,13 @@ export function livestockPremiumMinor(
 export function livestockSumInsuredMinor(estimatedValueMinor: bigint): bigint {
   return mulDiv(estimatedValueMinor, BigInt(RATE_TABLE.livestockIndemnityBp), 10_000n, 'TRUNCATE');
 }
+
+/**
+ * The premium of a policy whose premium we collect by mobile money (Tier 2): M-Pesa moves whole
+ * shillings only, so the premium is priced to the whole currency unit (half up, once, at sale)
+ * and the partner is asked for exactly what the prompt will charge.
+ */
+export function wholeUnitPremiumMinor(premiumMinor: bigint, exponent: number): bigint {
+  const unit = 10n ** BigInt(exponent);
+  return mulDiv(premiumMinor, 1n, unit, 'HALF_UP') * unit;
+}

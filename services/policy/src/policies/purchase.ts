@@ -17,7 +17,13 @@ import {
 } from './gates';
 import type { PolicyDoc } from './model';
 import { newPolicyNumber } from './policy-number';
-import { cropPremiumMinor, livestockPremiumMinor, livestockSumInsuredMinor, RATE_TABLE } from './pricing';
+import {
+  cropPremiumMinor,
+  livestockPremiumMinor,
+  livestockSumInsuredMinor,
+  RATE_TABLE,
+  wholeUnitPremiumMinor,
+} from './pricing';
 import { policyView } from './reads';
 
 type Tenant = TenantPolicyData;
@@ -120,7 +126,15 @@ export async function purchasePolicy(
   await requireInsurableFarmer(tenant, body.farmerId);
   const currency = requireCapacityCurrency(capacity, MARKET_CURRENCY[market as keyof typeof MARKET_CURRENCY]);
   const exponent = exponentOfCurrency(currency);
-  const { sumInsuredMinor, premiumMinor, durationDays } = await price(tenant, body, exponent);
+  const priced = await price(tenant, body, exponent);
+  const { sumInsuredMinor, durationDays } = priced;
+  const settlementMode =
+    organization.serviceTier === 'DETERMINATION_AND_SETTLEMENT' ? 'DETERMINATION_AND_SETTLEMENT' : 'DETERMINATION';
+  // Tier 2 premiums are collected by M-Pesa, which moves whole shillings only.
+  const premiumMinor =
+    settlementMode === 'DETERMINATION_AND_SETTLEMENT'
+      ? wholeUnitPremiumMinor(priced.premiumMinor, exponent)
+      : priced.premiumMinor;
 
   if (!(await reserveCapacity(tenant, sumInsuredMinor))) {
     throw await remainingCapacityError(tenant, currency, exponent);
@@ -143,10 +157,7 @@ export async function purchasePolicy(
         premiumMinor,
         rateTableVersion: RATE_TABLE.version,
         // Frozen at sale: later tier changes do not move existing policies.
-        settlementMode:
-          organization.serviceTier === 'DETERMINATION_AND_SETTLEMENT'
-            ? 'DETERMINATION_AND_SETTLEMENT'
-            : 'DETERMINATION',
+        settlementMode,
       },
       market,
       now,

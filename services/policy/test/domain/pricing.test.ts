@@ -3,6 +3,7 @@ import {
   livestockPremiumMinor,
   livestockSumInsuredMinor,
   RATE_TABLE,
+  wholeUnitPremiumMinor,
 } from '../../src/policies/pricing';
 
 describe('pricing (docs/pricing.md)', () => {
@@ -23,6 +24,15 @@ describe('pricing (docs/pricing.md)', () => {
     // 100 × 350 / 10,000 = 3.5 → 4; 99 → 3.465 → 3.
     expect(livestockPremiumMinor(100n, 'LIVESTOCK_DISEASE', 'LRLD')).toBe(4n);
     expect(livestockPremiumMinor(99n, 'LIVESTOCK_DISEASE', 'LRLD')).toBe(3n);
+  });
+
+  it('prices a premium collected by M-Pesa (Tier 2) to the whole shilling, half up', () => {
+    // Example 1 in Tier 2: KES 1,479.45 → KES 1,479; 1,479.50 → 1,480; whole amounts stay.
+    expect(wholeUnitPremiumMinor(147_945n, 2)).toBe(147_900n);
+    expect(wholeUnitPremiumMinor(147_950n, 2)).toBe(148_000n);
+    expect(wholeUnitPremiumMinor(900_000n, 2)).toBe(900_000n);
+    // A currency without minor units is already whole.
+    expect(wholeUnitPremiumMinor(1_234n, 0)).toBe(1_234n);
   });
 
   it('rounds the livestock sum insured down: never more than 80% of what the animals are worth', () => {
