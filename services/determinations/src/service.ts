@@ -14,6 +14,7 @@ import {
 } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import { connectMongo, pingMongo } from '@parametric/mongo';
+import { policyLookup } from '@parametric/policy-client';
 import { createProducer, type QueueName, type QueueWorker, startJobOutboxRelay } from '@parametric/queue';
 import { type Express, Router } from 'express';
 import { type Clock, systemClock } from './clock';
@@ -22,7 +23,6 @@ import type { OpsContext, PartnerContext } from './context';
 import { determinationRoutes } from './determinations/routes';
 import type { IngestDeps } from './ingestion/domain';
 import { ingestionOpsRoutes } from './ingestion/ops-routes';
-import { policyLookup } from './ingestion/policies';
 import { startIngestWorker } from './ingestion/worker';
 import { JWKS_MAX_AGE_SECONDS, jwksRoutes } from './jwks/routes';
 import { startOverdueSweep } from './overdue/sweep';

@@ -33,7 +33,7 @@ const input = (overrides: Record<string, unknown> = {}, evidence: Record<string,
 
 describe('attribution of an assessment to a policy', () => {
   it('attributes to an ACTIVE or EXPIRED policy whose cover overlaps the observation period', async () => {
-    for (const status of ['ACTIVE', 'EXPIRED']) {
+    for (const status of ['ACTIVE', 'EXPIRED'] as const) {
       const result = await attribute(input(), lookupOf({ ...POLICY, status }));
       expect(result).toEqual({ attributed: true, policy: { ...POLICY, status } });
     }
