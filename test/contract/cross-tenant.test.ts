@@ -7,6 +7,7 @@ import {
   type DeterminationsPlatform,
   startDeterminationsPlatform,
 } from '../../services/determinations/test/support';
+import { startPaymentsStack } from '../../services/payments/test/support';
 import {
   cropPurchase,
   herdBody,
@@ -26,9 +27,14 @@ interface Owned extends SellableOrg {
   policyId: string;
   deliveryId: string;
   determinationId: string;
+  paymentId: string;
+  quoteId: string;
 }
 
-type Ids = Record<'farmerId' | 'plotId' | 'herdId' | 'policyId' | 'deliveryId' | 'determinationId', string>;
+type Ids = Record<
+  'farmerId' | 'plotId' | 'herdId' | 'policyId' | 'deliveryId' | 'determinationId' | 'paymentId' | 'quoteId',
+  string
+>;
 
 /** How to call a route with some organization's ids (A's, or ids nobody has). */
 type Probe = (ids: Ids, own: Owned) => { path: string; body?: unknown };
@@ -44,6 +50,8 @@ const PROBES: Record<string, Probe> = {
   getPolicyStatus: (ids) => ({ path: `/policies/${ids.policyId}/status` }),
   activatePolicy: (ids) => ({ path: `/policies/${ids.policyId}/activate`, body: {} }),
   retryWebhookDelivery: (ids) => ({ path: `/organizations/me/webhook/deliveries/${ids.deliveryId}/retry` }),
+  getPayment: (ids) => ({ path: `/payments/${ids.paymentId}` }),
+  getQuote: (ids) => ({ path: `/payments/quotes/${ids.quoteId}` }),
   getDetermination: (ids) => ({ path: `/determinations/${ids.determinationId}` }),
   getDeterminationEvidence: (ids) => ({ path: `/determinations/${ids.determinationId}/evidence` }),
   getSettlementReports: (ids) => ({ path: `/determinations/${ids.determinationId}/settlement-report` }),
@@ -99,17 +107,41 @@ async function own(): Promise<Owned> {
     ]);
     return log.deliveries[0];
   });
+  // Tier 2 from here on: a premium prompt that stays pending (the simulator never calls back
+  // for this number), and a quote.
+  await p.gateway.ops('POST', `/organizations/${org.id}/service-tier`, {
+    body: { serviceTier: 'DETERMINATION_AND_SETTLEMENT' },
+  });
+  const tier2 = (await api('POST', '/policies/purchase', cropPurchase(org))).body.data.policy;
+  const payment = (
+    await api('POST', '/payments/initiate', {
+      reference: tier2.id,
+      amount: tier2.premium,
+      phoneNumber: '+254711000090',
+    })
+  ).body.data;
+  const quote = (
+    await api('POST', '/payments/quote', { amount: 1000, fromCurrency: 'KES', toCurrency: 'USDC' })
+  ).body.data;
   return {
     ...org,
     herdId: herd.id,
     policyId: policy.id,
     deliveryId: delivery.id,
     determinationId: determination.determinationId,
+    paymentId: payment.transactionId,
+    quoteId: quote.quoteId,
   };
 }
 
 beforeAll(async () => {
-  p = await startDeterminationsPlatform();
+  p = await startDeterminationsPlatform({}, {}, async ({ policyUrl, redisPrefix }) => {
+    const payments = await startPaymentsStack({ policyUrl, redisPrefix });
+    return {
+      gatewayEnv: { PAYMENTS_URL: payments.payments.url, PAYMENTS_INITIATE_LIMIT_POINTS: '1000' },
+      stop: () => payments.stop(),
+    };
+  });
   [a, b] = await Promise.all([own(), own()]);
   // B has a webhook URL, so a retry cannot fail on "no URL" before the ownership check.
   await p.connectWebhook(b.apiKey);
@@ -137,6 +169,8 @@ it.each(Object.keys(PROBES))(
       policyId: randomUUID(),
       deliveryId: randomUUID(),
       determinationId: randomUUID(),
+      paymentId: randomUUID(),
+      quoteId: randomUUID(),
     };
     const aPolicy = () => p.gateway.api('GET', `/policies/${a.policyId}`, { key: a.apiKey });
     const aDeliveries = () => p.gateway.api('GET', '/organizations/me/webhook/deliveries', { key: a.apiKey });

@@ -4,17 +4,20 @@ import { DETERMINATION_OPS_ROUTES, DETERMINATION_ROUTES } from './determinations
 import { webhookEvents } from './events';
 import { GATEWAY_ROUTES, META_ROUTES } from './gateway';
 import { GATEWAY_OPS_ROUTES, getOpsOpenApiDocument, POLICY_OPS_ROUTES } from './ops';
+import { PREMIUM_ROUTES } from './payments/premiums';
+import { QUOTE_ROUTES } from './payments/quotes';
 import { bulkRow, FARMER_ROUTES } from './policy/farmers';
 import { POLICY_ROUTES } from './policy/policies';
 import { WEBHOOK_ROUTES } from './webhooks';
 
 /** Which service serves a route; the gateway serves its own and forwards the rest. */
-export type ServiceName = 'gateway' | 'policy' | 'determinations' | 'webhooks';
+export type ServiceName = 'gateway' | 'policy' | 'payments' | 'determinations' | 'webhooks';
 
 /** Every partner route, by the service that serves it. */
 export const PARTNER_ROUTES: Readonly<Record<ServiceName, readonly RouteContract[]>> = {
   gateway: [...GATEWAY_ROUTES, ...META_ROUTES],
   policy: [...FARMER_ROUTES, ...POLICY_ROUTES],
+  payments: [...PREMIUM_ROUTES, ...QUOTE_ROUTES],
   determinations: DETERMINATION_ROUTES,
   webhooks: WEBHOOK_ROUTES,
 };
@@ -23,6 +26,7 @@ export const PARTNER_ROUTES: Readonly<Record<ServiceName, readonly RouteContract
 export const OPS_ROUTES: Readonly<Record<ServiceName, readonly RouteContract[]>> = {
   gateway: [...GATEWAY_OPS_ROUTES, getOpsOpenApiDocument],
   policy: POLICY_OPS_ROUTES,
+  payments: [],
   determinations: DETERMINATION_OPS_ROUTES,
   webhooks: [],
 };

@@ -74,6 +74,10 @@ export const QUEUES = {
       dueAt: timestamp.nullable(),
     }),
   ]),
+  /** The payments service's periodic sweeps (repeatable jobs). */
+  'payment-sweeps': z.strictObject({
+    task: z.enum(['reconcile-premiums']),
+  }),
   /** The determinations service's periodic sweeps (repeatable jobs). */
   'determination-sweeps': z.strictObject({
     task: z.enum(['mark-overdue']),

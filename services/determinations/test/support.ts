@@ -68,9 +68,16 @@ export interface DeterminationsPlatform {
  * policy service (attribution, summaries), the determinations service, the webhooks service and
  * a partner's receiver, on one Redis namespace.
  */
+/** More services a test wants behind the same gateway (e.g. payments): their URLs for it. */
+export type ExtraServices = (ctx: { policyUrl: string; redisPrefix: string }) => Promise<{
+  gatewayEnv: Record<string, string>;
+  stop(): Promise<void>;
+}>;
+
 export async function startDeterminationsPlatform(
   overrides: Record<string, string> = {},
   policyOverrides: Record<string, string> = {},
+  extra?: ExtraServices,
 ): Promise<DeterminationsPlatform> {
   const prefix = uniqueRedisPrefix('det');
   const logger = (name: string) => createLogger({ name, level: 'silent' });
@@ -82,7 +89,9 @@ export async function startDeterminationsPlatform(
   const policy = await startPolicy(policyConfig, logger('policy-test'));
   const config = determinationsTestConfig({ REDIS_PREFIX: prefix, POLICY_URL: policy.url, ...overrides });
   const determinations = await startDeterminations(config, logger('determinations-test'));
+  const more = extra ? await extra({ policyUrl: policy.url, redisPrefix: prefix }) : undefined;
   const gateway = await startTestGateway({
+    ...more?.gatewayEnv,
     POLICY_URL: policy.url,
     DETERMINATIONS_URL: determinations.url,
     WEBHOOKS_URL: webhooks.url,
@@ -126,6 +135,7 @@ export async function startDeterminationsPlatform(
       await receiver.close();
       await gateway.stop();
       await determinations.stop();
+      await more?.stop();
       await policy.stop();
       await webhooks.stop();
       await db.dropDatabase().catch(() => undefined);

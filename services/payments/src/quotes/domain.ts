@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-// Deep import until libs/contracts/src/index.ts exports ./payments/quotes; then import from '@parametric/contracts'.
-import type { createQuoteBody, quoteSchema } from '@parametric/contracts/src/payments/quotes';
+import type { createQuoteBody, quoteSchema } from '@parametric/contracts';
 import { AppError } from '@parametric/http';
 import { MoneyError, minorFromNumber } from '@parametric/money';
 import { scopedTo, type TenantScope } from '@parametric/mongo';

@@ -1,5 +1,4 @@
-// Deep import until libs/contracts/src/index.ts exports ./payments/quotes; then import from '@parametric/contracts'.
-import { QUOTE_FROM_CURRENCIES, QUOTE_TO_CURRENCIES } from '@parametric/contracts/src/payments/quotes';
+import { QUOTE_FROM_CURRENCIES, QUOTE_TO_CURRENCIES } from '@parametric/contracts';
 import { type Connection, type InferSchemaType, type Model, Schema, type Types } from 'mongoose';
 
 /**

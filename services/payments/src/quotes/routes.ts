@@ -1,5 +1,4 @@
-// Deep import until libs/contracts/src/index.ts exports ./payments/quotes; then import from '@parametric/contracts'.
-import { createQuoteRoute, getQuoteRoute } from '@parametric/contracts/src/payments/quotes';
+import { createQuoteRoute, getQuoteRoute } from '@parametric/contracts';
 import { type Binding, created, implement, ok } from '@parametric/http';
 import { createQuote, type QuoteTenant, readQuote } from './domain';
 import type { RateSource } from './rates';

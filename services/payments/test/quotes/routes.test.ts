@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-// Deep import until libs/contracts/src/index.ts exports ./payments/quotes; then import from '@parametric/contracts'.
-import { QUOTE_ROUTES } from '@parametric/contracts/src/payments/quotes';
+import { QUOTE_ROUTES } from '@parametric/contracts';
 import { createApp, finishApp, mountRoutes, openApiDocument } from '@parametric/http';
 import { createLogger } from '@parametric/logger';
 import { connectMongoose, type MongooseHandle } from '@parametric/test-harness';

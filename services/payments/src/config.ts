@@ -1,0 +1,49 @@
+import { flag, loadConfig, platformService, port, positiveInt, secret } from '@parametric/config';
+import { z } from 'zod';
+import { quoteConfig } from './quotes/config';
+
+const url = z
+  .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+  .transform((u) => u.replace(/\/+$/, ''));
+
+export const paymentsConfigSchema = z.object({
+  ...platformService('PAYMENTS', 'payments'),
+  ...quoteConfig,
+  /** The provider callback listener: its own port, reachable by Daraja, never by partners' keys. */
+  PAYMENTS_CALLBACK_HOST: z.string().default('0.0.0.0'),
+  PAYMENTS_CALLBACK_PORT: port(3001),
+  /** The public base URL Daraja calls back on (the callback listener, through its ingress). */
+  PAYMENTS_CALLBACK_BASE_URL: url,
+  /** Secret path segment of every callback URL (Daraja signs nothing; see docs/payments.md). */
+  PAYMENTS_CALLBACK_TOKEN: secret(),
+  POLICY_URL: url,
+  POLICY_TIMEOUT_MS: positiveInt(5_000),
+  MPESA_BASE_URL: url,
+  MPESA_CONSUMER_KEY: z.string().min(1, 'must be set'),
+  MPESA_CONSUMER_SECRET: secret(),
+  /** Paybill (STK push) shortcode and its Lipa na M-Pesa passkey. */
+  MPESA_SHORTCODE: z.string().regex(/^\d{5,7}$/, 'must be a 5-7 digit shortcode'),
+  MPESA_PASSKEY: secret(),
+  /** B2C shortcode, initiator and its encrypted password (SecurityCredential). */
+  MPESA_B2C_SHORTCODE: z.string().regex(/^\d{5,7}$/, 'must be a 5-7 digit shortcode'),
+  MPESA_INITIATOR_NAME: z.string().min(1, 'must be set'),
+  MPESA_SECURITY_CREDENTIAL: secret(),
+  /** Daraja's Timestamp zone (sources disagree: PROVIDERS.md). */
+  MPESA_TIMESTAMP_ZONE: z.enum(['EAT', 'UTC']).default('EAT'),
+  MPESA_TIMEOUT_MS: positiveInt(10_000),
+  MPESA_BREAKER_RESET_MS: positiveInt(30_000),
+  /** Confirm every success callback with an STK query before crediting (callbacks are unsigned). */
+  PAYMENTS_CONFIRM_WITH_QUERY: flag(true),
+  /** A prompt with no callback this long after it was sent is resolved by STK query. */
+  PAYMENTS_RECONCILE_AFTER_SECONDS: positiveInt(120),
+  PAYMENTS_RECONCILE_SWEEP_SECONDS: positiveInt(60),
+  OUTBOX_POLL_MS: positiveInt(1_000),
+  /** Run the sweeps and queue workers in this process (an API-only replica sets false). */
+  RUN_WORKERS: flag(true),
+});
+
+export type PaymentsConfig = z.infer<typeof paymentsConfigSchema>;
+
+export function loadPaymentsConfig(env: NodeJS.ProcessEnv = process.env): PaymentsConfig {
+  return loadConfig(paymentsConfigSchema, env);
+}

@@ -1,0 +1,16 @@
+import type { PolicyLookup } from '@parametric/policy-client';
+import type { Clock } from './clock';
+import type { PremiumProvider } from './premiums/provider';
+import type { TenantPayments } from './repositories';
+
+/** What a partner request's handler may touch: the calling organization's data, nothing wider. */
+export interface PartnerContext {
+  tenant: TenantPayments;
+  /** The organization's market, as the gateway signed it. */
+  market: string;
+  findPolicy: PolicyLookup;
+  provider: PremiumProvider;
+  /** Where Daraja posts the STK result (the callback listener, token in the path). */
+  stkCallbackUrl: string;
+  now: Clock;
+}

@@ -1,0 +1,35 @@
+import { acrossOrganizations, scopedTo } from '@parametric/mongo';
+import type { Connection } from 'mongoose';
+import { callbackModel } from './callbacks/model';
+import { transactionModel } from './premiums/model';
+import { quotesOf } from './quotes/domain';
+import { quoteModel } from './quotes/model';
+
+/**
+ * The payments service's data: bound to one organization (partner requests), or across
+ * organizations (provider callbacks find their transaction by the provider's id; the sweeps;
+ * the outbox relays).
+ */
+export function paymentRepositories(connection: Connection) {
+  const models = {
+    transactions: transactionModel(connection),
+    callbacks: callbackModel(connection),
+    quotes: quoteModel(connection),
+  };
+  return {
+    init: () => Promise.all(Object.values(models).map((model) => model.init())),
+    forOrganization: (organizationId: string) => ({
+      organizationId,
+      transactions: scopedTo(models.transactions, organizationId),
+      ...quotesOf(models.quotes, organizationId),
+    }),
+    acrossOrganizations: () => ({
+      transactions: acrossOrganizations(models.transactions),
+      callbacks: acrossOrganizations(models.callbacks),
+    }),
+  };
+}
+
+export type PaymentRepositories = ReturnType<typeof paymentRepositories>;
+export type TenantPayments = ReturnType<PaymentRepositories['forOrganization']>;
+export type AllPayments = ReturnType<PaymentRepositories['acrossOrganizations']>;

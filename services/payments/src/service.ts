@@ -1,0 +1,171 @@
+import { PARTNER_ROUTES } from '@parametric/contracts';
+import {
+  answerOptions,
+  createApp,
+  finishApp,
+  healthRoutes,
+  listen,
+  mountRoutes,
+  organizationOf,
+  requireInternalContext,
+} from '@parametric/http';
+import type { Logger } from '@parametric/logger';
+import { connectMongo, pingMongo } from '@parametric/mongo';
+import { policyLookup } from '@parametric/policy-client';
+import { createProducer, type QueueWorker, startJobOutboxRelay } from '@parametric/queue';
+import { type Express, Router } from 'express';
+import { callbackRoutes } from './callbacks/routes';
+import { type Clock, systemClock } from './clock';
+import type { PaymentsConfig } from './config';
+import type { PartnerContext } from './context';
+import { premiumRoutes } from './premiums/routes';
+import { createDaraja, parseStkCallback } from './provider';
+import { rateSourceFrom } from './quotes/config';
+import { type QuoteContext, quoteRoutes } from './quotes/routes';
+import { paymentRepositories } from './repositories';
+import { startPaymentSweeps } from './sweeps';
+
+export interface RunningPayments {
+  url: string;
+  /** The provider callback listener (Daraja's CallBackURL / ResultURL point here). */
+  callbackUrl: string;
+  app: Express;
+  callbackApp: Express;
+  /** Moves recorded jobs to their queues now and waits (tests, shutdown). */
+  drainOutbox(): Promise<void>;
+  /** Graceful shutdown: both HTTP servers, then workers, relays and producers, the provider client, MongoDB. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The payments service behind the gateway: Tier 2 premium collection by M-Pesa STK push, the
+ * provider's callbacks on their own listener, the reconciliation sweep, and KES→USDC quotes.
+ */
+export async function startPayments(
+  config: PaymentsConfig,
+  logger: Logger,
+  clock: Clock = systemClock,
+): Promise<RunningPayments> {
+  const connection = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
+  const repositories = paymentRepositories(connection);
+  await repositories.init();
+  // Callbacks find their transaction by the provider's id; the sweep and relay serve everyone.
+  const data = repositories.acrossOrganizations();
+
+  const queueOptions = {
+    connection: config.REDIS_URL,
+    prefix: config.REDIS_PREFIX,
+    onError: (err: Error) => logger.warn({ err: err.message }, 'queue producer: Redis error'),
+  };
+  const activations = createProducer('policy-activations', queueOptions);
+  const sweeps = createProducer('payment-sweeps', queueOptions);
+  const jobRelay = startJobOutboxRelay({
+    model: data.transactions,
+    producers: { 'policy-activations': activations },
+    intervalMs: config.OUTBOX_POLL_MS,
+    logger,
+  });
+  // Whatever a previous run recorded but did not send goes out now.
+  jobRelay.kick();
+
+  const provider = createDaraja({
+    baseUrl: config.MPESA_BASE_URL,
+    consumerKey: config.MPESA_CONSUMER_KEY,
+    consumerSecret: config.MPESA_CONSUMER_SECRET,
+    shortcode: config.MPESA_SHORTCODE,
+    passkey: config.MPESA_PASSKEY,
+    b2cShortcode: config.MPESA_B2C_SHORTCODE,
+    initiatorName: config.MPESA_INITIATOR_NAME,
+    securityCredential: config.MPESA_SECURITY_CREDENTIAL,
+    timestampZone: config.MPESA_TIMESTAMP_ZONE,
+    timeoutMs: config.MPESA_TIMEOUT_MS,
+    breakerResetMs: config.MPESA_BREAKER_RESET_MS,
+  });
+  const findPolicy = policyLookup({
+    policyUrl: config.POLICY_URL,
+    signingSecret: config.INTERNAL_SIGNING_SECRET,
+    timeoutMs: config.POLICY_TIMEOUT_MS,
+  });
+  const rates = rateSourceFrom(config, clock);
+  const stkCallbackUrl = `${config.PAYMENTS_CALLBACK_BASE_URL}/mpesa/${config.PAYMENTS_CALLBACK_TOKEN}/stk`;
+  const confirm = { data, provider, confirmWithQuery: config.PAYMENTS_CONFIRM_WITH_QUERY };
+
+  const workers: QueueWorker<'payment-sweeps'>[] = [];
+  if (config.RUN_WORKERS) {
+    workers.push(
+      await startPaymentSweeps({
+        confirm,
+        reconcileAfterSeconds: config.PAYMENTS_RECONCILE_AFTER_SECONDS,
+        sweeps,
+        connection: config.REDIS_URL,
+        prefix: config.REDIS_PREFIX,
+        intervalMs: config.PAYMENTS_RECONCILE_SWEEP_SECONDS * 1000,
+        logger,
+        clock,
+        onResolved: () => jobRelay.kick(),
+      }),
+    );
+  }
+
+  const app = createApp(logger);
+  app.use(healthRoutes({ mongo: () => pingMongo(connection) }));
+  app.use(
+    '/api',
+    requireInternalContext(config.INTERNAL_SIGNING_SECRET),
+    answerOptions(PARTNER_ROUTES.payments),
+    mountRoutes<PartnerContext>(Router(), premiumRoutes, (req) => ({
+      tenant: repositories.forOrganization(organizationOf(req)),
+      market: req.context?.organization?.countryCode ?? '',
+      findPolicy,
+      provider,
+      stkCallbackUrl,
+      now: clock,
+    })),
+    mountRoutes<QuoteContext>(Router(), quoteRoutes({ ttlSeconds: config.QUOTE_TTL_SECONDS }), (req) => ({
+      tenant: repositories.forOrganization(organizationOf(req)),
+      rates,
+      now: clock,
+    })),
+  );
+  finishApp(app, logger);
+
+  const callbackApp = createApp(logger);
+  callbackApp.use(healthRoutes({ mongo: () => pingMongo(connection) }));
+  callbackApp.use(
+    callbackRoutes({
+      data,
+      token: config.PAYMENTS_CALLBACK_TOKEN,
+      confirm: { provider, confirmWithQuery: config.PAYMENTS_CONFIRM_WITH_QUERY },
+      parseStk: parseStkCallback,
+      now: clock,
+      logger,
+      onResolved: () => jobRelay.kick(),
+    }),
+  );
+  finishApp(callbackApp, logger);
+
+  const [http, callbackHttp] = await Promise.all([
+    listen(app, config.PAYMENTS_PORT, config.PAYMENTS_HOST),
+    listen(callbackApp, config.PAYMENTS_CALLBACK_PORT, config.PAYMENTS_CALLBACK_HOST),
+  ]);
+
+  let stopped: Promise<void> | undefined;
+  return {
+    url: http.url,
+    callbackUrl: callbackHttp.url,
+    app,
+    callbackApp,
+    drainOutbox: () => jobRelay.drain(),
+    stop: () => {
+      stopped ??= (async () => {
+        await Promise.all([http.close(), callbackHttp.close()]);
+        await Promise.all(workers.map((w) => w.close()));
+        await jobRelay.stop();
+        await Promise.all([activations.close(), sweeps.close()]);
+        await Promise.all([provider.close(), rates.close()]);
+        await connection.close();
+      })();
+      return stopped;
+    },
+  };
+}
