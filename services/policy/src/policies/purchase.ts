@@ -129,7 +129,9 @@ export async function purchasePolicy(
   const priced = await price(tenant, body, exponent);
   const { sumInsuredMinor, durationDays } = priced;
   const settlementMode =
-    organization.serviceTier === 'DETERMINATION_AND_SETTLEMENT' ? 'DETERMINATION_AND_SETTLEMENT' : 'DETERMINATION';
+    organization.serviceTier === 'DETERMINATION_AND_SETTLEMENT'
+      ? 'DETERMINATION_AND_SETTLEMENT'
+      : 'DETERMINATION';
   // Tier 2 premiums are collected by M-Pesa, which moves whole shillings only.
   const premiumMinor =
     settlementMode === 'DETERMINATION_AND_SETTLEMENT'
