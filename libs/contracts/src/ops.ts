@@ -154,6 +154,22 @@ export const opsRotateApiKey = defineRoute({
   errors: [],
 });
 
+/** A farmer as ops (and the payments service, paying the farmer) read it. */
+export const opsFarmerSchema = farmerSchema.extend({ organizationId: z.uuid() }).meta({ id: 'OpsFarmer' });
+
+export const opsGetFarmer = defineRoute({
+  operationId: 'opsGetFarmer',
+  method: 'get',
+  path: '/farmers/{id}',
+  summary: 'Read any farmer',
+  description: 'The payments service reads the phone number a Tier 2 payout goes to here.',
+  tags: ['Farmers'],
+  auth: 'opsBearer',
+  params: idParams,
+  responses: { 200: { description: 'The farmer and its organization', data: opsFarmerSchema } },
+  errors: [],
+});
+
 export const opsSetFarmerKyc = defineRoute({
   operationId: 'opsSetFarmerKyc',
   method: 'post',
@@ -164,10 +180,7 @@ export const opsSetFarmerKyc = defineRoute({
   params: idParams,
   body: kycBody,
   responses: {
-    200: {
-      description: 'The farmer and its organization',
-      data: farmerSchema.extend({ organizationId: z.uuid() }),
-    },
+    200: { description: 'The farmer and its organization', data: opsFarmerSchema },
   },
   errors: [],
 });
@@ -293,6 +306,7 @@ export const GATEWAY_OPS_ROUTES = [
 
 /** Ops routes the policy service serves (the gateway forwards them). */
 export const POLICY_OPS_ROUTES = [
+  opsGetFarmer,
   opsSetFarmerKyc,
   opsRecordLicence,
   opsRecordCapacity,

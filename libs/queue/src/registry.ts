@@ -73,6 +73,22 @@ export const QUEUES = {
       /** Tier 1 reporting due date; null when no report is expected. */
       dueAt: timestamp.nullable(),
     }),
+    z.strictObject({
+      kind: z.literal('PAYOUT'),
+      policyId: uuid,
+      organizationId: uuid,
+      /** The payout's id (summaries are keyed on `determinationId` for either kind). */
+      determinationId: uuid,
+      payoutId: uuid,
+      revision: z.number().int().min(1),
+      status: z.enum(['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED']),
+      /** Decimal string in `currency` (KES, 2 decimals). */
+      amount: z.string().regex(/^\d+\.\d{2}$/),
+      currency: z.string().regex(/^[A-Z]{3}$/),
+      mobileMoneyRef: z.string().nullable(),
+      reason: z.string().nullable(),
+      updatedAt: timestamp,
+    }),
   ]),
   /** The payments service's periodic sweeps (repeatable jobs). */
   'payment-sweeps': z.strictObject({

@@ -11,7 +11,7 @@ import {
   startPolicyPlatform,
 } from './support';
 
-type Summary = Payload<'policy-summaries'>;
+type Summary = Extract<Payload<'policy-summaries'>, { kind: 'DAMAGE_ASSESSMENT' }>;
 
 describe('damageAssessments on the policy read, from the policy-summaries queue', () => {
   const logs = captureLogs();
@@ -61,7 +61,7 @@ describe('damageAssessments on the policy read, from the policy-summaries queue'
     ...overrides,
   });
   /** Enqueues as the determinations service does (one job id per revision) and waits for its end. */
-  const deliver = async (s: Summary, jobId = policySummaryJobId(s)) => {
+  const deliver = async (s: Payload<'policy-summaries'>, jobId = policySummaryJobId(s)) => {
     const job = await summaries.add(s, { jobId });
     return eventually(async () => {
       const state = await inspect.getJobState(job.id as string);
@@ -73,6 +73,52 @@ describe('damageAssessments on the policy read, from the policy-summaries queue'
   };
   const read = (org: SellableOrg, policyId: string) =>
     p.gateway.api('GET', `/policies/${policyId}`, { key: org.apiKey });
+
+  it('shows each payout once, at its highest revision, whatever order the payments service’s summaries come in', async () => {
+    const org = await sellableOrg(p);
+    const policyId = await buy(org);
+    const payoutId = randomUUID();
+    const base = {
+      kind: 'PAYOUT' as const,
+      policyId,
+      organizationId: org.id,
+      determinationId: randomUUID(),
+      payoutId,
+      amount: '12500.00',
+      currency: 'KES',
+      reason: null,
+    };
+    const completed = {
+      ...base,
+      revision: 3,
+      status: 'COMPLETED' as const,
+      mobileMoneyRef: 'SGK7ABCDE1',
+      updatedAt: '2026-12-04T10:00:00.000Z',
+    };
+    const processing = {
+      ...base,
+      revision: 2,
+      status: 'PROCESSING' as const,
+      mobileMoneyRef: null,
+      updatedAt: '2026-12-04T09:59:00.000Z',
+    };
+    await deliver({ ...completed, determinationId: base.determinationId }, `payout-${payoutId}-3`);
+    await deliver(processing, `payout-${payoutId}-2`);
+    const reply = await read(org, policyId);
+    expect(reply.body.data.payouts).toEqual([
+      {
+        payoutId,
+        determinationId: base.determinationId,
+        status: 'COMPLETED',
+        amount: '12500.00',
+        currency: 'KES',
+        mobileMoneyRef: 'SGK7ABCDE1',
+        reason: null,
+        updatedAt: '2026-12-04T10:00:00.000Z',
+        links: { payout: `/payouts/${payoutId}` },
+      },
+    ]);
+  });
 
   it('shows each determination once, at its highest revision, newest assessment first, linking to it', async () => {
     const org = await sellableOrg(p);

@@ -156,7 +156,23 @@ export const policySchema = z
     coverageType: z.enum([...CROP_COVERAGES, ...LIVESTOCK_COVERAGES]),
     onChainPolicyId,
     daysRemaining: z.number().int().min(0),
-    payouts: z.array(z.object({})).meta({ description: 'Tier 2 payouts (filled once payouts exist)' }),
+    payouts: z
+      .array(
+        z
+          .object({
+            payoutId: z.uuid(),
+            determinationId: z.uuid(),
+            status: z.enum(['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED']),
+            amount: z.string().meta({ description: 'Decimal string in `currency`', example: '12500.00' }),
+            currency: z.string(),
+            mobileMoneyRef: z.string().nullable(),
+            reason: z.string().nullable(),
+            updatedAt: timestamp,
+            links: z.object({ payout: z.string() }),
+          })
+          .meta({ id: 'PayoutSummary' }),
+      )
+      .meta({ description: 'Tier 2 payouts of the policy, newest first (always empty in Tier 1)' }),
     damageAssessments: z
       .array(damageAssessmentSchema)
       .meta({ description: 'The determinations issued for the policy, newest assessedAt first' }),

@@ -156,6 +156,13 @@ export async function farmerHerds(tenant: Tenant, farmerId: string) {
  * Ops record a KYC decision by farmer id alone, whichever organization the farmer belongs to:
  * hence the model across organizations.
  */
+/** Any organization's farmer, by id (ops; the payments service paying a farmer). */
+export async function readAnyFarmer(farmers: FarmerModel, farmerId: string) {
+  const farmer = await farmers.findById(farmerId).lean<FarmerDoc>();
+  if (!farmer) throw AppError.notFound('Farmer');
+  return opsFarmerView(farmer);
+}
+
 export async function setFarmerKyc(farmers: FarmerModel, farmerId: string, status: 'APPROVED' | 'REJECTED') {
   const farmer = await farmers
     .findOneAndUpdate({ _id: farmerId }, { $set: { kycStatus: status } }, { returnDocument: 'after' })

@@ -32,6 +32,22 @@ const damageAssessmentSchema = new Schema(
   { _id: false },
 );
 
+/** A payout of the policy (Tier 2), as the payments service last told us (`policy-summaries`). */
+const payoutSummarySchema = new Schema(
+  {
+    payoutId: { type: String, required: true },
+    determinationId: { type: String, required: true },
+    revision: { type: Number, required: true },
+    status: { type: String, required: true, enum: ['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED'] },
+    amount: { type: String, required: true },
+    currency: { type: String, required: true },
+    mobileMoneyRef: { type: String, default: null },
+    reason: { type: String, default: null },
+    updatedAt: { type: Date, required: true },
+  },
+  { _id: false },
+);
+
 const policySchema = new Schema(
   {
     _id: { type: String, default: () => randomUUID() },
@@ -73,6 +89,8 @@ const policySchema = new Schema(
     expiredAt: { type: Date, default: null },
     /** Determinations issued for the policy (spec 2.3 `damageAssessments`). */
     damageAssessments: { type: [damageAssessmentSchema], default: [] },
+    /** Tier 2 payouts of the policy (spec 2.3 `payouts`). */
+    payouts: { type: [payoutSummarySchema], default: [] },
     /**
      * When the capacity sweep gave `sumInsuredMinor` back to the organization's capacity; null
      * while it is reserved. Set (conditionally, once) before the capacity is given back.
@@ -120,6 +138,7 @@ policySchema.index(
 );
 
 export type DamageAssessmentDoc = InferSchemaType<typeof damageAssessmentSchema>;
+export type PayoutSummaryDoc = InferSchemaType<typeof payoutSummarySchema>;
 export type PolicyDoc = InferSchemaType<typeof policySchema> & { _id: string } & OutboxFields;
 export type PolicyModel = Model<PolicyDoc>;
 

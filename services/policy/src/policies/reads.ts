@@ -4,7 +4,7 @@ import { numberFromMinor } from '@parametric/money';
 import { DAY_MS } from '../clock';
 import type { TenantPolicyData } from '../repositories';
 import type { PolicyDoc, PolicyModel } from './model';
-import { damageAssessmentsView } from './summaries';
+import { damageAssessmentsView, payoutsView } from './summaries';
 
 type Tenant = Pick<TenantPolicyData, 'policies'>;
 
@@ -26,7 +26,7 @@ export function policyView(p: PolicyDoc, now: Date) {
     coverageType: p.coverageType,
     onChainPolicyId: p.onChainPolicyId ?? null,
     daysRemaining: daysRemaining(p, now),
-    payouts: [],
+    payouts: payoutsView(p.payouts),
     damageAssessments: damageAssessmentsView(p.damageAssessments),
     settlementMode: p.settlementMode,
     productType: p.productType,

@@ -3,7 +3,7 @@ import type { Logger } from '@parametric/logger';
 import { createWorker, type QueueWorker, type RedisConnection } from '@parametric/queue';
 import { UnrecoverableError } from 'bullmq';
 import type { PolicyRepositories } from '../repositories';
-import { recordDamageAssessment } from './summaries';
+import { recordDamageAssessment, recordPayout } from './summaries';
 
 export interface SummaryWorkerOptions {
   /** Each job is bound to the organization it names: the worker gets no wider door. */
@@ -16,7 +16,7 @@ export interface SummaryWorkerOptions {
 
 /**
  * Consumes `policy-summaries`: what other services' records mean for the policy read (spec 2.3
- * `damageAssessments`; `payouts` will come the same way). A summary naming a policy its
+ * `damageAssessments` from the determinations service, `payouts` from the payments service). A summary naming a policy its
  * organization does not hold (unknown, or another organization's) can never succeed: the job
  * fails at once and is logged as an error for ops. MongoDB trouble is left to BullMQ's retries.
  */
@@ -28,7 +28,10 @@ export function startSummaryWorker(options: SummaryWorkerOptions): QueueWorker<'
       const { kind, policyId, organizationId, determinationId, revision } = summary;
       const tenant = repositories.forOrganization(organizationId);
       try {
-        const outcome = await recordDamageAssessment(tenant, summary);
+        const outcome =
+          summary.kind === 'PAYOUT'
+            ? await recordPayout(tenant, summary)
+            : await recordDamageAssessment(tenant, summary);
         logger.info({ kind, policyId, organizationId, determinationId, revision, outcome }, 'policy summary');
       } catch (err) {
         if (!(err instanceof AppError) || err.code !== 'NOT_FOUND') throw err;

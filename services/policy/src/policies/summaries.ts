@@ -1,7 +1,7 @@
 import { AppError } from '@parametric/http';
 import type { Payload } from '@parametric/queue';
 import type { TenantPolicyData } from '../repositories';
-import type { DamageAssessmentDoc, PolicyDoc } from './model';
+import type { DamageAssessmentDoc, PayoutSummaryDoc, PolicyDoc } from './model';
 
 type Tenant = Pick<TenantPolicyData, 'policies'>;
 
@@ -29,10 +29,9 @@ export async function recordDamageAssessment(
   tenant: Tenant,
   summary: Omit<DamageAssessmentSummary, 'kind' | 'organizationId'>,
 ): Promise<SummaryOutcome> {
-  const { policyId, determinationId, revision } = summary;
   const entry: DamageAssessmentDoc = {
-    determinationId,
-    revision,
+    determinationId: summary.determinationId,
+    revision: summary.revision,
     triggered: summary.triggered,
     damagePercentBp: summary.damagePercentBp,
     assessedAt: new Date(summary.assessedAt),
@@ -40,30 +39,84 @@ export async function recordDamageAssessment(
     partnerSettlementStatus: summary.partnerSettlementStatus,
     dueAt: summary.dueAt === null ? null : new Date(summary.dueAt),
   };
+  return keepNewest(tenant, summary.policyId, 'damageAssessments', 'determinationId', entry);
+}
+
+export type PayoutSummary = Extract<Payload<'policy-summaries'>, { kind: 'PAYOUT' }>;
+
+/** Keeps the payout's summary on the policy (spec 2.3 `payouts`), at its highest revision. */
+export async function recordPayout(
+  tenant: Tenant,
+  summary: Omit<PayoutSummary, 'kind' | 'organizationId'>,
+): Promise<SummaryOutcome> {
+  const entry: PayoutSummaryDoc = {
+    payoutId: summary.payoutId,
+    determinationId: summary.determinationId,
+    revision: summary.revision,
+    status: summary.status,
+    amount: summary.amount,
+    currency: summary.currency,
+    mobileMoneyRef: summary.mobileMoneyRef,
+    reason: summary.reason,
+    updatedAt: new Date(summary.updatedAt),
+  };
+  return keepNewest(tenant, summary.policyId, 'payouts', 'payoutId', entry);
+}
+
+/** Either summary array, by the field that identifies its entries. */
+type Kept =
+  | { field: 'damageAssessments'; key: 'determinationId'; entry: DamageAssessmentDoc }
+  | { field: 'payouts'; key: 'payoutId'; entry: PayoutSummaryDoc };
+
+async function keepNewest<K extends Kept>(
+  tenant: Tenant,
+  policyId: string,
+  field: K['field'],
+  key: K['key'],
+  entry: K['entry'],
+): Promise<SummaryOutcome> {
+  const id = (entry as Record<string, unknown>)[key] as string;
+  const { revision } = entry;
   // Each round that changes nothing means another worker added an entry meanwhile, and entries
   // are never removed: the second round always decides. The third is a margin.
   for (let round = 0; round < 3; round++) {
     const newer = await tenant.policies.updateOne(
-      { _id: policyId, damageAssessments: { $elemMatch: { determinationId, revision: { $lt: revision } } } },
-      { $set: { 'damageAssessments.$': entry } },
+      { _id: policyId, [field]: { $elemMatch: { [key]: id, revision: { $lt: revision } } } },
+      { $set: { [`${field}.$`]: entry } },
     );
     if (newer.matchedCount === 1) return 'replaced';
     const first = await tenant.policies.updateOne(
-      { _id: policyId, 'damageAssessments.determinationId': { $ne: determinationId } },
-      { $push: { damageAssessments: entry } },
+      { _id: policyId, [`${field}.${key}`]: { $ne: id } },
+      { $push: { [field]: entry } },
     );
     if (first.matchedCount === 1) return 'recorded';
     const policy = await tenant.policies
       .findById(policyId)
-      .select({ damageAssessments: 1 })
-      .lean<Pick<PolicyDoc, 'damageAssessments'>>();
+      .select({ [field]: 1 })
+      .lean<PolicyDoc>();
     if (!policy) throw AppError.notFound('Policy');
-    const held = policy.damageAssessments.find((d) => d.determinationId === determinationId);
+    const entries = (policy[field] ?? []) as { revision: number }[];
+    const held = entries.find((e) => (e as Record<string, unknown>)[key] === id);
     if (held && held.revision >= revision) return 'stale';
   }
-  throw new Error(
-    `damage assessment ${determinationId} r${revision}: the policy kept changing under the write`,
-  );
+  throw new Error(`${field} ${id} r${revision}: the policy kept changing under the write`);
+}
+
+/** The policy read's `payouts`: newest first. */
+export function payoutsView(entries: readonly PayoutSummaryDoc[] | undefined) {
+  return [...(entries ?? [])]
+    .sort((a, b) => b.updatedAt.getTime() - a.updatedAt.getTime() || a.payoutId.localeCompare(b.payoutId))
+    .map((p) => ({
+      payoutId: p.payoutId,
+      determinationId: p.determinationId,
+      status: p.status,
+      amount: p.amount,
+      currency: p.currency,
+      mobileMoneyRef: p.mobileMoneyRef ?? null,
+      reason: p.reason ?? null,
+      updatedAt: p.updatedAt.toISOString(),
+      links: { payout: `/payouts/${p.payoutId}` },
+    }));
 }
 
 /** The policy read's `damageAssessments`: newest assessment first, each linking to its determination. */
