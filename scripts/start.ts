@@ -7,6 +7,9 @@
  * - Services as child processes, configured through their environment exactly as in
  *   production; secrets generated for this run unless set (the determinations signing key
  *   too: a fresh Ed25519 key unless DETERMINATION_SIGNING_KEYS is set).
+ * - Third parties as local stand-ins: a webhook receiver (the partner's endpoint), the M-Pesa
+ *   simulator (Daraja, with M-Pesa credentials generated for this run, given to payments and
+ *   to the simulator only) and the rate simulator (Coinbase's exchange rates).
  * Ctrl-C or SIGTERM stops every process it started.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -35,6 +38,49 @@ function signingKeys(): string {
     process.env.DETERMINATION_SIGNING_KEYS ||
     String(generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }))
   );
+}
+
+/**
+ * The M-Pesa (Daraja) credentials: the payments service's own secrets, like the determinations
+ * signing keys. Never taken from the environment (MPESA_BASE_URL is always the local simulator
+ * here, so real credentials would be of no use, and would be shown to it): generated for this
+ * run, in Daraja sandbox shapes (its public test shortcodes 174379 and 600000), and given to
+ * payments and, under its own variable names, to the simulator, which accepts nothing else.
+ */
+const MPESA_CREDENTIAL_ENV = [
+  'MPESA_CONSUMER_KEY',
+  'MPESA_CONSUMER_SECRET',
+  'MPESA_SHORTCODE',
+  'MPESA_PASSKEY',
+  'MPESA_B2C_SHORTCODE',
+  'MPESA_INITIATOR_NAME',
+  'MPESA_SECURITY_CREDENTIAL',
+] as const;
+type MpesaCredentials = Record<(typeof MPESA_CREDENTIAL_ENV)[number], string>;
+
+function mpesaCredentials(): MpesaCredentials {
+  return {
+    MPESA_CONSUMER_KEY: `local-${randomBytes(12).toString('hex')}`,
+    MPESA_CONSUMER_SECRET: randomBytes(24).toString('base64url'),
+    MPESA_SHORTCODE: '174379',
+    MPESA_PASSKEY: randomBytes(32).toString('hex'),
+    MPESA_B2C_SHORTCODE: '600000',
+    MPESA_INITIATOR_NAME: 'local-initiator',
+    MPESA_SECURITY_CREDENTIAL: randomBytes(48).toString('base64'),
+  };
+}
+
+/** The same credentials as the simulator reads them (its CLI's MPESA_SIMULATOR_* variables). */
+function simulatorCredentials(credentials: MpesaCredentials): NodeJS.ProcessEnv {
+  return {
+    MPESA_SIMULATOR_CONSUMER_KEY: credentials.MPESA_CONSUMER_KEY,
+    MPESA_SIMULATOR_CONSUMER_SECRET: credentials.MPESA_CONSUMER_SECRET,
+    MPESA_SIMULATOR_SHORTCODE: credentials.MPESA_SHORTCODE,
+    MPESA_SIMULATOR_PASSKEY: credentials.MPESA_PASSKEY,
+    MPESA_SIMULATOR_B2C_SHORTCODE: credentials.MPESA_B2C_SHORTCODE,
+    MPESA_SIMULATOR_INITIATOR_NAME: credentials.MPESA_INITIATOR_NAME,
+    MPESA_SIMULATOR_SECURITY_CREDENTIAL: credentials.MPESA_SECURITY_CREDENTIAL,
+  };
 }
 
 function startService(
@@ -84,12 +130,16 @@ async function shutdown(code: number): Promise<void> {
 }
 
 /**
- * The environment the services inherit: this process's, less the determinations signing keys,
- * which only the determinations service is given (as in Kubernetes and docker-compose).
+ * The environment the services inherit: this process's, less the secrets only one service is
+ * given (as in Kubernetes and docker-compose): the determinations signing keys, and the payments
+ * service's M-Pesa credentials and callback token. The payments tunables (MPESA_TIMEOUT_MS,
+ * MPESA_B2C_MAX_PER_SECOND, …) and MPESA_SIMULATOR_CALLBACK_DELAY_MS stay: they pass through.
  */
 function inheritedEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  delete env.DETERMINATION_SIGNING_KEYS;
+  for (const key of ['DETERMINATION_SIGNING_KEYS', 'PAYMENTS_CALLBACK_TOKEN', ...MPESA_CREDENTIAL_ENV]) {
+    delete env[key];
+  }
   return env;
 }
 
@@ -120,8 +170,15 @@ async function main(): Promise<void> {
   const webhooksPort = process.env.WEBHOOKS_PORT ?? '3002';
   const policyPort = process.env.POLICY_PORT ?? '3003';
   const determinationsPort = process.env.DETERMINATIONS_PORT ?? '3004';
+  const paymentsPort = process.env.PAYMENTS_PORT ?? '3005';
+  const callbacksPort = process.env.PAYMENTS_CALLBACK_PORT ?? '3006';
   const receiverPort = process.env.WEBHOOK_RECEIVER_PORT ?? '4000';
+  const rateSimulatorPort = process.env.RATE_SIMULATOR_PORT ?? '4100';
+  const mpesaSimulatorPort = process.env.MPESA_SIMULATOR_PORT ?? '4200';
   const opsToken = generated('OPS_TOKEN');
+  // Read before inheritedEnv() drops it from what the other services see.
+  const callbackToken = generated('PAYMENTS_CALLBACK_TOKEN');
+  const mpesa = mpesaCredentials();
   const inherited = inheritedEnv();
   const shared = {
     ...inherited,
@@ -158,6 +215,39 @@ async function main(): Promise<void> {
     POLICY_URL: `http://127.0.0.1:${policyPort}`,
     DETERMINATION_SIGNING_KEYS: signingKeys(),
   });
+  // The stand-ins payments calls: Daraja, accepting only this run's credentials, and a Coinbase
+  // exchange-rates API. MPESA_SIMULATOR_CALLBACK_DELAY_MS (and the simulator's other
+  // MPESA_SIMULATOR_* tunables) and RATE_SIMULATOR_KES_PER_USDC pass through from the environment.
+  startService(
+    'mpesa-simulator',
+    { ...inherited, ...simulatorCredentials(mpesa) },
+    path.join(root, 'libs', 'mpesa-simulator', 'src', 'cli.ts'),
+    ['--host', '127.0.0.1', '--port', mpesaSimulatorPort],
+  );
+  startService('rate-simulator', inherited, path.join(root, 'libs', 'rate-simulator', 'src', 'cli.ts'), [
+    '--host',
+    '127.0.0.1',
+    '--port',
+    rateSimulatorPort,
+  ]);
+  // PAYMENTS_RECONCILE_AFTER_SECONDS, PAYMENTS_RECONCILE_SWEEP_SECONDS, PAYOUT_MAX_ATTEMPTS,
+  // PAYOUT_RETRY_BASE_SECONDS, MPESA_B2C_MAX_PER_SECOND and the other tunables pass through from
+  // the environment (`shared` holds it); nothing here sets them, so the service's defaults apply
+  // unless they are set.
+  startService('payments', {
+    ...shared,
+    PAYMENTS_HOST: '127.0.0.1',
+    PAYMENTS_PORT: paymentsPort,
+    // Daraja's callbacks arrive on a listener of their own; the simulator POSTs them here.
+    PAYMENTS_CALLBACK_HOST: '127.0.0.1',
+    PAYMENTS_CALLBACK_PORT: callbacksPort,
+    PAYMENTS_CALLBACK_BASE_URL: `http://127.0.0.1:${callbacksPort}`,
+    PAYMENTS_CALLBACK_TOKEN: callbackToken,
+    POLICY_URL: `http://127.0.0.1:${policyPort}`,
+    MPESA_BASE_URL: `http://127.0.0.1:${mpesaSimulatorPort}`,
+    ...mpesa,
+    RATE_SOURCE_URL: `http://127.0.0.1:${rateSimulatorPort}`,
+  });
   startService('gateway', {
     ...shared,
     GATEWAY_PORT: gatewayPort,
@@ -166,6 +256,7 @@ async function main(): Promise<void> {
     WEBHOOKS_URL: `http://127.0.0.1:${webhooksPort}`,
     POLICY_URL: `http://127.0.0.1:${policyPort}`,
     DETERMINATIONS_URL: `http://127.0.0.1:${determinationsPort}`,
+    PAYMENTS_URL: `http://127.0.0.1:${paymentsPort}`,
   });
   startService('webhook-receiver', inherited, path.join(root, 'libs', 'webhook-receiver', 'src', 'cli.ts'), [
     '--port',
@@ -175,6 +266,10 @@ async function main(): Promise<void> {
     waitReady(`http://127.0.0.1:${webhooksPort}/readyz`),
     waitReady(`http://127.0.0.1:${policyPort}/readyz`),
     waitReady(`http://127.0.0.1:${determinationsPort}/readyz`),
+    waitReady(`http://127.0.0.1:${paymentsPort}/readyz`),
+    waitReady(`http://127.0.0.1:${callbacksPort}/readyz`),
+    waitReady(`http://127.0.0.1:${mpesaSimulatorPort}/_requests`),
+    waitReady(`http://127.0.0.1:${rateSimulatorPort}/_requests`),
     waitReady(`http://127.0.0.1:${gatewayPort}/readyz`),
   ]);
 
@@ -209,6 +304,13 @@ Platform is up.
   Webhooks service:     http://127.0.0.1:${webhooksPort}   (internal; reached through the gateway)
   Policy service:       http://127.0.0.1:${policyPort}   (internal; farmers, plots, herds, policies)
   Determinations:       http://127.0.0.1:${determinationsPort}   (internal; signed damage determinations, settlement reports)
+  Payments:             http://127.0.0.1:${paymentsPort}   (internal; Tier 2 premiums by M-Pesa, KES→USDC quotes)
+  Payments callbacks:   http://127.0.0.1:${callbacksPort}   (Daraja's entry point, never partners'; STK results at
+                        /mpesa/${callbackToken}/stk)
+  M-Pesa simulator:     http://127.0.0.1:${mpesaSimulatorPort}   (local Daraja: +254711000001 pays, +254711000032 cancels,
+                        others in libs/mpesa-simulator/README.md; GET /_requests, /_callbacks)
+  Rate simulator:       http://127.0.0.1:${rateSimulatorPort}   (local Coinbase exchange rates, USDC→KES;
+                        PUT /_rate {"kesPerUsdc":"130.10"} changes the rate)
   Signing keys (JWKS):  http://127.0.0.1:${gatewayPort}/api/.well-known/jwks.json   (public; verify determinations with them)
   Chain (JSON-RPC):     ${chain.rpcUrl}   (PolicyRegistry at ${chain.registryAddress}; activations land here)
   Webhook receiver:     http://127.0.0.1:${receiverPort}/hooks   (local partner endpoint; GET /_received lists what arrived,
@@ -219,6 +321,15 @@ Try: curl -s -X POST http://127.0.0.1:${gatewayPort}/api/auth/register-organizat
      # Issue a determination, as an index pipeline would (the policyNumber of an ACTIVE crop policy):
      curl -s -X POST http://127.0.0.1:${opsPort}/ops/determinations \\
        -H 'Authorization: Bearer ${opsToken}' -H 'content-type: application/json' -d '${exampleIngestion}'
+     # Tier 2: premiums collected by M-Pesa. Move the organization to DETERMINATION_AND_SETTLEMENT,
+     curl -s -X POST http://127.0.0.1:${opsPort}/ops/organizations/<organizationId>/service-tier \\
+       -H 'Authorization: Bearer ${opsToken}' -H 'content-type: application/json' \\
+       -d '{"serviceTier":"DETERMINATION_AND_SETTLEMENT"}'
+     # buy a policy (POST /api/policies/purchase, docs/api.md), then send the prompt for its premium:
+     curl -s -X POST http://127.0.0.1:${gatewayPort}/api/payments/initiate -H 'x-api-key: <apiKey>' \\
+       -H 'content-type: application/json' \\
+       -d '{"reference":"<policyId>","amount":<premium>,"phoneNumber":"+254711000001"}'
+     curl -s http://127.0.0.1:${gatewayPort}/api/payments/<transactionId> -H 'x-api-key: <apiKey>'
 Press Ctrl-C to stop.`);
 }
 

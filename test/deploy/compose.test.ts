@@ -3,9 +3,12 @@
  * specification's JSON schema) and gives developers services that can start: for each one
  * built from this repo, every required variable (accepted by the service's own config schema
  * and loader), healthy MongoDB and Redis first, the same constraints as in Kubernetes, ports on
- * the loopback interface only (none for internal services); and the services agree with each
- * other: the gateway's WEBHOOKS_URL reaches the webhooks service, shared settings match, and a
- * secret only one service may see (the determinations signing keys) is given to that one only.
+ * the loopback interface only (none for internal services, only the public ones for the
+ * others); and the services agree with each other: the gateway's WEBHOOKS_URL reaches the
+ * webhooks service, shared settings match, and a secret only one service may see (the
+ * determinations signing keys, the payments service's M-Pesa credentials) is given to that one
+ * only, the M-Pesa credentials also to the local Daraja stand-in (under its own names) that
+ * payments calls, as the rate stand-in, on the compose network.
  *
  * Each check returns the problems it finds; the last block runs them on copies of the file
  * broken in memory, to show that each can fail.
@@ -161,6 +164,16 @@ const requiredEnv: Check = (doc, name) =>
     }
   });
 
+/**
+ * Daraja's public sandbox test shortcodes (the Lipa na M-Pesa Online paybill and the B2C
+ * shortcode of its sandbox, also the M-Pesa simulator's defaults): known to everyone, the only
+ * values a shortcode (digits, so never "local-dev-…") may have in compose.
+ */
+const DARAJA_SANDBOX_SHORTCODES: Record<string, string> = {
+  MPESA_SHORTCODE: '174379',
+  MPESA_B2C_SHORTCODE: '600000',
+};
+
 /** anvil's public dev keys: the accounts of a local chain, known to everyone. */
 const ANVIL_DEV_KEYS = new Set(Array.from({ length: 10 }, (_, i) => localDevPrivateKey(i).toLowerCase()));
 
@@ -187,8 +200,8 @@ function localDevPem(value: string): boolean {
 
 /**
  * Secrets are obviously-local placeholders: "local-dev-…", the base64 of such a text, (for the
- * local chain's registry owner) one of anvil's public dev keys, or (for a signing key) a PEM
- * key whose seed is such a text.
+ * local chain's registry owner) one of anvil's public dev keys, (for a signing key) a PEM key
+ * whose seed is such a text, or (for an M-Pesa shortcode) Daraja's public sandbox one.
  */
 const localSecrets: Check = (doc, name) =>
   problemsOf((problem) => {
@@ -199,6 +212,7 @@ const localSecrets: Check = (doc, name) =>
     )) {
       const value = String(env[key]);
       const local =
+        DARAJA_SANDBOX_SHORTCODES[key] === value ||
         /^local-dev-/.test(value) ||
         /^local-dev-/.test(Buffer.from(value, 'base64').toString('utf8')) ||
         ANVIL_DEV_KEYS.has(value.toLowerCase()) ||
@@ -247,12 +261,31 @@ const hardened: Check = (doc, name) =>
     if (grace < needed) problem(`stop_grace_period ${grace} s, less than the ${needed} s needed`);
   });
 
-/** A service with no public port (webhooks) publishes none to the host either. */
-const unpublishedIfInternal: Check = (doc, name) =>
+/**
+ * Ports published for local use beyond the public ones: the gateway's ops API (on the loopback
+ * interface only, as every published port), which operators reach by port-forward in Kubernetes.
+ */
+const LOCAL_PORTS: Record<string, string[]> = { gateway: ['ops'] };
+
+/**
+ * A service with no public port (webhooks) publishes none to the host either; one with public
+ * ports (payments' callback listener) publishes only those, never its internal API.
+ */
+const publishedPortsPublicOnly: Check = (doc, name) =>
   problemsOf((problem) => {
     const ports = serviceIn(doc, name).ports;
-    if (service(name).publicPorts.length === 0 && Array.isArray(ports) && ports.length > 0)
+    const published = Array.isArray(ports) ? ports : [];
+    const own = service(name);
+    if (own.publicPorts.length === 0 && published.length > 0)
       problem(`${name} is internal but publishes ${JSON.stringify(ports)}`);
+    const config = parsedConfig(doc, name);
+    const allowed = [...own.publicPorts, ...(LOCAL_PORTS[name] ?? [])].map(
+      (portName) => config[own.ports[portName]?.env ?? ''],
+    );
+    for (const port of published) {
+      if (!allowed.includes(targetPort(port)))
+        problem(`${name} publishes ${JSON.stringify(port)}, which is not a public port it listens on`);
+    }
   });
 
 const SERVICE_CHECKS: [string, Check][] = [
@@ -262,7 +295,10 @@ const SERVICE_CHECKS: [string, Check][] = [
   ['its own config schema and loader accept its compose environment as is', configAccepted],
   ['waits for healthy mongo and redis (those it uses)', waitsForStores],
   ['runs read-only with a /tmp tmpfs, no capabilities, and time to shut down gracefully', hardened],
-  ['publishes no port when the service is internal', unpublishedIfInternal],
+  [
+    'publishes no port when the service is internal, only its public ones otherwise',
+    publishedPortsPublicOnly,
+  ],
 ];
 
 /** Every service built from the repo is a deployed service the tests know, and each of those is here. */
@@ -292,8 +328,10 @@ const gatewayPorts: FileCheck = (doc) =>
   });
 
 /**
- * Every `*_URL` that names a compose service reaches the port that service listens on (as its
- * schema reads it), and its caller starts after it. The gateway must have WEBHOOKS_URL.
+ * Every `*_URL` that names a compose service reaches a port that service listens on (as its
+ * schema reads it): `<SERVICE>_URL` its `http` port, a service's URL of itself (the callback
+ * base URL it gives its provider) one of its public ports, any other one of its ports; and its
+ * caller starts after it. The gateway must have WEBHOOKS_URL.
  */
 const serviceUrls: FileCheck = (doc) =>
   problemsOf((problem) => {
@@ -304,10 +342,19 @@ const serviceUrls: FileCheck = (doc) =>
         if (!key.endsWith('_URL') || !/^https?:/.test(value)) continue;
         const url = new URL(value);
         const target = built[url.hostname];
-        if (target === undefined) continue; // mongo, redis
-        const listens = parsedConfig(doc, url.hostname)[service(target).ports.http?.env ?? ''];
-        if (Number(url.port) !== listens)
-          problem(`${caller}'s ${key} ${value}: ${url.hostname} listens on ${listens}`);
+        if (target === undefined) continue; // mongo, redis, the stand-ins (see standIns)
+        const own = service(target);
+        const config = parsedConfig(doc, url.hostname);
+        const portNames =
+          key === `${target.toUpperCase()}_URL`
+            ? ['http']
+            : caller === url.hostname
+              ? own.publicPorts
+              : Object.keys(own.ports);
+        const listens = portNames.map((portName) => config[own.ports[portName]?.env ?? '']);
+        if (!listens.includes(Number(url.port)))
+          problem(`${caller}'s ${key} ${value}: ${url.hostname} listens on ${listens.join(', ')} for it`);
+        if (caller === url.hostname) continue; // its own URL, for others to call
         const dependsOn = serviceIn(doc, caller).depends_on;
         const waits = Array.isArray(dependsOn)
           ? dependsOn.includes(url.hostname)
@@ -354,17 +401,94 @@ const sharedSettings: FileCheck = (doc) =>
     }
   });
 
-/** A service's own secret (the determinations signing keys) is in its environment only. */
+/**
+ * The local M-Pesa provider: the compose service running libs/mpesa-simulator, its bin, and the
+ * variables it reads payments' credentials from (its CLI's names).
+ */
+const MPESA_SIMULATOR = {
+  service: 'mpesa-simulator',
+  bin: 'libs/mpesa-simulator/bin/mpesa-simulator.js',
+  credentials: {
+    MPESA_CONSUMER_KEY: 'MPESA_SIMULATOR_CONSUMER_KEY',
+    MPESA_CONSUMER_SECRET: 'MPESA_SIMULATOR_CONSUMER_SECRET',
+    MPESA_SHORTCODE: 'MPESA_SIMULATOR_SHORTCODE',
+    MPESA_PASSKEY: 'MPESA_SIMULATOR_PASSKEY',
+    MPESA_B2C_SHORTCODE: 'MPESA_SIMULATOR_B2C_SHORTCODE',
+    MPESA_INITIATOR_NAME: 'MPESA_SIMULATOR_INITIATOR_NAME',
+    MPESA_SECURITY_CREDENTIAL: 'MPESA_SIMULATOR_SECURITY_CREDENTIAL',
+  } as Record<string, string>,
+};
+const RATE_SIMULATOR = { service: 'rate-simulator', bin: 'libs/rate-simulator/bin/rate-simulator.js' };
+
+/** Compose services that hold this variable in their environment. */
+const holdersOf = (doc: Obj, key: string): string[] =>
+  Object.entries(objAt(doc, 'services'))
+    .filter(([, svc]) => isObj(svc) && environment(svc)[key] !== undefined)
+    .map(([name]) => name);
+
+/**
+ * A service's own secret (the determinations signing keys, payments' M-Pesa credentials and
+ * callback token) is in its environment only; the M-Pesa credentials also in the simulator's,
+ * under the simulator's own variable names, and in no other.
+ */
 const ownSecretsPrivate: FileCheck = (doc) =>
   problemsOf((problem) => {
     for (const { service: owner, keys } of OWN_SECRETS) {
       for (const key of keys) {
-        const holders = Object.entries(objAt(doc, 'services'))
-          .filter(([, svc]) => isObj(svc) && environment(svc)[key] !== undefined)
-          .map(([name]) => name);
+        const holders = holdersOf(doc, key);
         if (JSON.stringify(holders) !== JSON.stringify([owner]))
           problem(`${key} is given to ${holders.join(', ') || 'no service'}, not ${owner} only`);
       }
+    }
+    for (const key of Object.values(MPESA_SIMULATOR.credentials)) {
+      const holders = holdersOf(doc, key);
+      if (JSON.stringify(holders) !== JSON.stringify([MPESA_SIMULATOR.service]))
+        problem(
+          `${key} is given to ${holders.join(', ') || 'no service'}, not ${MPESA_SIMULATOR.service} only`,
+        );
+    }
+  });
+
+/**
+ * The stand-ins payments calls (the M-Pesa and rate simulators) run their bin from the payments
+ * image, never pulled, listening on the compose network where payments' MPESA_BASE_URL and
+ * RATE_SOURCE_URL point, hardened like the services and published nowhere; payments starts
+ * after them; and the M-Pesa simulator accepts exactly payments' credentials.
+ */
+const standIns: FileCheck = (doc) =>
+  problemsOf((problem) => {
+    const payments = serviceIn(doc, 'payments');
+    const env = environment(payments);
+    const list = (value: unknown) => (Array.isArray(value) ? value.map(String) : []);
+    for (const [stand, urlKey] of [
+      [MPESA_SIMULATOR, 'MPESA_BASE_URL'],
+      [RATE_SIMULATOR, 'RATE_SOURCE_URL'],
+    ] as const) {
+      const svc = serviceIn(doc, stand.service);
+      if (svc.build !== undefined || svc.image !== payments.image || svc.pull_policy !== 'never')
+        problem(`${stand.service} does not run the payments image (${String(payments.image)}), never pulled`);
+      const command = list(svc.command);
+      const flag = (name: string) =>
+        command.includes(name) ? command[command.indexOf(name) + 1] : undefined;
+      if (command[0] !== 'node' || command[1] !== stand.bin)
+        problem(`${stand.service} does not run node ${stand.bin}: ${JSON.stringify(svc.command)}`);
+      if (flag('--host') !== '0.0.0.0') problem(`${stand.service} does not listen on the compose network`);
+      const expected = `http://${stand.service}:${String(flag('--port'))}`;
+      if (env[urlKey] !== expected) problem(`payments' ${urlKey} is ${String(env[urlKey])}, not ${expected}`);
+      if (!isObj(payments.depends_on) || !(stand.service in payments.depends_on))
+        problem(`payments does not depend_on ${stand.service}`);
+      if (svc.ports !== undefined) problem(`${stand.service} publishes ${JSON.stringify(svc.ports)}`);
+      if (svc.read_only !== true) problem(`${stand.service}: read_only is not true`);
+      if (!list(svc.tmpfs).some((t) => t.split(':')[0] === '/tmp'))
+        problem(`${stand.service}: no tmpfs on /tmp`);
+      if (!list(svc.cap_drop).includes('ALL')) problem(`${stand.service}: capabilities not all dropped`);
+      if (!list(svc.security_opt).includes('no-new-privileges:true'))
+        problem(`${stand.service}: no no-new-privileges`);
+    }
+    const simulatorEnv = environment(serviceIn(doc, MPESA_SIMULATOR.service));
+    for (const [key, simulatorKey] of Object.entries(MPESA_SIMULATOR.credentials)) {
+      if (!simulatorEnv[simulatorKey] || simulatorEnv[simulatorKey] !== env[key])
+        problem(`the simulator's ${simulatorKey} is not payments' ${key}`);
     }
   });
 
@@ -375,7 +499,11 @@ const FILE_CHECKS: [string, FileCheck][] = [
   ['service URLs (the gateway’s WEBHOOKS_URL) reach their service’s port, which starts first', serviceUrls],
   ['the gateway only needs the services it calls started, not healthy', gatewayStartsWithoutCallees],
   ['the services share INTERNAL_SIGNING_SECRET and REDIS_PREFIX', sharedSettings],
-  ['the determinations signing keys are given to determinations only', ownSecretsPrivate],
+  [
+    'a service’s own secrets (signing keys, M-Pesa credentials) are given to it only (and to the M-Pesa stand-in)',
+    ownSecretsPrivate,
+  ],
+  ['the M-Pesa and rate stand-ins run from the payments image where payments calls them', standIns],
 ];
 
 describe('docker-compose.yml', () => {
@@ -551,7 +679,7 @@ describe('each check fails on a broken copy of docker-compose.yml', () => {
     ],
     [
       'policy published',
-      unpublishedIfInternal,
+      publishedPortsPublicOnly,
       'policy',
       (d) => (objAt(d, 'services.policy').ports = ['127.0.0.1:3002:3000']),
     ],
@@ -596,7 +724,7 @@ describe('each check fails on a broken copy of docker-compose.yml', () => {
     ],
     [
       'determinations published',
-      unpublishedIfInternal,
+      publishedPortsPublicOnly,
       'determinations',
       (d) => (objAt(d, 'services.determinations').ports = ['127.0.0.1:3004:3000']),
     ],
@@ -608,9 +736,82 @@ describe('each check fails on a broken copy of docker-compose.yml', () => {
     ],
     [
       'webhooks published',
-      unpublishedIfInternal,
+      publishedPortsPublicOnly,
       'webhooks',
       (d) => (objAt(d, 'services.webhooks').ports = ['127.0.0.1:3002:3000']),
+    ],
+    [
+      'payments’ internal API published',
+      publishedPortsPublicOnly,
+      'payments',
+      (d) => (objAt(d, 'services.payments').ports = ['127.0.0.1:3006:3001', '127.0.0.1:3005:3000']),
+    ],
+    [
+      'payments’ callback listener moved off the published port',
+      publishedPortsPublicOnly,
+      'payments',
+      (d) => (envOf(d, 'payments').PAYMENTS_CALLBACK_PORT = '3002'),
+    ],
+    ['no M-Pesa passkey', requiredEnv, 'payments', (d) => delete envOf(d, 'payments').MPESA_PASSKEY],
+    [
+      'no callback token',
+      requiredEnv,
+      'payments',
+      (d) => delete envOf(d, 'payments').PAYMENTS_CALLBACK_TOKEN,
+    ],
+    [
+      'payments without MPESA_BASE_URL',
+      requiredEnv,
+      'payments',
+      (d) => delete envOf(d, 'payments').MPESA_BASE_URL,
+    ],
+    [
+      'payments on the policy database',
+      requiredEnv,
+      'payments',
+      (d) => (envOf(d, 'payments').MONGO_DB = 'policy'),
+    ],
+    [
+      'a real-looking consumer secret',
+      localSecrets,
+      'payments',
+      (d) => (envOf(d, 'payments').MPESA_CONSUMER_SECRET = 'q8Zt3LkP0vXy7RmN2bWc5HdJ'),
+    ],
+    [
+      'a real-looking shortcode',
+      localSecrets,
+      'payments',
+      (d) => (envOf(d, 'payments').MPESA_SHORTCODE = '4123456'),
+    ],
+    [
+      'the sandbox B2C shortcode as the paybill',
+      localSecrets,
+      'payments',
+      (d) => (envOf(d, 'payments').MPESA_SHORTCODE = '600000'),
+    ],
+    [
+      'a shortcode of letters',
+      configAccepted,
+      'payments',
+      (d) => (envOf(d, 'payments').MPESA_SHORTCODE = 'local-dev-shortcode'),
+    ],
+    [
+      'payments not waiting for mongo',
+      waitsForStores,
+      'payments',
+      (d) => delete objAt(d, 'services.payments.depends_on').mongo,
+    ],
+    [
+      '10 s for payments to stop',
+      hardened,
+      'payments',
+      (d) => (objAt(d, 'services.payments').stop_grace_period = '10s'),
+    ],
+    [
+      'payments with a writable root',
+      hardened,
+      'payments',
+      (d) => (objAt(d, 'services.payments').read_only = false),
     ],
   ];
 
@@ -725,6 +926,122 @@ describe('each check fails on a broken copy of docker-compose.yml', () => {
       (d) => delete envOf(d, 'determinations').DETERMINATION_SIGNING_KEYS,
     ],
     ['a Redis prefix left to the default', sharedSettings, (d) => delete envOf(d, 'gateway').REDIS_PREFIX],
+    [
+      'PAYMENTS_URL on the callback port',
+      serviceUrls,
+      (d) => (envOf(d, 'gateway').PAYMENTS_URL = 'http://payments:3001'),
+    ],
+    [
+      'the gateway not depending on payments',
+      serviceUrls,
+      (d) => delete objAt(d, 'services.gateway.depends_on').payments,
+    ],
+    [
+      'the callback base URL on payments’ internal API',
+      serviceUrls,
+      (d) => (envOf(d, 'payments').PAYMENTS_CALLBACK_BASE_URL = 'http://payments:3000'),
+    ],
+    [
+      'payments not depending on policy',
+      serviceUrls,
+      (d) => delete objAt(d, 'services.payments.depends_on').policy,
+    ],
+    [
+      'the gateway waiting for a healthy payments',
+      gatewayStartsWithoutCallees,
+      (d) => (objAt(d, 'services.gateway.depends_on.payments').condition = 'service_healthy'),
+    ],
+    [
+      'payments with another signing secret',
+      sharedSettings,
+      (d) => (envOf(d, 'payments').INTERNAL_SIGNING_SECRET = 'local-dev-other-signing-secret'),
+    ],
+    [
+      'the gateway given the M-Pesa consumer secret too',
+      ownSecretsPrivate,
+      (d) => (envOf(d, 'gateway').MPESA_CONSUMER_SECRET = envOf(d, 'payments').MPESA_CONSUMER_SECRET),
+    ],
+    [
+      'policy given the callback token too',
+      ownSecretsPrivate,
+      (d) => (envOf(d, 'policy').PAYMENTS_CALLBACK_TOKEN = 'local-dev-payments-callback-token'),
+    ],
+    [
+      'the simulator given the callback token',
+      ownSecretsPrivate,
+      (d) => (envOf(d, 'mpesa-simulator').PAYMENTS_CALLBACK_TOKEN = 'local-dev-payments-callback-token'),
+    ],
+    [
+      'the simulator given payments’ variable names',
+      ownSecretsPrivate,
+      (d) => (envOf(d, 'mpesa-simulator').MPESA_PASSKEY = envOf(d, 'payments').MPESA_PASSKEY),
+    ],
+    [
+      'the rate simulator given the M-Pesa passkey',
+      ownSecretsPrivate,
+      (d) =>
+        (objAt(d, 'services.rate-simulator').environment = {
+          MPESA_SIMULATOR_PASSKEY: envOf(d, 'payments').MPESA_PASSKEY,
+        }),
+    ],
+    [
+      'the simulator with another passkey',
+      standIns,
+      (d) => (envOf(d, 'mpesa-simulator').MPESA_SIMULATOR_PASSKEY = 'local-dev-other-passkey'),
+    ],
+    [
+      'the simulator without the initiator name',
+      standIns,
+      (d) => delete envOf(d, 'mpesa-simulator').MPESA_SIMULATOR_INITIATOR_NAME,
+    ],
+    [
+      'MPESA_BASE_URL on the wrong port',
+      standIns,
+      (d) => (envOf(d, 'payments').MPESA_BASE_URL = 'http://mpesa-simulator:4200'),
+    ],
+    [
+      'RATE_SOURCE_URL to Coinbase itself',
+      standIns,
+      (d) => (envOf(d, 'payments').RATE_SOURCE_URL = 'https://api.coinbase.com'),
+    ],
+    [
+      'payments not depending on the M-Pesa simulator',
+      standIns,
+      (d) => delete objAt(d, 'services.payments.depends_on')['mpesa-simulator'],
+    ],
+    [
+      'the simulator on the loopback interface only',
+      standIns,
+      (d) =>
+        (objAt(d, 'services.mpesa-simulator').command = [
+          'node',
+          'libs/mpesa-simulator/bin/mpesa-simulator.js',
+          '--host',
+          '127.0.0.1',
+          '--port',
+          '4010',
+        ]),
+    ],
+    [
+      'the rate simulator pulled from a registry',
+      standIns,
+      (d) => (objAt(d, 'services.rate-simulator').image = 'example/rate-simulator:1'),
+    ],
+    [
+      'the simulator published',
+      standIns,
+      (d) => (objAt(d, 'services.mpesa-simulator').ports = ['127.0.0.1:4010:4010']),
+    ],
+    [
+      'the rate simulator with a writable root',
+      standIns,
+      (d) => delete objAt(d, 'services.rate-simulator').read_only,
+    ],
+    [
+      'the simulator with its capabilities',
+      standIns,
+      (d) => delete objAt(d, 'services.mpesa-simulator').cap_drop,
+    ],
   ];
 
   test.each(FILE_BREAKS.map(([what, check, breakIt]) => [what, check.name, check, breakIt] as const))(

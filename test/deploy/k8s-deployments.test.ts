@@ -3,9 +3,9 @@
  * and in the platform's configuration: probes on the right paths and port, a locked-down
  * non-root container with resources, a grace period that covers the service's shutdown, and
  * an environment that comes only from platform-config / platform-secrets (plus, for a secret
- * only one service may see, such as the determinations signing keys, that service's own Secret,
- * which no other Deployment mounts), that each service's own config schema accepts, and that
- * never allows insecure webhook targets.
+ * only one service may see, such as the determinations signing keys or the payments service's
+ * M-Pesa credentials, that service's own Secret, which no other Deployment mounts), that each
+ * service's own config schema accepts, and that never allows insecure webhook targets.
  *
  * Each check is a function returning the problems it finds. The tests run them on the
  * manifests, then on altered in-memory copies, to show that every check can fail.
@@ -408,25 +408,39 @@ describe('the deployed services', () => {
   });
 });
 
-describe('DETERMINATION_SIGNING_KEYS', () => {
-  test('comes from the determinations service’s own Secret, which only its Deployment mounts', () => {
+/** The payments service's provider credentials: its own Secret's keys. */
+const PROVIDER_CREDENTIALS = [
+  'MPESA_CONSUMER_KEY',
+  'MPESA_CONSUMER_SECRET',
+  'MPESA_SHORTCODE',
+  'MPESA_PASSKEY',
+  'MPESA_B2C_SHORTCODE',
+  'MPESA_INITIATOR_NAME',
+  'MPESA_SECURITY_CREDENTIAL',
+  'PAYMENTS_CALLBACK_TOKEN',
+];
+
+describe('the services’ own Secrets', () => {
+  test('are the determinations signing key and the payments provider credentials', () => {
     expect(OWN_SECRETS).toEqual([
       {
         secret: 'determinations-signing-key',
         service: 'determinations',
         keys: ['DETERMINATION_SIGNING_KEYS'],
       },
+      { secret: 'payments-provider-credentials', service: 'payments', keys: PROVIDER_CREDENTIALS },
     ]);
-    expect(
-      deployed.filter((name) => envNamesOf(platform, name).includes('DETERMINATION_SIGNING_KEYS')),
-    ).toEqual(['determinations']);
-    expect(
-      deployed.filter((name) =>
-        secretsReferenced(podSpecOf(platform, name)).includes('determinations-signing-key'),
-      ),
-    ).toEqual(['determinations']);
-    expect(secretKeysOf(platform)).not.toContain('DETERMINATION_SIGNING_KEYS');
-    expect(Object.keys(configOf(platform))).not.toContain('DETERMINATION_SIGNING_KEYS');
+  });
+
+  test.each(
+    OWN_SECRETS.flatMap(({ secret, service: owner, keys }) => keys.map((key) => [key, secret, owner])),
+  )('%s comes from Secret %s, which only the %s Deployment mounts', (key, secret, owner) => {
+    expect(deployed.filter((name) => envNamesOf(platform, name).includes(key))).toEqual([owner]);
+    expect(deployed.filter((name) => secretsReferenced(podSpecOf(platform, name)).includes(secret))).toEqual([
+      owner,
+    ]);
+    expect(secretKeysOf(platform)).not.toContain(key);
+    expect(Object.keys(configOf(platform))).not.toContain(key);
   });
 });
 
@@ -533,15 +547,38 @@ const sharedRedisPrefix: PlatformCheck = (p) =>
       problem(`services disagree on REDIS_PREFIX: ${prefixes.join(', ')}`);
   });
 
+/**
+ * Payments' third parties and its public callback URL: HTTPS in the base (Daraja calls back on
+ * HTTPS URLs only, and credentials never travel in clear), no trailing slash, and the callback
+ * URL never an in-cluster name (Daraja is on the internet: it is the overlay's Ingress host).
+ */
+const paymentsUrls: PlatformCheck = (p) =>
+  problemsOf((problem) => {
+    const config = configOf(p);
+    for (const key of ['PAYMENTS_CALLBACK_BASE_URL', 'MPESA_BASE_URL', 'RATE_SOURCE_URL']) {
+      const value = String(config[key]);
+      if (!/^https:\/\/[^/]+(\/.*[^/])?$/.test(value)) problem(`${key} is ${value}, not an https URL`);
+    }
+    const callbackHost = URL.canParse(String(config.PAYMENTS_CALLBACK_BASE_URL))
+      ? new URL(String(config.PAYMENTS_CALLBACK_BASE_URL)).hostname
+      : '';
+    if (!callbackHost.includes('.') || callbackHost.endsWith('.svc') || callbackHost.includes('.svc.'))
+      problem(`PAYMENTS_CALLBACK_BASE_URL host ${callbackHost} is not a public name`);
+  });
+
 const PLATFORM_CHECKS: [string, PlatformCheck][] = [
   ['the example Secret lists exactly the services’ secret variables', secretKeys],
   ['no secret key is in the ConfigMap (and no key is in both)', noSecretInConfigMap],
   ['together with the Deployments they define every variable the services need', everyVariableDefined],
-  ['a service’s own Secret (the signing keys) is mounted by its Deployment only', ownSecretsPrivate],
+  [
+    'a service’s own Secret (signing keys, provider credentials) is mounted by its Deployment only',
+    ownSecretsPrivate,
+  ],
   ['ConfigMap values look like what the services expect', configValues],
   ['each deployed service’s <NAME>_URL reaches its Service (the gateway’s WEBHOOKS_URL)', serviceUrls],
   ['every ConfigMap key is a setting some service reads (no typo silently falling back)', everyKeyRead],
   ['REDIS_PREFIX is in the shared ConfigMap and every service reads the same value', sharedRedisPrefix],
+  ['payments’ callback base URL, Daraja and the rate source are public https URLs', paymentsUrls],
 ];
 
 describe('platform-config and platform-secrets', () => {
@@ -640,6 +677,7 @@ const setEnvFrom = (container: Obj, key: string, secret: string) => {
   ];
 };
 const signingKeySecretOf = (p: Platform) => p.ownSecrets['determinations-signing-key'] as Obj;
+const providerCredentialsOf = (p: Platform) => p.ownSecrets['payments-provider-credentials'] as Obj;
 
 describe('each check fails on a broken copy of the manifests', () => {
   const BREAKS: [string, Check, string, Break][] = [
@@ -882,6 +920,114 @@ describe('each check fails on a broken copy of the manifests', () => {
       'gateway',
       (p) => ((configMapOf(p).data as Obj).NODE_ENV = 'development'),
     ],
+    [
+      'no callbacks port',
+      ports,
+      'payments',
+      (p, n) =>
+        (containerOf(p, n).ports = listAt(containerOf(p, n), 'ports').filter((port) => port.name === 'http')),
+    ],
+    [
+      'PAYMENTS_CALLBACK_PORT off the container port',
+      ports,
+      'payments',
+      (p) => ((configMapOf(p).data as Obj).PAYMENTS_CALLBACK_PORT = '3002'),
+    ],
+    [
+      'probes on the callbacks port',
+      probes,
+      'payments',
+      (p, n) => (objAt(containerOf(p, n), 'readinessProbe.httpGet').port = 'callbacks'),
+    ],
+    [
+      'a longer M-Pesa timeout',
+      shutdown,
+      'payments',
+      (p, n) => setEnv(containerOf(p, n), 'MPESA_TIMEOUT_MS', '30000'),
+    ],
+    [
+      'grace period of 45 s for payments',
+      shutdown,
+      'payments',
+      (p, n) => (podSpecOf(p, n).terminationGracePeriodSeconds = 45),
+    ],
+    [
+      'the provider credentials read wholesale through envFrom',
+      envFrom,
+      'payments',
+      (p, n) =>
+        listAt(containerOf(p, n), 'envFrom').push({ secretRef: { name: 'payments-provider-credentials' } }),
+    ],
+    [
+      'no secretKeyRef for the passkey',
+      ownSecretRefs,
+      'payments',
+      (p, n) =>
+        (containerOf(p, n).env = listAt(containerOf(p, n), 'env').filter((e) => e.name !== 'MPESA_PASSKEY')),
+    ],
+    [
+      'the callback token from platform-secrets',
+      ownSecretRefs,
+      'payments',
+      (p, n) =>
+        (objAt(
+          referencedEnv(containerOf(p, n)).find((e) => e.name === 'PAYMENTS_CALLBACK_TOKEN'),
+          'valueFrom.secretKeyRef',
+        ).name = 'platform-secrets'),
+    ],
+    [
+      'the consumer secret read from the key of the consumer key',
+      ownSecretRefs,
+      'payments',
+      (p, n) =>
+        (objAt(
+          referencedEnv(containerOf(p, n)).find((e) => e.name === 'MPESA_CONSUMER_SECRET'),
+          'valueFrom.secretKeyRef',
+        ).key = 'MPESA_CONSUMER_KEY'),
+    ],
+    [
+      'determinations taking the security credential by secretKeyRef',
+      ownSecretRefs,
+      'determinations',
+      (p, n) => setEnvFrom(containerOf(p, n), 'MPESA_SECURITY_CREDENTIAL', 'payments-provider-credentials'),
+    ],
+    [
+      'an example provider Secret without the passkey',
+      ownSecretRefs,
+      'payments',
+      (p) => delete (providerCredentialsOf(p).stringData as Obj).MPESA_PASSKEY,
+    ],
+    [
+      'a literal callback token',
+      inlineEnv,
+      'payments',
+      (p, n) => setEnv(containerOf(p, n), 'PAYMENTS_CALLBACK_TOKEN', 'x'.repeat(32)),
+    ],
+    [
+      'an inline MPESA_BASE_URL',
+      inlineEnv,
+      'payments',
+      (p, n) => setEnv(containerOf(p, n), 'MPESA_BASE_URL', 'https://api.safaricom.co.ke'),
+    ],
+    ['no MPESA_BASE_URL', environment, 'payments', (p) => delete (configMapOf(p).data as Obj).MPESA_BASE_URL],
+    [
+      'no PAYMENTS_CALLBACK_BASE_URL',
+      environment,
+      'payments',
+      (p) => delete (configMapOf(p).data as Obj).PAYMENTS_CALLBACK_BASE_URL,
+    ],
+    [
+      'no PAYMENTS_CALLBACK_PORT (the default would apply)',
+      environment,
+      'payments',
+      (p) => delete (configMapOf(p).data as Obj).PAYMENTS_CALLBACK_PORT,
+    ],
+    [
+      'the security credential missing from its Secret',
+      environment,
+      'payments',
+      (p) => delete (providerCredentialsOf(p).stringData as Obj).MPESA_SECURITY_CREDENTIAL,
+    ],
   ];
 
   test.each(BREAKS.map(([what, check, name, breakIt]) => [what, check.name, name, check, breakIt] as const))(
@@ -991,6 +1137,83 @@ describe('each check fails on a broken copy of the manifests', () => {
       'no signing keys in their Secret',
       everyVariableDefined,
       (p) => delete (signingKeySecretOf(p).stringData as Obj).DETERMINATION_SIGNING_KEYS,
+    ],
+    [
+      'the gateway reading the provider credentials wholesale',
+      ownSecretsPrivate,
+      (p) =>
+        listAt(containerOf(p, 'gateway'), 'envFrom').push({
+          secretRef: { name: 'payments-provider-credentials' },
+        }),
+    ],
+    [
+      'webhooks taking the consumer secret by secretKeyRef',
+      ownSecretsPrivate,
+      (p) => setEnvFrom(containerOf(p, 'webhooks'), 'MPESA_CONSUMER_SECRET', 'payments-provider-credentials'),
+    ],
+    [
+      'policy mounting the provider credentials as a volume',
+      ownSecretsPrivate,
+      (p) =>
+        listAt(podSpecOf(p, 'policy'), 'volumes').push({
+          name: 'mpesa',
+          secret: { secretName: 'payments-provider-credentials' },
+        }),
+    ],
+    [
+      'MPESA_PASSKEY in platform-secrets (every service reads it)',
+      ownSecretsPrivate,
+      (p) => ((p.exampleSecret.stringData as Obj).MPESA_PASSKEY = 'CHANGE_ME'),
+    ],
+    [
+      'PAYMENTS_CALLBACK_TOKEN in the ConfigMap',
+      noSecretInConfigMap,
+      (p) => ((configMapOf(p).data as Obj).PAYMENTS_CALLBACK_TOKEN = 'x'.repeat(32)),
+    ],
+    [
+      'the payments Deployment not referring to its Secret',
+      ownSecretsPrivate,
+      (p) =>
+        (containerOf(p, 'payments').env = listAt(containerOf(p, 'payments'), 'env').filter(
+          (e) => !e.valueFrom,
+        )),
+    ],
+    [
+      'no callback token in the provider Secret',
+      everyVariableDefined,
+      (p) => delete (providerCredentialsOf(p).stringData as Obj).PAYMENTS_CALLBACK_TOKEN,
+    ],
+    [
+      'PAYMENTS_URL on the callbacks port',
+      serviceUrls,
+      (p) => ((configMapOf(p).data as Obj).PAYMENTS_URL = 'http://payments:3001'),
+    ],
+    [
+      'PAYMENTS_URL to the callbacks Service',
+      serviceUrls,
+      (p) => ((configMapOf(p).data as Obj).PAYMENTS_URL = 'http://payments-callbacks:3001'),
+    ],
+    [
+      'a plain-http callback base URL',
+      paymentsUrls,
+      (p) => ((configMapOf(p).data as Obj).PAYMENTS_CALLBACK_BASE_URL = 'http://callbacks.example.com'),
+    ],
+    [
+      'an in-cluster callback base URL',
+      paymentsUrls,
+      (p) =>
+        ((configMapOf(p).data as Obj).PAYMENTS_CALLBACK_BASE_URL =
+          'https://payments-callbacks.parametric.svc.cluster.local'),
+    ],
+    [
+      'a callback base URL with a trailing slash',
+      paymentsUrls,
+      (p) => ((configMapOf(p).data as Obj).PAYMENTS_CALLBACK_BASE_URL = 'https://callbacks.example.com/'),
+    ],
+    [
+      'a plain-http Daraja',
+      paymentsUrls,
+      (p) => ((configMapOf(p).data as Obj).MPESA_BASE_URL = 'http://sandbox.safaricom.co.ke'),
     ],
     [
       'REDIS_PREFIX only by default',

@@ -142,8 +142,12 @@ describe('k8s/base kustomization', () => {
     expect(kustomization.raw.secretGenerator).toBeUndefined();
   });
 
-  test('the example Secrets include the determinations signing key’s own', () => {
-    expect(EXAMPLE_SECRETS).toEqual(['platform-secrets', 'determinations-signing-key']);
+  test('the example Secrets include the determinations signing key’s and the payments provider credentials’ own', () => {
+    expect(EXAMPLE_SECRETS).toEqual([
+      'platform-secrets',
+      'determinations-signing-key',
+      'payments-provider-credentials',
+    ]);
   });
 
   test.each(EXAMPLE_SECRETS)(

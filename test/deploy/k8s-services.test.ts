@@ -2,7 +2,9 @@
  * The Services and PodDisruptionBudgets of every deployed service: each Service routes to the
  * pods of one Deployment, on ports that exist on its container; each service has its own
  * ClusterIP Service on port 3000; what must stay internal (the gateway's ops port, the whole
- * webhooks service) is never exposed; a PDB keeps a pod of each service up yet lets nodes drain.
+ * webhooks service, payments' internal API) is never exposed, and what may be exposed is on a
+ * Service of its own (payments' callback listener, for Daraja); a PDB keeps a pod of each
+ * service up yet lets nodes drain.
  *
  * Each check returns the problems it finds; the last block runs them on copies of the
  * manifests broken in memory, to show that each can fail.
@@ -144,7 +146,32 @@ const internalServices: PlatformCheck = (l) =>
     }
   });
 
-/** No Ingress or Gateway API route of the base names an internal Service or an internal-only port. */
+/** The Services (name and port, a number or a name) an Ingress or a Gateway API route sends to. */
+function backendsOf(obj: Obj): { name: unknown; port: unknown }[] {
+  const spec = isObj(obj.spec) ? obj.spec : {};
+  const rules = Array.isArray(spec.rules) ? spec.rules.filter(isObj) : [];
+  if (obj.kind === 'Ingress') {
+    const paths = rules.flatMap((rule) =>
+      isObj(rule.http) && Array.isArray(rule.http.paths) ? rule.http.paths.filter(isObj) : [],
+    );
+    return [spec.defaultBackend, ...paths.map((p) => p.backend)]
+      .map((backend) => (isObj(backend) && isObj(backend.service) ? backend.service : undefined))
+      .filter(isObj)
+      .map((svc) => ({
+        name: svc.name,
+        port: isObj(svc.port) ? (svc.port.number ?? svc.port.name) : undefined,
+      }));
+  }
+  return rules
+    .flatMap((rule) => (Array.isArray(rule.backendRefs) ? rule.backendRefs.filter(isObj) : []))
+    .filter((ref) => (ref.kind ?? 'Service') === 'Service')
+    .map((ref) => ({ name: ref.name, port: ref.port }));
+}
+
+/**
+ * No Ingress or Gateway API route of the base names an internal Service or an internal-only
+ * port; every backend it has is a Service port that reaches a public container port only.
+ */
 const noRouteToInternal: PlatformCheck = (l) =>
   problemsOf((problem) => {
     const services = ofKind(l, 'Service').map((r) => r.obj);
@@ -165,6 +192,25 @@ const noRouteToInternal: PlatformCheck = (l) =>
       for (const port of internalNumbers)
         if (new RegExp(`[:\\[,]"?${String(port)}"?[,}\\]]`).test(text))
           problem(`${file} uses port ${String(port)}`);
+      for (const backend of backendsOf(obj)) {
+        const svc = services.find((s) => nameOf(s) === backend.name);
+        const port = svc
+          ? listAt(svc, 'spec.ports').find((p) => p.port === backend.port || p.name === backend.port)
+          : undefined;
+        if (!svc || !port) {
+          problem(`${file} routes to ${String(backend.name)}:${String(backend.port)}, no Service port`);
+          continue;
+        }
+        const selectedNames = selected(l, at(svc, 'spec.selector'));
+        const reaches = selectedNames.map((name) =>
+          String(targetContainerPort(deploymentOf(l, name), port)?.name),
+        );
+        if (
+          selectedNames.length === 0 ||
+          selectedNames.some((name, i) => !service(name).publicPorts.includes(reaches[i] as string))
+        )
+          problem(`${file} routes to ${String(backend.name)}:${String(backend.port)}, not a public port`);
+      }
     }
   });
 
@@ -180,6 +226,33 @@ const opsService: PlatformCheck = (l) =>
       problem(`gateway-ops ports ${JSON.stringify(ports)}, not 3001 to ops only`);
   });
 
+/**
+ * Payments' callback listener has a Service of its own, the one an overlay exposes to Daraja: it
+ * selects the payments pods only and reaches their `callbacks` port only (never `http`, the
+ * internal API), it is ClusterIP in the base (the Ingress is the overlay's), and its file says
+ * that partners' API must never be exposed through it.
+ */
+const callbacksService: PlatformCheck = (l) =>
+  problemsOf((problem) => {
+    const entry = ofKind(l, 'Service').find((r) => nameOf(r.obj) === 'payments-callbacks');
+    if (!entry) return problem('no Service payments-callbacks');
+    const svc = entry.obj;
+    if (JSON.stringify(selected(l, at(svc, 'spec.selector'))) !== JSON.stringify(['payments']))
+      problem('payments-callbacks does not select the payments pods only');
+    if ((at(svc, 'spec.type') ?? 'ClusterIP') !== 'ClusterIP') problem('payments-callbacks is not ClusterIP');
+    if (JSON.stringify(at(svc, 'spec.externalIPs') ?? []) !== '[]')
+      problem('payments-callbacks has externalIPs');
+    const ports = listAt(svc, 'spec.ports').map((p) => ({
+      port: p.port,
+      target: targetContainerPort(deploymentOf(l, 'payments'), p)?.name,
+    }));
+    if (JSON.stringify(ports) !== JSON.stringify([{ port: 3001, target: 'callbacks' }]))
+      problem(`payments-callbacks ports ${JSON.stringify(ports)}, not 3001 to callbacks only`);
+    const comments = yamlComments(entry.text);
+    if (!/partners'? API must never be exposed/i.test(comments))
+      problem(`${entry.file}: no comment saying partners' API must never be exposed through it`);
+  });
+
 const SERVICE_CHECKS: [string, Check][] = [
   ['has its own ClusterIP Service <name> on 3000, reaching its http port only', ownService],
   ['its Deployment selector matches its own pod template and no other', ownSelector],
@@ -191,6 +264,10 @@ const PLATFORM_CHECKS: [string, PlatformCheck][] = [
   ['Services reaching an internal port are ClusterIP and warn never to be exposed', internalServices],
   ['no Ingress or route in the base reaches an internal Service or port', noRouteToInternal],
   ['the ops Service is on 3001 and reaches the gateway’s ops port only', opsService],
+  [
+    'payments-callbacks reaches the payments pods’ callbacks port only, and warns about partners',
+    callbacksService,
+  ],
 ];
 
 describe.each(deployed)('%s Service and PodDisruptionBudget', (name) => {
@@ -204,14 +281,24 @@ describe('Services of the platform', () => {
     expect(check(listed)).toEqual([]);
   });
 
-  test('the internal ones are gateway-ops and the services without public ports, and only the gateway’s http port may be public', () => {
+  test('the internal ones are gateway-ops and the services’ own Services but the gateway’s, and only the gateway’s http port and payments’ callbacks port may be public', () => {
     const internal = ofKind(listed, 'Service')
       .filter((r) => internalPorts(listed, r.obj).length > 0)
       .map((r) => nameOf(r.obj));
-    const withoutPublicPorts = SERVICES.filter((s) => s.publicPorts.length === 0).map((s) => s.name);
-    expect(internal.sort()).toEqual(['gateway-ops', ...withoutPublicPorts].sort());
-    expect(withoutPublicPorts).toEqual(expect.arrayContaining(['webhooks', 'policy']));
-    expect(SERVICES.flatMap((s) => s.publicPorts.map((p) => `${s.name}:${p}`))).toEqual(['gateway:http']);
+    const httpInternal = SERVICES.filter((s) => !s.publicPorts.includes('http')).map((s) => s.name);
+    expect(internal.sort()).toEqual(['gateway-ops', ...httpInternal].sort());
+    expect(httpInternal).toEqual(
+      expect.arrayContaining(['webhooks', 'policy', 'determinations', 'payments']),
+    );
+    expect(SERVICES.flatMap((s) => s.publicPorts.map((p) => `${s.name}:${p}`))).toEqual([
+      'gateway:http',
+      'payments:callbacks',
+    ]);
+    // What may be exposed: the gateway's partner Service and payments' callbacks Service only.
+    const exposable = ofKind(listed, 'Service')
+      .filter((r) => internalPorts(listed, r.obj).length === 0)
+      .map((r) => nameOf(r.obj));
+    expect(exposable.sort()).toEqual(['gateway', 'payments-callbacks']);
   });
 });
 
@@ -406,6 +493,123 @@ describe('each check fails on a broken copy of the manifests', () => {
     ['an Ingress to gateway-ops', () => noRouteToInternal(withResource(INGRESS_TO('gateway-ops', 3001)))],
     ['an Ingress to port 3001', () => noRouteToInternal(withResource(INGRESS_TO('gateway', 3001)))],
     [
+      'an Ingress to the payments Service',
+      () => noRouteToInternal(withResource(INGRESS_TO('payments', 3000))),
+    ],
+    [
+      'an Ingress to payments-callbacks on a port it lacks',
+      () => noRouteToInternal(withResource(INGRESS_TO('payments-callbacks', 3000))),
+    ],
+    [
+      'an Ingress to payments-callbacks with the partner API’s port added to it',
+      () =>
+        noRouteToInternal(
+          withResource(INGRESS_TO('payments-callbacks', 3000)).map((r) =>
+            nameOf(r.obj) === 'payments-callbacks'
+              ? {
+                  ...r,
+                  obj: {
+                    ...r.obj,
+                    spec: {
+                      ...(r.obj.spec as Obj),
+                      ports: [
+                        ...listAt(r.obj, 'spec.ports'),
+                        { name: 'http', port: 3000, targetPort: 'http' },
+                      ],
+                    },
+                  },
+                }
+              : r,
+          ),
+        ),
+    ],
+    [
+      'an HTTPRoute to the payments Service',
+      () =>
+        noRouteToInternal(
+          withResource({
+            apiVersion: 'gateway.networking.k8s.io/v1',
+            kind: 'HTTPRoute',
+            metadata: { name: 'callbacks' },
+            spec: { rules: [{ backendRefs: [{ name: 'payments', port: 3000 }] }] },
+          }),
+        ),
+    ],
+    [
+      'payments-callbacks selecting the gateway pods',
+      () =>
+        callbacksService(
+          altered(
+            'Service',
+            'payments-callbacks',
+            (s) => (objAt(s, 'spec.selector')['app.kubernetes.io/name'] = 'gateway'),
+          ),
+        ),
+    ],
+    [
+      'payments-callbacks reaching the internal API',
+      () =>
+        callbacksService(
+          altered(
+            'Service',
+            'payments-callbacks',
+            (s) => (listAt(s, 'spec.ports')[0] = { name: 'callbacks', port: 3001, targetPort: 'http' }),
+          ),
+        ),
+    ],
+    [
+      'payments-callbacks with the internal API as a second port',
+      () =>
+        callbacksService(
+          altered('Service', 'payments-callbacks', (s) =>
+            listAt(s, 'spec.ports').push({ name: 'http', port: 3000, targetPort: 'http' }),
+          ),
+        ),
+    ],
+    [
+      'payments-callbacks as a LoadBalancer in the base',
+      () =>
+        callbacksService(
+          altered('Service', 'payments-callbacks', (s) => ((s.spec as Obj).type = 'LoadBalancer')),
+        ),
+    ],
+    [
+      'payments-callbacks file without its warning',
+      () =>
+        callbacksService(
+          altered(
+            'Service',
+            'payments-callbacks',
+            (_s, entry) => (entry.text = entry.text.replace(/must never be exposed/gi, '')),
+          ),
+        ),
+    ],
+    [
+      'no payments-callbacks Service',
+      () => callbacksService(listed.filter((r) => r.file !== 'payments-callbacks-service.yaml')),
+    ],
+    [
+      'payments Service also reaching the callbacks port',
+      () =>
+        ownService(
+          altered('Service', 'payments', (s) =>
+            listAt(s, 'spec.ports').push({ name: 'callbacks', port: 3001, targetPort: 'callbacks' }),
+          ),
+          'payments',
+        ),
+    ],
+    [
+      'payments Service file without its warning',
+      () =>
+        internalServices(
+          altered(
+            'Service',
+            'payments',
+            (_s, entry) => (entry.text = entry.text.replace(/never be exposed/gi, '')),
+          ),
+        ),
+    ],
+    [
       'ops Service on the http port',
       () =>
         opsService(
@@ -420,6 +624,13 @@ describe('each check fails on a broken copy of the manifests', () => {
 
   test('an Ingress to the gateway partner Service is fine (so the checks are not just failing)', () => {
     expect(noRouteToInternal(withResource(INGRESS_TO('gateway', 3000)))).toEqual([]);
+  });
+
+  test('an Ingress to payments-callbacks, by port number or name, is fine too', () => {
+    expect(noRouteToInternal(withResource(INGRESS_TO('payments-callbacks', 3001)))).toEqual([]);
+    const byName = INGRESS_TO('payments-callbacks', 3001);
+    objAt(byName, 'spec.rules.0.http.paths.0.backend.service').port = { name: 'callbacks' };
+    expect(noRouteToInternal(withResource(byName))).toEqual([]);
   });
 
   test.each(BREAKS)('%s', (_what, run) => {

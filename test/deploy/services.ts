@@ -10,6 +10,7 @@ import {
   loadDeterminationsConfig,
 } from '../../services/determinations/src/config';
 import { gatewayConfigSchema, loadGatewayConfig } from '../../services/gateway/src/config';
+import { loadPaymentsConfig, paymentsConfigSchema } from '../../services/payments/src/config';
 import { loadPolicyConfig, policyConfigSchema } from '../../services/policy/src/config';
 import { loadWebhooksConfig, webhooksConfigSchema } from '../../services/webhooks/src/config';
 
@@ -146,7 +147,65 @@ const determinations: DeployedService = {
   shutdownSeconds: (config) => Math.ceil(Number(config.POLICY_TIMEOUT_MS) / 1000) + 20,
 };
 
-export const SERVICES: readonly DeployedService[] = [gateway, webhooks, policy, determinations];
+/**
+ * Daraja calls one request can make, each bounded by MPESA_TIMEOUT_MS (the payments service's
+ * Daraja client): the OAuth token, the push or STK query, and after an Invalid Access Token
+ * answer a fresh token and the request again.
+ */
+const DARAJA_CALLS_PER_REQUEST = 4;
+
+const payments: DeployedService = {
+  name: 'payments',
+  schema: paymentsConfigSchema,
+  load: loadPaymentsConfig,
+  ports: {
+    http: { containerPort: 3000, env: 'PAYMENTS_PORT' },
+    callbacks: { containerPort: 3001, env: 'PAYMENTS_CALLBACK_PORT' },
+  },
+  // Daraja's callbacks reach the callback listener from the internet (through an Ingress to its
+  // own Service); the internal API stays internal (partners go through the gateway).
+  publicPorts: ['callbacks'],
+  secretEnv: ['MONGO_URL', 'REDIS_URL', 'INTERNAL_SIGNING_SECRET'],
+  // The M-Pesa credentials and the callback path token: no other service may see them.
+  ownSecrets: {
+    'payments-provider-credentials': [
+      'MPESA_CONSUMER_KEY',
+      'MPESA_CONSUMER_SECRET',
+      'MPESA_SHORTCODE',
+      'MPESA_PASSKEY',
+      'MPESA_B2C_SHORTCODE',
+      'MPESA_INITIATOR_NAME',
+      'MPESA_SECURITY_CREDENTIAL',
+      'PAYMENTS_CALLBACK_TOKEN',
+    ],
+  },
+  // Its third parties and its public callback URL differ per environment; both ports are set
+  // explicitly, to match the container ports.
+  nonSecretEnv: [
+    'NODE_ENV',
+    'LOG_LEVEL',
+    'PAYMENTS_PORT',
+    'PAYMENTS_CALLBACK_PORT',
+    'MONGO_DB',
+    'REDIS_PREFIX',
+    'POLICY_URL',
+    'PAYMENTS_CALLBACK_BASE_URL',
+    'MPESA_BASE_URL',
+    'RATE_SOURCE_URL',
+  ],
+  optionalEnv: [],
+  // Both listeners close once the requests in flight answered: an initiation waits at most
+  // POLICY_TIMEOUT_MS for the policy service, then DARAJA_CALLS_PER_REQUEST Daraja calls of
+  // MPESA_TIMEOUT_MS each (a callback's confirming STK query as long); the sweep's job in flight
+  // makes one STK query at a time. Then the same closing as the gateway (relay, producers,
+  // provider and rate clients, MongoDB).
+  shutdownSeconds: (config) =>
+    Math.ceil(
+      (Number(config.POLICY_TIMEOUT_MS) + DARAJA_CALLS_PER_REQUEST * Number(config.MPESA_TIMEOUT_MS)) / 1000,
+    ) + 20,
+};
+
+export const SERVICES: readonly DeployedService[] = [gateway, webhooks, policy, determinations, payments];
 
 export function service(name: string): DeployedService {
   const found = SERVICES.find((s) => s.name === name);
@@ -181,6 +240,9 @@ export function standInSecret(key: string): string {
   if (key === 'CHAIN_PRIVATE_KEY') return `0x${'5a'.repeat(32)}`;
   // PKCS#8 PEM of a fresh Ed25519 key, the shape the determinations service signs with.
   if (key === 'DETERMINATION_SIGNING_KEYS') return ed25519Pem();
+  // M-Pesa shortcodes are 5 to 7 digits (paybill, B2C).
+  if (key === 'MPESA_SHORTCODE') return '4123456';
+  if (key === 'MPESA_B2C_SHORTCODE') return '3123456';
   return `stand-in-${key.toLowerCase()}-0123456789`;
 }
 

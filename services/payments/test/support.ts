@@ -210,6 +210,11 @@ export async function startPaymentsPlatform(
   return platform;
 }
 
+/** A config as the environment that would produce it (to start the service as a process). */
+export function configEnv(config: PaymentsConfig): Record<string, string> {
+  return Object.fromEntries(Object.entries(config).map(([key, value]) => [key, String(value)]));
+}
+
 /** A Tier 2 organization with a PENDING crop policy; the premium is what it must pay. */
 export async function pendingTier2Policy(
   p: PaymentsPlatform,
