@@ -1,0 +1,287 @@
+/**
+ * Tier 2 premiums through the platform as `npm start` runs it (gateway, policy, payments as
+ * their own processes; the M-Pesa simulator in this process, over HTTP): N premium collections
+ * in parallel, each `POST /api/payments/initiate` → STK push → the simulator's callback → STK
+ * query → SUCCEEDED with the `policy-activations` job sent. Printed: initiations/s and their p99,
+ * the rate of confirmed premiums (first request to the last job sent), and beside them, in the
+ * same run, the bare rate of the same STK pushes sent straight to the simulator with the same
+ * client. Medians of ROUNDS rounds.
+ *
+ * Payouts (B2C) are not measured yet: the payout pipeline is not built (issue 11 continues).
+ *
+ *   npm run bench:payments                       # 3 rounds of 500, 20 in flight
+ *   BENCH_PREMIUMS=200 BENCH_ROUNDS=1 npm run bench:payments
+ */
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { startLocalChain } from '@parametric/chain';
+import { startLocalMongo } from '@parametric/embedded-mongo';
+import { freePort } from '@parametric/local-process';
+import { startLocalRedis } from '@parametric/local-redis';
+import mongoose from 'mongoose';
+import { startMpesaSimulator } from 'mpesa-simulator';
+import { startRateSimulator } from 'rate-simulator';
+import { createDaraja } from '../services/payments/src/provider';
+import { median, startProcess, stopProcesses } from './support/run';
+
+const PREMIUMS = Number(process.env.BENCH_PREMIUMS ?? 500);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const IN_FLIGHT = Number(process.env.BENCH_CONCURRENCY ?? 20);
+const DAY = 86_400_000;
+const MPESA = {
+  consumerKey: 'bench-consumer-key',
+  consumerSecret: 'bench-consumer-secret-0123456789',
+  shortcode: '174379',
+  passkey: 'bench-passkey-0123456789abcdef',
+  b2cShortcode: '600000',
+};
+
+async function json<T = unknown>(url: string, init: RequestInit & { body?: string } = {}): Promise<T> {
+  const res = await fetch(url, {
+    ...init,
+    headers: { 'content-type': 'application/json', ...(init.headers ?? {}) },
+  });
+  const body = (await res.json()) as { data: T };
+  if (!res.ok)
+    throw new Error(`${init.method ?? 'GET'} ${url}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+  return body.data;
+}
+
+function p99(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] as number;
+}
+
+/** Runs `task(i)` for i in 0..n-1, `inFlight` at a time; each task's duration in ms. */
+async function pool(n: number, inFlight: number, task: (i: number) => Promise<void>): Promise<number[]> {
+  const durations: number[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < n) {
+        const i = next++;
+        const started = performance.now();
+        await task(i);
+        durations.push(performance.now() - started);
+      }
+    }),
+  );
+  return durations;
+}
+
+async function main(): Promise<void> {
+  const [mongo, redis, chain] = await Promise.all([startLocalMongo(), startLocalRedis(), startLocalChain()]);
+  const simulator = await startMpesaSimulator({ ...MPESA, callbackDelayMs: 50 });
+  const rates = await startRateSimulator();
+  const children: ChildProcess[] = [];
+  const policyDb = mongoose.createConnection(mongo.url, { dbName: 'policy' });
+  const paymentsDb = mongoose.createConnection(mongo.url, { dbName: 'payments' });
+  try {
+    const [gatewayPort, opsPort, policyPort, paymentsPort, callbackPort] = await Promise.all(
+      Array.from({ length: 5 }, () => freePort()),
+    );
+    const opsToken = randomBytes(24).toString('hex');
+    const shared = {
+      ...process.env,
+      LOG_LEVEL: 'warn',
+      MONGO_URL: mongo.url,
+      REDIS_URL: redis.url,
+      INTERNAL_SIGNING_SECRET: randomBytes(24).toString('hex'),
+    };
+    children.push(
+      startProcess('services/policy/src/main.ts', {
+        ...shared,
+        POLICY_HOST: '127.0.0.1',
+        POLICY_PORT: String(policyPort),
+        CHAIN_RPC_URL: chain.rpcUrl,
+        CHAIN_REGISTRY_ADDRESS: chain.registryAddress,
+        CHAIN_PRIVATE_KEY: chain.ownerPrivateKey,
+      }),
+      startProcess('services/payments/src/main.ts', {
+        ...shared,
+        PAYMENTS_HOST: '127.0.0.1',
+        PAYMENTS_PORT: String(paymentsPort),
+        PAYMENTS_CALLBACK_HOST: '127.0.0.1',
+        PAYMENTS_CALLBACK_PORT: String(callbackPort),
+        PAYMENTS_CALLBACK_BASE_URL: `http://127.0.0.1:${callbackPort}`,
+        PAYMENTS_CALLBACK_TOKEN: randomBytes(16).toString('hex'),
+        POLICY_URL: `http://127.0.0.1:${policyPort}`,
+        MPESA_BASE_URL: simulator.url,
+        MPESA_CONSUMER_KEY: MPESA.consumerKey,
+        MPESA_CONSUMER_SECRET: MPESA.consumerSecret,
+        MPESA_SHORTCODE: MPESA.shortcode,
+        MPESA_PASSKEY: MPESA.passkey,
+        MPESA_B2C_SHORTCODE: MPESA.b2cShortcode,
+        MPESA_INITIATOR_NAME: 'bench',
+        MPESA_SECURITY_CREDENTIAL: 'bench-security-credential',
+        RATE_SOURCE_URL: rates.url,
+      }),
+      startProcess('services/gateway/src/main.ts', {
+        ...shared,
+        GATEWAY_PORT: String(gatewayPort),
+        OPS_PORT: String(opsPort),
+        OPS_TOKEN: opsToken,
+        API_KEY_PEPPER: randomBytes(24).toString('hex'),
+        POLICY_URL: `http://127.0.0.1:${policyPort}`,
+        PAYMENTS_URL: `http://127.0.0.1:${paymentsPort}`,
+        RATE_LIMIT_POINTS: '1000000000',
+        PAYMENTS_INITIATE_LIMIT_POINTS: '1000000000',
+      }),
+    );
+    for (let i = 0; i < 600; i++) {
+      const ready = await Promise.all(
+        [gatewayPort, policyPort, paymentsPort].map((port) =>
+          fetch(`http://127.0.0.1:${port}/readyz`)
+            .then((r) => r.ok)
+            .catch(() => false),
+        ),
+      );
+      if (ready.every(Boolean)) break;
+      if (i === 599) throw new Error('the platform did not become ready');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await Promise.all([policyDb.asPromise(), paymentsDb.asPromise()]);
+    const api = `http://127.0.0.1:${gatewayPort}/api`;
+    const ops = `http://127.0.0.1:${opsPort}/ops`;
+    const { organization } = await json<{ organization: { id: string; apiKey: string } }>(
+      `${api}/auth/register-organization`,
+      {
+        method: 'POST',
+        body: JSON.stringify({ name: 'Bench Tier 2', type: 'COOPERATIVE', countryCode: 'KE' }),
+      },
+    );
+    for (const [path, body] of [
+      ['kyb', { status: 'VERIFIED' }],
+      ['service-tier', { serviceTier: 'DETERMINATION_AND_SETTLEMENT' }],
+    ] as const) {
+      await json(`${ops}/organizations/${organization.id}/${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${opsToken}` },
+        body: JSON.stringify(body),
+      });
+    }
+    const key = { 'x-api-key': organization.apiKey };
+    const daraja = createDaraja({
+      baseUrl: simulator.url,
+      ...MPESA,
+      initiatorName: 'bench',
+      securityCredential: 'bench-security-credential',
+      timeoutMs: 10_000,
+      breakerResetMs: 30_000,
+    });
+
+    const initiateRates: number[] = [];
+    const initiateP99s: number[] = [];
+    const confirmedRates: number[] = [];
+    const bareRates: number[] = [];
+    const bareP99s: number[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      // PENDING Tier 2 policies written straight into the policy service's collection: the
+      // setup, not what is measured (bench:policy measures purchases).
+      const now = Date.now();
+      const policyIds = Array.from({ length: PREMIUMS }, () => randomUUID());
+      await policyDb.collection('policies').insertMany(
+        policyIds.map((id, i) => ({
+          _id: id,
+          organizationId: organization.id,
+          policyNumber: `KE-2026${String(round).padStart(2, '0')}-P${i.toString(36).toUpperCase().padStart(5, '0')}`,
+          farmerId: randomUUID(),
+          productType: 'CROP',
+          plotId: randomUUID(),
+          herdId: null,
+          season: null,
+          coverageType: 'DROUGHT',
+          durationDays: 180,
+          currency: 'KES',
+          exponent: 2,
+          sumInsuredMinor: 5_000_000n,
+          premiumMinor: 147_900n,
+          rateTableVersion: 'bench',
+          settlementMode: 'DETERMINATION_AND_SETTLEMENT',
+          status: 'PENDING',
+          premiumPaid: false,
+          damageAssessments: [],
+          payouts: [],
+          outbox: [],
+          outboxPending: false,
+          createdAt: new Date(now - DAY),
+          updatedAt: new Date(now - DAY),
+        })) as never[],
+      );
+
+      const started = performance.now();
+      const latencies = await pool(PREMIUMS, IN_FLIGHT, async (i) => {
+        await json(`${api}/payments/initiate`, {
+          method: 'POST',
+          headers: key,
+          body: JSON.stringify({ reference: policyIds[i], amount: 1479, phoneNumber: '+254711000001' }),
+        });
+      });
+      const initiateSeconds = (performance.now() - started) / 1000;
+      // Confirmed: SUCCEEDED, and its activation job has left the outbox.
+      for (let polls = 0; ; polls++) {
+        if (process.env.BENCH_DEBUG && polls % 40 === 0) {
+          const byStatus = await paymentsDb
+            .collection('payment_transactions')
+            .aggregate([
+              { $group: { _id: { status: '$status', pending: '$jobOutboxPending' }, n: { $sum: 1 } } },
+            ])
+            .toArray();
+          const outcomes = await paymentsDb
+            .collection('provider_callbacks')
+            .aggregate([{ $group: { _id: '$outcome', n: { $sum: 1 } } }])
+            .toArray();
+          console.log(JSON.stringify({ byStatus, outcomes }));
+        }
+        const done = await paymentsDb.collection('payment_transactions').countDocuments({
+          policyId: { $in: policyIds },
+          status: 'SUCCEEDED',
+          jobOutboxPending: false,
+        });
+        if (done === PREMIUMS) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const confirmedSeconds = (performance.now() - started) / 1000;
+
+      const bareStarted = performance.now();
+      const bare = await pool(PREMIUMS, IN_FLIGHT, async (i) => {
+        await daraja.stkPush({
+          amount: 1479,
+          phone: '+254711000090',
+          accountReference: `BARE${i}`,
+          description: 'Premium',
+          callbackUrl: 'http://127.0.0.1:9/none',
+        });
+      });
+      const bareSeconds = (performance.now() - bareStarted) / 1000;
+
+      initiateRates.push(PREMIUMS / initiateSeconds);
+      initiateP99s.push(p99(latencies));
+      confirmedRates.push(PREMIUMS / confirmedSeconds);
+      bareRates.push(PREMIUMS / bareSeconds);
+      bareP99s.push(p99(bare));
+      console.log(
+        `round ${round}: initiate ${(PREMIUMS / initiateSeconds).toFixed(0)}/s (p99 ${p99(latencies).toFixed(0)} ms), confirmed ${(PREMIUMS / confirmedSeconds).toFixed(0)}/s, bare STK push ${(PREMIUMS / bareSeconds).toFixed(0)}/s (p99 ${p99(bare).toFixed(0)} ms)`,
+      );
+    }
+    await daraja.close();
+    const initiate = median(initiateRates);
+    const bare = median(bareRates);
+    console.log(`
+Premiums: ${PREMIUMS} per round, ${IN_FLIGHT} in flight; medians of ${ROUNDS} round(s)
+  POST /api/payments/initiate (gateway → payments → STK push): ${initiate.toFixed(0)}/s, p99 ${median(initiateP99s).toFixed(0)} ms
+  confirmed (callback → STK query → SUCCEEDED → activation job sent): ${median(confirmedRates).toFixed(0)}/s
+  bare STK push to the simulator, same client:                 ${bare.toFixed(0)}/s, p99 ${median(bareP99s).toFixed(0)} ms
+  ratio initiate / bare:                                        ${((100 * initiate) / bare).toFixed(1)}%`);
+  } finally {
+    await Promise.all([policyDb.close(), paymentsDb.close()]).catch(() => undefined);
+    await stopProcesses(children);
+    await Promise.all([simulator.close(), rates.close()]);
+    await Promise.all([mongo.stop(), redis.stop(), chain.stop()]);
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
