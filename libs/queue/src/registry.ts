@@ -83,7 +83,7 @@ export const QUEUES = {
       kind: z.literal('PAYOUT'),
       policyId: uuid,
       organizationId: uuid,
-      /** The payout's id (summaries are keyed on `determinationId` for either kind). */
+      /** The determination the payout pays (the job id is keyed on the payout id: `policySummaryJobId({ kind, determinationId: payoutId, revision })`). */
       determinationId: uuid,
       payoutId: uuid,
       revision: z.number().int().min(1),

@@ -51,6 +51,8 @@ export const paymentsConfigSchema = z.object({
   PAYOUT_STATUS_POLL_MS: positiveInt(2_000),
   /** No Transaction Status answer this long after asking: ask again. */
   PAYOUT_STATUS_ANSWER_WAIT_SECONDS: positiveInt(120),
+  /** An accepted B2C with neither a Result nor a QueueTimeOut this long: ask Transaction Status. */
+  PAYOUT_RESULT_WAIT_SECONDS: positiveInt(900),
   OUTBOX_POLL_MS: positiveInt(1_000),
   /** Run the sweeps and queue workers in this process (an API-only replica sets false). */
   RUN_WORKERS: flag(true),

@@ -130,6 +130,7 @@ export async function startPayments(
     statusPollMs: config.PAYOUT_STATUS_POLL_MS,
     statusAnswerWaitMs: config.PAYOUT_STATUS_ANSWER_WAIT_SECONDS * 1000,
     transportRetryMs: 1_000,
+    resultWaitMs: config.PAYOUT_RESULT_WAIT_SECONDS * 1000,
   };
   const payoutStore = storeOf(data.payouts);
   const originate: OriginateDeps = {

@@ -169,6 +169,22 @@ describe('payouts (Tier 2, M-Pesa B2C)', () => {
       mobileMoneyRef: done.mobileMoneyRef,
     });
     expect(b2cRequests(p, stored._id)).toHaveLength(1);
+    // The policy read shows it (policy-summaries, newest revision).
+    await eventually(
+      async () => {
+        const policy = (await p.gateway.api('GET', `/policies/${policyId}`, { key: org.apiKey })).body.data;
+        expect(policy.payouts).toEqual([
+          expect.objectContaining({
+            payoutId: stored._id,
+            determinationId: job.determinationId,
+            status: 'COMPLETED',
+            amount: '5000.00',
+            mobileMoneyRef: done.mobileMoneyRef,
+          }),
+        ]);
+      },
+      { timeout: 20_000, message: 'the policy read to show the payout' },
+    );
     // A second job for the same determination makes no second payout.
     const again = await p.gateway.ops('POST', '/payouts', { body: job });
     expect(again.status).toBe(200);
@@ -252,6 +268,23 @@ describe('payouts (Tier 2, M-Pesa B2C)', () => {
     await p.receiver.waitFor((d) => d.event === 'payout.completed' && about(payout.payoutId)(d), 20_000);
     await p.payments.drainOutbox();
     expect(payoutEvents(p, payout.payoutId)).toHaveLength(1);
+  });
+
+  it('sends a throttled B2C (spike arrest) again later with the same id, and never fails the payout for it', async () => {
+    const policyId = await policyFor(p, org, '+254722000001');
+    p.simulator.failNext(1, { status: 500, errorCode: '500.003.02', errorMessage: 'Spike Arrest Violation' });
+    const reply = await p.gateway.ops('POST', '/payouts', { body: origination(org, policyId) });
+    expect(reply.status).toBe(201);
+    const payoutId = reply.body.data.payoutId as string;
+    const done = await settled(p, org, payoutId, 'COMPLETED');
+    expect(done.attempts).toBe(1);
+    const sent = b2cRequests(p, payoutId);
+    expect(
+      sent.map((r) => [r.status, (r.body as { OriginatorConversationID: string }).OriginatorConversationID]),
+    ).toEqual([
+      [500, payoutId],
+      [200, payoutId],
+    ]);
   });
 
   it('ignores forged and malformed callbacks (200, recorded, nothing changed)', async () => {

@@ -101,7 +101,7 @@ function summaryJob(p: PayoutDoc, now: Date): JobOutboxEntry {
       kind: 'PAYOUT',
       policyId: p.policyId,
       organizationId: p.organizationId,
-      determinationId: p._id,
+      determinationId: p.determinationId,
       payoutId: p._id,
       revision: p.revision,
       status: p.status,
@@ -315,6 +315,8 @@ export interface PayoutSettings {
   statusAnswerWaitMs: number;
   /** First delay after a throttled or unreachable Daraja; doubles, at most a minute. */
   transportRetryMs: number;
+  /** An accepted attempt with no Result nor QueueTimeOut this long: ask Transaction Status. */
+  resultWaitMs: number;
 }
 
 export interface AttemptDeps {
@@ -337,8 +339,22 @@ const DONE: AttemptStep = { kind: 'done' };
 export async function runPayoutAttempt(payoutId: string, deps: AttemptDeps): Promise<AttemptStep> {
   const { store, settings } = deps;
   let p = await store.load({ _id: payoutId });
-  if (!p || p.phase === 'DONE' || p.phase === 'AWAITING_RESULT') return DONE;
+  if (!p || p.phase === 'DONE') return DONE;
   const now = deps.now();
+  if (p.phase === 'AWAITING_RESULT') {
+    // Neither a Result nor a QueueTimeOut this long after acceptance: Transaction Status is
+    // asked; `Completed` completes the payout. Anything else leaves it PROCESSING for ops (an
+    // error log): a payment Daraja may still be processing is never sent a second time.
+    if (!p.acceptedAt) return DONE;
+    const due = p.acceptedAt.getTime() + settings.resultWaitMs;
+    if (now.getTime() < due) return { kind: 'delay', until: due };
+    deps.logger.error(
+      { payoutId: p._id, ocid: p.originatorConversationId },
+      'no B2C Result in time: asking Transaction Status; needs ops if it does not complete',
+    );
+    await askStatusWhileAwaiting(p, deps);
+    return awaitResult(deps);
+  }
   if (p.nextAttemptAt && p.nextAttemptAt.getTime() > now.getTime()) {
     return { kind: 'delay', until: p.nextAttemptAt.getTime() };
   }
@@ -436,39 +452,8 @@ async function sendB2c(p: PayoutDoc, deps: AttemptDeps): Promise<AttemptStep> {
       // Transaction Status in case the Result was lost (never send it again).
       deps.logger.warn({ payoutId: p._id, ocid }, 'B2C already accepted under this id: awaiting its outcome');
       await accepted(p, deps);
-      try {
-        const ack = await deps.provider.transactionStatus({
-          originatorConversationId: ocid,
-          resultUrl: settings.statusResultUrl,
-          queueTimeoutUrl: settings.statusTimeoutUrl,
-          remarks: 'Payout status after duplicate',
-        });
-        const now = deps.now();
-        await transition(
-          store,
-          { _id: p._id },
-          (q) =>
-            q.originatorConversationId === ocid && q.phase === 'AWAITING_RESULT'
-              ? {
-                  set: {
-                    statusQuery: {
-                      forOcid: ocid,
-                      queryOcid: ack.originatorConversationId,
-                      askedAt: now,
-                      answer: null,
-                    },
-                  },
-                }
-              : null,
-          now,
-        );
-      } catch (statusErr) {
-        deps.logger.warn(
-          { payoutId: p._id, err: (statusErr as Error).message },
-          'Transaction Status not sent',
-        );
-      }
-      return DONE;
+      await askStatusWhileAwaiting(p, deps);
+      return awaitResult(deps);
     }
     if (err instanceof DarajaError && err.kind === 'REJECTED') {
       // Daraja refused the request as made (our configuration, the number): sending it again won't help.
@@ -490,8 +475,48 @@ async function sendB2c(p: PayoutDoc, deps: AttemptDeps): Promise<AttemptStep> {
     return transportFailure(p, err, deps);
   }
   await accepted(p, deps);
-  return DONE;
+  return awaitResult(deps);
 }
+
+/** Asks Transaction Status about an accepted attempt whose Result is awaited (never sends it again). */
+async function askStatusWhileAwaiting(p: PayoutDoc, deps: AttemptDeps): Promise<void> {
+  const ocid = p.originatorConversationId as string;
+  try {
+    const ack = await deps.provider.transactionStatus({
+      originatorConversationId: ocid,
+      resultUrl: deps.settings.statusResultUrl,
+      queueTimeoutUrl: deps.settings.statusTimeoutUrl,
+      remarks: 'Payout status, Result awaited',
+    });
+    const now = deps.now();
+    await transition(
+      deps.store,
+      { _id: p._id },
+      (q) =>
+        q.originatorConversationId === ocid && q.phase === 'AWAITING_RESULT'
+          ? {
+              set: {
+                statusQuery: {
+                  forOcid: ocid,
+                  queryOcid: ack.originatorConversationId,
+                  askedAt: now,
+                  answer: null,
+                },
+              },
+            }
+          : null,
+      now,
+    );
+  } catch (err) {
+    deps.logger.warn({ payoutId: p._id, err: (err as Error).message }, 'Transaction Status not sent');
+  }
+}
+
+/** Looks again once the Result is overdue (it normally arrives long before). */
+const awaitResult = (deps: AttemptDeps): AttemptStep => ({
+  kind: 'delay',
+  until: deps.now().getTime() + deps.settings.resultWaitMs,
+});
 
 async function accepted(p: PayoutDoc, deps: AttemptDeps): Promise<void> {
   const ocid = p.originatorConversationId;
@@ -501,7 +526,7 @@ async function accepted(p: PayoutDoc, deps: AttemptDeps): Promise<void> {
     (q) =>
       q.originatorConversationId === ocid && q.phase === 'SENDING'
         ? {
-            set: { phase: 'AWAITING_RESULT', status: 'PROCESSING', sendFailures: 0 },
+            set: { phase: 'AWAITING_RESULT', status: 'PROCESSING', sendFailures: 0, acceptedAt: deps.now() },
             visible: q.status !== 'PROCESSING',
           }
         : null,

@@ -57,6 +57,8 @@ const payoutSchema = new Schema(
     /** Every OriginatorConversationID this payout has used (late Results of older attempts). */
     originatorConversationIds: { type: [String], default: [] },
     nextAttemptAt: { type: Date, default: null },
+    /** When Daraja accepted the current attempt (its Result is awaited from then). */
+    acceptedAt: { type: Date, default: null },
     /** Transport failures (throttled, unavailable) of the current step, for its backoff. */
     sendFailures: { type: Number, default: 0 },
     lastResultCode: { type: String, default: null },
