@@ -29,10 +29,19 @@ interface Owned extends SellableOrg {
   determinationId: string;
   paymentId: string;
   quoteId: string;
+  payoutId: string;
 }
 
 type Ids = Record<
-  'farmerId' | 'plotId' | 'herdId' | 'policyId' | 'deliveryId' | 'determinationId' | 'paymentId' | 'quoteId',
+  | 'farmerId'
+  | 'plotId'
+  | 'herdId'
+  | 'policyId'
+  | 'deliveryId'
+  | 'determinationId'
+  | 'paymentId'
+  | 'quoteId'
+  | 'payoutId',
   string
 >;
 
@@ -52,6 +61,8 @@ const PROBES: Record<string, Probe> = {
   retryWebhookDelivery: (ids) => ({ path: `/organizations/me/webhook/deliveries/${ids.deliveryId}/retry` }),
   getPayment: (ids) => ({ path: `/payments/${ids.paymentId}` }),
   getQuote: (ids) => ({ path: `/payments/quotes/${ids.quoteId}` }),
+  getPayout: (ids) => ({ path: `/payouts/${ids.payoutId}` }),
+  retryPayout: (ids) => ({ path: `/payouts/${ids.payoutId}/retry` }),
   getDetermination: (ids) => ({ path: `/determinations/${ids.determinationId}` }),
   getDeterminationEvidence: (ids) => ({ path: `/determinations/${ids.determinationId}/evidence` }),
   getSettlementReports: (ids) => ({ path: `/determinations/${ids.determinationId}/settlement-report` }),
@@ -123,6 +134,26 @@ async function own(): Promise<Owned> {
   const quote = (
     await api('POST', '/payments/quote', { amount: 1000, fromCurrency: 'KES', toCurrency: 'USDC' })
   ).body.data;
+  // A payout for the Tier 2 policy, originated as ops would (the farmer's number is paid).
+  const payout = await p.gateway.ops('POST', '/payouts', {
+    body: {
+      determinationId: randomUUID(),
+      policyId: tier2.id,
+      organizationId: org.id,
+      amountMinor: '500000',
+      currency: 'KES',
+      exponent: 2,
+    },
+  });
+  if (payout.status !== 201) throw new Error(`payout origination failed: ${JSON.stringify(payout.body)}`);
+  // Paid, and its payout.completed row written, before the probes compare the log.
+  await eventually(
+    async () => {
+      const log = (await api('GET', '/organizations/me/webhook/deliveries')).body.data;
+      expect(log.deliveries.map((d: { event: string }) => d.event)).toContain('payout.completed');
+    },
+    { timeout: 20_000 },
+  );
   return {
     ...org,
     herdId: herd.id,
@@ -131,6 +162,7 @@ async function own(): Promise<Owned> {
     determinationId: determination.determinationId,
     paymentId: payment.transactionId,
     quoteId: quote.quoteId,
+    payoutId: payout.body.data.payoutId,
   };
 }
 
@@ -171,6 +203,7 @@ it.each(Object.keys(PROBES))(
       determinationId: randomUUID(),
       paymentId: randomUUID(),
       quoteId: randomUUID(),
+      payoutId: randomUUID(),
     };
     const aPolicy = () => p.gateway.api('GET', `/policies/${a.policyId}`, { key: a.apiKey });
     const aDeliveries = () => p.gateway.api('GET', '/organizations/me/webhook/deliveries', { key: a.apiKey });

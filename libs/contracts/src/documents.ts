@@ -4,6 +4,7 @@ import { DETERMINATION_OPS_ROUTES, DETERMINATION_ROUTES } from './determinations
 import { webhookEvents } from './events';
 import { GATEWAY_ROUTES, META_ROUTES } from './gateway';
 import { GATEWAY_OPS_ROUTES, getOpsOpenApiDocument, POLICY_OPS_ROUTES } from './ops';
+import { PAYOUT_OPS_ROUTES, PAYOUT_ROUTES } from './payments/payouts';
 import { PREMIUM_ROUTES } from './payments/premiums';
 import { QUOTE_ROUTES } from './payments/quotes';
 import { bulkRow, FARMER_ROUTES } from './policy/farmers';
@@ -17,7 +18,7 @@ export type ServiceName = 'gateway' | 'policy' | 'payments' | 'determinations' |
 export const PARTNER_ROUTES: Readonly<Record<ServiceName, readonly RouteContract[]>> = {
   gateway: [...GATEWAY_ROUTES, ...META_ROUTES],
   policy: [...FARMER_ROUTES, ...POLICY_ROUTES],
-  payments: [...PREMIUM_ROUTES, ...QUOTE_ROUTES],
+  payments: [...PREMIUM_ROUTES, ...QUOTE_ROUTES, ...PAYOUT_ROUTES],
   determinations: DETERMINATION_ROUTES,
   webhooks: WEBHOOK_ROUTES,
 };
@@ -26,7 +27,7 @@ export const PARTNER_ROUTES: Readonly<Record<ServiceName, readonly RouteContract
 export const OPS_ROUTES: Readonly<Record<ServiceName, readonly RouteContract[]>> = {
   gateway: [...GATEWAY_OPS_ROUTES, getOpsOpenApiDocument],
   policy: POLICY_OPS_ROUTES,
-  payments: [],
+  payments: PAYOUT_OPS_ROUTES,
   determinations: DETERMINATION_OPS_ROUTES,
   webhooks: [],
 };

@@ -5,6 +5,7 @@ export * from './determinations/schemas';
 export { OPS_ROUTES, opsDocument, PARTNER_ROUTES, partnerDocument, type ServiceName } from './documents';
 export * from './gateway';
 export * from './ops';
+export * from './payments/payouts';
 export * from './payments/premiums';
 export * from './payments/quotes';
 export * from './policy/bounds';

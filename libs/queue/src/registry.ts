@@ -54,6 +54,12 @@ export const QUEUES = {
     exponent: z.number().int().min(0).max(18),
   }),
   /**
+   * One step of a Tier 2 payout by M-Pesa B2C (the payments service's own queue): the payout
+   * document holds the state; the job only says which payout to move on. Add with
+   * `jobId: payoutAttemptJobId(payoutId, n)` (or `payoutRetryJobId` for a partner's retry).
+   */
+  'payout-attempts': z.strictObject({ payoutId: uuid }),
+  /**
    * What the policy read shows of other services' records (spec 2.3 `damageAssessments`,
    * later `payouts`). Each summary carries a `revision`; the consumer keeps the highest, so
    * jobs may arrive late, twice or out of order.
@@ -77,7 +83,7 @@ export const QUEUES = {
       kind: z.literal('PAYOUT'),
       policyId: uuid,
       organizationId: uuid,
-      /** The payout's id (summaries are keyed on `determinationId` for either kind). */
+      /** The determination the payout pays (the job id is keyed on the payout id: `policySummaryJobId({ kind, determinationId: payoutId, revision })`). */
       determinationId: uuid,
       payoutId: uuid,
       revision: z.number().int().min(1),
@@ -124,6 +130,12 @@ export const determinationIngestJobId = (idempotencyKey: string) =>
 
 /** One payout per determination (ARCHITECTURE.md), whoever enqueues it and however often. */
 export const payoutOriginationJobId = (determinationId: string) => `payout-${determinationId}`;
+
+/** The job that makes attempt `n` of a payout (the Transaction Status check before it included). */
+export const payoutAttemptJobId = (payoutId: string, attempt: number) => `${payoutId}-attempt-${attempt}`;
+
+/** A partner's (or ops') retry of a FAILED payout: one job per revision of the payout. */
+export const payoutRetryJobId = (payoutId: string, revision: number) => `${payoutId}-retry-${revision}`;
 
 /** One job per summary revision: a relay that re-sends collapses into the first. */
 export const policySummaryJobId = (summary: { kind: string; determinationId: string; revision: number }) =>

@@ -22,6 +22,8 @@ export interface WorkerOptions {
   lockDurationMs?: number;
   /** Connection errors BullMQ reports; defaults to console.error. */
   onError?: (error: Error) => void;
+  /** BullMQ's rate limiter: at most `max` jobs started per `duration` ms, across every worker of the queue. */
+  limiter?: { max: number; duration: number };
 }
 
 export interface QueueWorker<N extends QueueName> {
@@ -64,6 +66,7 @@ export function createWorker<N extends QueueName>(
       connection: connection.client,
       prefix: options.prefix,
       concurrency: options.concurrency ?? 1,
+      ...(options.limiter ? { limiter: options.limiter } : {}),
       ...(options.lockDurationMs
         ? {
             lockDuration: options.lockDurationMs,

@@ -37,6 +37,22 @@ export const paymentsConfigSchema = z.object({
   /** A prompt with no callback this long after it was sent is resolved by STK query. */
   PAYMENTS_RECONCILE_AFTER_SECONDS: positiveInt(120),
   PAYMENTS_RECONCILE_SWEEP_SECONDS: positiveInt(60),
+  /** Payouts (docs/payments.md "Payouts"): B2C attempts per payout before it is FAILED. */
+  PAYOUT_MAX_ATTEMPTS: positiveInt(5),
+  /** Wait after attempt n before the next: this × 2^(n-1) seconds (fractions allowed, for tests). */
+  PAYOUT_RETRY_BASE_SECONDS: z.coerce
+    .number({ error: 'must be a number of seconds' })
+    .positive('must be positive')
+    .default(60),
+  /** B2C requests (and Transaction Status queries) started per second, across replicas. */
+  MPESA_B2C_MAX_PER_SECOND: positiveInt(20),
+  PAYOUT_CONCURRENCY: positiveInt(4),
+  /** How often an attempt waiting for a Transaction Status answer looks for it. */
+  PAYOUT_STATUS_POLL_MS: positiveInt(2_000),
+  /** No Transaction Status answer this long after asking: ask again. */
+  PAYOUT_STATUS_ANSWER_WAIT_SECONDS: positiveInt(120),
+  /** An accepted B2C with neither a Result nor a QueueTimeOut this long: ask Transaction Status. */
+  PAYOUT_RESULT_WAIT_SECONDS: positiveInt(900),
   OUTBOX_POLL_MS: positiveInt(1_000),
   /** Run the sweeps and queue workers in this process (an API-only replica sets false). */
   RUN_WORKERS: flag(true),

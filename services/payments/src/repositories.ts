@@ -1,6 +1,7 @@
 import { acrossOrganizations, scopedTo } from '@parametric/mongo';
 import type { Connection } from 'mongoose';
 import { callbackModel } from './callbacks/model';
+import { payoutModel } from './payouts/model';
 import { transactionModel } from './premiums/model';
 import { quotesOf } from './quotes/domain';
 import { quoteModel } from './quotes/model';
@@ -15,17 +16,21 @@ export function paymentRepositories(connection: Connection) {
     transactions: transactionModel(connection),
     callbacks: callbackModel(connection),
     quotes: quoteModel(connection),
+    payouts: payoutModel(connection),
   };
   return {
     init: () => Promise.all(Object.values(models).map((model) => model.init())),
     forOrganization: (organizationId: string) => ({
       organizationId,
       transactions: scopedTo(models.transactions, organizationId),
+      payouts: scopedTo(models.payouts, organizationId),
       ...quotesOf(models.quotes, organizationId),
     }),
     acrossOrganizations: () => ({
       transactions: acrossOrganizations(models.transactions),
       callbacks: acrossOrganizations(models.callbacks),
+      payouts: acrossOrganizations(models.payouts),
+      quotes: acrossOrganizations(models.quotes),
     }),
   };
 }

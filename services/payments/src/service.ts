@@ -1,4 +1,5 @@
-import { PARTNER_ROUTES } from '@parametric/contracts';
+import { OPS_ROUTES, PARTNER_ROUTES } from '@parametric/contracts';
+import { startOutboxRelay } from '@parametric/events';
 import {
   answerOptions,
   createApp,
@@ -8,16 +9,25 @@ import {
   mountRoutes,
   organizationOf,
   requireInternalContext,
+  requireOpsContext,
 } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import { connectMongo, pingMongo } from '@parametric/mongo';
-import { policyLookup } from '@parametric/policy-client';
-import { createProducer, type QueueWorker, startJobOutboxRelay } from '@parametric/queue';
+import { farmerLookup, policyLookup } from '@parametric/policy-client';
+import { createProducer, type QueueName, type QueueWorker, startJobOutboxRelay } from '@parametric/queue';
 import { type Express, Router } from 'express';
 import { callbackRoutes } from './callbacks/routes';
 import { type Clock, systemClock } from './clock';
 import type { PaymentsConfig } from './config';
 import type { PartnerContext } from './context';
+import { type OriginateDeps, type PayoutSettings, storeOf } from './payouts/domain';
+import {
+  type PayoutOpsContext,
+  type PayoutPartnerContext,
+  payoutOpsRoutes,
+  payoutRoutes,
+} from './payouts/routes';
+import { startAttemptWorker, startOriginationWorker } from './payouts/workers';
 import { premiumRoutes } from './premiums/routes';
 import { createDaraja, parseStkCallback } from './provider';
 import { rateSourceFrom } from './quotes/config';
@@ -65,8 +75,29 @@ export async function startPayments(
     intervalMs: config.OUTBOX_POLL_MS,
     logger,
   });
+  // Payouts: their events to the webhooks service, their attempts and summaries to their queues.
+  const events = createProducer('events', queueOptions);
+  const attempts = createProducer('payout-attempts', queueOptions);
+  const summaries = createProducer('policy-summaries', queueOptions);
+  const payoutEventRelay = startOutboxRelay({
+    model: data.payouts,
+    producer: events,
+    intervalMs: config.OUTBOX_POLL_MS,
+    logger,
+  });
+  const payoutJobRelay = startJobOutboxRelay({
+    model: data.payouts,
+    producers: { 'payout-attempts': attempts, 'policy-summaries': summaries },
+    intervalMs: config.OUTBOX_POLL_MS,
+    logger,
+  });
+  const onPayoutChanged = () => {
+    payoutEventRelay.kick();
+    payoutJobRelay.kick();
+  };
   // Whatever a previous run recorded but did not send goes out now.
   jobRelay.kick();
+  onPayoutChanged();
 
   const provider = createDaraja({
     baseUrl: config.MPESA_BASE_URL,
@@ -87,13 +118,56 @@ export async function startPayments(
     timeoutMs: config.POLICY_TIMEOUT_MS,
   });
   const rates = rateSourceFrom(config, clock);
-  const stkCallbackUrl = `${config.PAYMENTS_CALLBACK_BASE_URL}/mpesa/${config.PAYMENTS_CALLBACK_TOKEN}/stk`;
+  const callbackBase = `${config.PAYMENTS_CALLBACK_BASE_URL}/mpesa/${config.PAYMENTS_CALLBACK_TOKEN}`;
+  const stkCallbackUrl = `${callbackBase}/stk`;
+  const payoutSettings: PayoutSettings = {
+    resultUrl: `${callbackBase}/b2c/result`,
+    queueTimeoutUrl: `${callbackBase}/b2c/timeout`,
+    statusResultUrl: `${callbackBase}/status/result`,
+    statusTimeoutUrl: `${callbackBase}/status/timeout`,
+    retryBaseMs: Math.round(config.PAYOUT_RETRY_BASE_SECONDS * 1000),
+    maxAttempts: config.PAYOUT_MAX_ATTEMPTS,
+    statusPollMs: config.PAYOUT_STATUS_POLL_MS,
+    statusAnswerWaitMs: config.PAYOUT_STATUS_ANSWER_WAIT_SECONDS * 1000,
+    transportRetryMs: 1_000,
+    resultWaitMs: config.PAYOUT_RESULT_WAIT_SECONDS * 1000,
+  };
+  const payoutStore = storeOf(data.payouts);
+  const originate: OriginateDeps = {
+    payouts: data.payouts,
+    quotes: data.quotes,
+    findPolicy,
+    findFarmer: farmerLookup({
+      policyUrl: config.POLICY_URL,
+      signingSecret: config.INTERNAL_SIGNING_SECRET,
+      timeoutMs: config.POLICY_TIMEOUT_MS,
+    }),
+    rates,
+    quoteTtlSeconds: config.QUOTE_TTL_SECONDS,
+    maxAttempts: config.PAYOUT_MAX_ATTEMPTS,
+    now: clock,
+  };
   const confirm = { data, provider, confirmWithQuery: config.PAYMENTS_CONFIRM_WITH_QUERY };
 
-  const workers: QueueWorker<'payment-sweeps'>[] = [];
+  const workers: QueueWorker<QueueName>[] = [];
   if (config.RUN_WORKERS) {
+    const redis = { connection: config.REDIS_URL, prefix: config.REDIS_PREFIX, logger };
     workers.push(
-      await startPaymentSweeps({
+      startOriginationWorker({
+        ...redis,
+        deps: originate,
+        onOriginated: onPayoutChanged,
+      }) as unknown as QueueWorker<QueueName>,
+      startAttemptWorker({
+        ...redis,
+        deps: { store: payoutStore, provider, settings: payoutSettings, now: clock, logger },
+        concurrency: config.PAYOUT_CONCURRENCY,
+        maxPerSecond: config.MPESA_B2C_MAX_PER_SECOND,
+        onChanged: onPayoutChanged,
+      }) as unknown as QueueWorker<QueueName>,
+    );
+    workers.push(
+      (await startPaymentSweeps({
         confirm,
         reconcileAfterSeconds: config.PAYMENTS_RECONCILE_AFTER_SECONDS,
         sweeps,
@@ -103,7 +177,7 @@ export async function startPayments(
         logger,
         clock,
         onResolved: () => jobRelay.kick(),
-      }),
+      })) as unknown as QueueWorker<QueueName>,
     );
   }
 
@@ -126,6 +200,20 @@ export async function startPayments(
       rates,
       now: clock,
     })),
+    mountRoutes<PayoutPartnerContext>(Router(), payoutRoutes, (req) => ({
+      payouts: repositories.forOrganization(organizationOf(req)).payouts,
+      findPolicy,
+      maxAttempts: config.PAYOUT_MAX_ATTEMPTS,
+      now: clock,
+      onChanged: onPayoutChanged,
+    })),
+  );
+  const opsContext: PayoutOpsContext = { originate, onChanged: onPayoutChanged };
+  app.use(
+    '/ops',
+    requireOpsContext(config.INTERNAL_SIGNING_SECRET),
+    answerOptions(OPS_ROUTES.payments),
+    mountRoutes(Router(), payoutOpsRoutes, () => opsContext),
   );
   finishApp(app, logger);
 
@@ -140,6 +228,8 @@ export async function startPayments(
       now: clock,
       logger,
       onResolved: () => jobRelay.kick(),
+      payouts: { store: payoutStore, settings: payoutSettings },
+      onPayoutChanged,
     }),
   );
   finishApp(callbackApp, logger);
@@ -155,13 +245,21 @@ export async function startPayments(
     callbackUrl: callbackHttp.url,
     app,
     callbackApp,
-    drainOutbox: () => jobRelay.drain(),
+    drainOutbox: async () => {
+      await Promise.all([jobRelay.drain(), payoutEventRelay.drain(), payoutJobRelay.drain()]);
+    },
     stop: () => {
       stopped ??= (async () => {
         await Promise.all([http.close(), callbackHttp.close()]);
         await Promise.all(workers.map((w) => w.close()));
-        await jobRelay.stop();
-        await Promise.all([activations.close(), sweeps.close()]);
+        await Promise.all([jobRelay.stop(), payoutEventRelay.stop(), payoutJobRelay.stop()]);
+        await Promise.all([
+          activations.close(),
+          sweeps.close(),
+          events.close(),
+          attempts.close(),
+          summaries.close(),
+        ]);
         await Promise.all([provider.close(), rates.close()]);
         await connection.close();
       })();

@@ -28,6 +28,12 @@ export const MPESA = {
   b2cShortcode: '600980',
 } as const;
 
+export interface SimulatorOptions {
+  callbackDelayMs?: number;
+  /** The simulator's initiator, when it should refuse ours (ResultCode 2001). */
+  initiatorName?: string;
+}
+
 /** Payments config for a test: its own database, the simulator, a callback port chosen now. */
 export function paymentsTestConfig(overrides: Record<string, string>): PaymentsConfig {
   return paymentsConfigSchema.parse({
@@ -91,12 +97,16 @@ export interface PaymentsStack {
 export async function startPaymentsStack(
   ctx: { policyUrl: string; redisPrefix: string },
   overrides: Record<string, string> = {},
-  simulatorOptions: { callbackDelayMs?: number } = {},
+  simulatorOptions: SimulatorOptions = {},
 ): Promise<PaymentsStack> {
   const logger = createLogger({ name: 'payments-test', level: 'silent' });
   const simulator = await startMpesaSimulator({
     ...MPESA,
     callbackDelayMs: simulatorOptions.callbackDelayMs ?? 50,
+    // Another initiator than ours: every B2C and Transaction Status answers ResultCode 2001.
+    ...(simulatorOptions.initiatorName
+      ? { initiatorName: simulatorOptions.initiatorName, securityCredential: 'another-credential' }
+      : {}),
   });
   const rates = await startRateSimulator();
   const callbackPort = await freePort();
@@ -138,7 +148,7 @@ export async function startPaymentsStack(
  */
 export async function startPaymentsPlatform(
   overrides: Record<string, string> = {},
-  simulatorOptions: { callbackDelayMs?: number } = {},
+  simulatorOptions: SimulatorOptions = {},
 ): Promise<PaymentsPlatform> {
   const prefix = uniqueRedisPrefix('pay');
   const logger = (name: string) => createLogger({ name, level: 'silent' });

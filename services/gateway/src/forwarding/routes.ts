@@ -64,6 +64,7 @@ export const FORWARDED_OPS_ROUTES: ReadonlyArray<{ path: RegExp; service: Servic
   { path: /^\/organizations\/[^/]+\/(licences|capacity|underwriting)$/, service: 'policy' },
   { path: /^\/policies(\/|$)/, service: 'policy' },
   { path: /^\/determinations(\/|$)/, service: 'determinations' },
+  { path: /^\/payouts(\/|$)/, service: 'payments' },
 ];
 
 /** Forwards an ops request (the ops token already checked) with a signed ops context. */

@@ -6,7 +6,11 @@ import { type Connection, type InferSchemaType, type Model, Schema } from 'mongo
  */
 const callbackSchema = new Schema(
   {
-    kind: { type: String, required: true, enum: ['STK', 'B2C_RESULT', 'B2C_TIMEOUT', 'STATUS_RESULT'] },
+    kind: {
+      type: String,
+      required: true,
+      enum: ['STK', 'B2C_RESULT', 'B2C_TIMEOUT', 'STATUS_RESULT', 'STATUS_TIMEOUT'],
+    },
     receivedAt: { type: Date, required: true },
     body: { type: Schema.Types.Mixed, required: true },
     outcome: { type: String, required: true },

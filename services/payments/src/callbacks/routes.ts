@@ -2,7 +2,10 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Logger } from '@parametric/logger';
 import { type Request, type Response, Router } from 'express';
 import type { Clock } from '../clock';
+import type { CallbackOutcome, PayoutCallbackDeps } from '../payouts/domain';
+import { onB2cQueueTimeout, onB2cResult, onStatusResult } from '../payouts/domain';
 import { type ConfirmDeps, onStkCallback, type StkCallback } from '../premiums/confirmation';
+import { parseB2cQueueTimeout, parseB2cResult, parseTransactionStatusResult } from '../provider';
 import type { AllPayments } from '../repositories';
 
 export interface CallbackDeps {
@@ -14,7 +17,13 @@ export interface CallbackDeps {
   logger: Logger;
   /** After a callback resolved a transaction, so its jobs leave at once. */
   onResolved(): void;
+  /** Payouts' B2C and Transaction Status callbacks. */
+  payouts: Omit<PayoutCallbackDeps, 'now' | 'logger'>;
+  /** After a payout callback changed a payout, so its events and jobs leave at once. */
+  onPayoutChanged(): void;
 }
+
+type PayoutKind = 'B2C_RESULT' | 'B2C_TIMEOUT' | 'STATUS_RESULT' | 'STATUS_TIMEOUT';
 
 /** What Daraja expects back, whatever we made of the callback (it retries nothing useful). */
 const ACCEPTED = { ResultCode: 0, ResultDesc: 'Accepted' };
@@ -64,5 +73,60 @@ export function callbackRoutes(deps: CallbackDeps): Router {
     }
     res.json(ACCEPTED);
   });
+
+  // Payouts: one handler shape for the four B2C / Transaction Status callbacks.
+  const payoutCallback =
+    <T>(
+      kind: PayoutKind,
+      parse: (body: unknown) => T,
+      handle: (parsed: T, d: PayoutCallbackDeps) => Promise<CallbackOutcome>,
+    ) =>
+    async (req: Request, res: Response) => {
+      const receivedAt = deps.now();
+      const record = (outcome: string, transactionId: string | null = null) =>
+        deps.data.callbacks.create({ kind, receivedAt, body: req.body ?? null, outcome, transactionId });
+      if (!sameToken(String(req.params.token), deps.token)) {
+        req.log.warn({ kind }, 'payout callback with a wrong path token: ignored');
+        await record('REJECTED_TOKEN');
+        res.json(ACCEPTED);
+        return;
+      }
+      let parsed: T;
+      try {
+        parsed = parse(req.body);
+      } catch (err) {
+        req.log.warn({ kind, reason: (err as Error).message }, 'malformed payout callback: ignored');
+        await record('MALFORMED');
+        res.json(ACCEPTED);
+        return;
+      }
+      const { outcome, payoutId } = await handle(parsed, {
+        ...deps.payouts,
+        now: receivedAt,
+        logger: req.log,
+      });
+      await record(outcome, payoutId);
+      if (outcome === 'UNKNOWN_PAYOUT')
+        req.log.warn({ kind }, 'payout callback for no known payout: ignored');
+      deps.onPayoutChanged();
+      res.json(ACCEPTED);
+    };
+  router.post('/mpesa/:token/b2c/result', payoutCallback('B2C_RESULT', parseB2cResult, onB2cResult));
+  router.post(
+    '/mpesa/:token/b2c/timeout',
+    payoutCallback('B2C_TIMEOUT', parseB2cQueueTimeout, onB2cQueueTimeout),
+  );
+  router.post(
+    '/mpesa/:token/status/result',
+    payoutCallback('STATUS_RESULT', parseTransactionStatusResult, onStatusResult),
+  );
+  // A status query that timed out in Daraja's queue: no answer; the attempt asks again later.
+  router.post(
+    '/mpesa/:token/status/timeout',
+    payoutCallback('STATUS_TIMEOUT', parseB2cQueueTimeout, async (t, d) => {
+      const p = await d.store.load({ 'statusQuery.queryOcid': t.originatorConversationId });
+      return { outcome: 'STATUS_TIMED_OUT', payoutId: p?._id ?? null };
+    }),
+  );
   return router;
 }

@@ -194,7 +194,7 @@ export async function resolvePremium(
       .lean<TransactionDoc>();
   }
   const t = await data.transactions.findById(transactionId).lean<TransactionDoc>();
-  if (!t || t.status !== 'PENDING') return null;
+  if (t?.status !== 'PENDING') return null;
   const job = outboxJob(
     'policy-activations',
     { policyId: t.policyId, organizationId: t.organizationId, paymentId: t._id },
