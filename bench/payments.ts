@@ -7,10 +7,13 @@
  * same run, the bare rate of the same STK pushes sent straight to the simulator with the same
  * client. Medians of ROUNDS rounds.
  *
- * Payouts (B2C) are not measured yet: the payout pipeline is not built (issue 11 continues).
+ * Payouts: PAYOUTS `payout-originations` jobs at once (a drought day's burst) → each quoted,
+ * paid by B2C through the rate-limited attempt queue, its Result called back → COMPLETED. Printed:
+ * the observed payout rate against `MPESA_B2C_MAX_PER_SECOND` (the pace the queue must keep to
+ * stay under Daraja's spike arrest), and the p99 time from origination to COMPLETED.
  *
- *   npm run bench:payments                       # 3 rounds of 500, 20 in flight
- *   BENCH_PREMIUMS=200 BENCH_ROUNDS=1 npm run bench:payments
+ *   npm run bench:payments                       # 3 rounds of 500 premiums; 1,000 payouts at 20/s
+ *   BENCH_PREMIUMS=200 BENCH_ROUNDS=1 BENCH_PAYOUTS=200 npm run bench:payments
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -18,6 +21,7 @@ import { startLocalChain } from '@parametric/chain';
 import { startLocalMongo } from '@parametric/embedded-mongo';
 import { freePort } from '@parametric/local-process';
 import { startLocalRedis } from '@parametric/local-redis';
+import { createProducer, payoutOriginationJobId } from '@parametric/queue';
 import mongoose from 'mongoose';
 import { startMpesaSimulator } from 'mpesa-simulator';
 import { startRateSimulator } from 'rate-simulator';
@@ -27,6 +31,8 @@ import { median, startProcess, stopProcesses } from './support/run';
 const PREMIUMS = Number(process.env.BENCH_PREMIUMS ?? 500);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const IN_FLIGHT = Number(process.env.BENCH_CONCURRENCY ?? 20);
+const PAYOUTS = Number(process.env.BENCH_PAYOUTS ?? 1_000);
+const B2C_PER_SECOND = Number(process.env.MPESA_B2C_MAX_PER_SECOND ?? 20);
 const DAY = 86_400_000;
 const MPESA = {
   consumerKey: 'bench-consumer-key',
@@ -115,6 +121,7 @@ async function main(): Promise<void> {
         MPESA_INITIATOR_NAME: 'bench',
         MPESA_SECURITY_CREDENTIAL: 'bench-security-credential',
         RATE_SOURCE_URL: rates.url,
+        MPESA_B2C_MAX_PER_SECOND: String(B2C_PER_SECOND),
       }),
       startProcess('services/gateway/src/main.ts', {
         ...shared,
@@ -265,6 +272,93 @@ async function main(): Promise<void> {
       );
     }
     await daraja.close();
+
+    // Payouts: a burst of originations for ACTIVE Tier 2 policies whose farmers the simulator pays.
+    const now = Date.now();
+    const farmers = Array.from({ length: PAYOUTS }, (_, i) => ({
+      _id: randomUUID(),
+      organizationId: organization.id,
+      firstName: 'Bench',
+      lastName: `Farmer ${i}`,
+      phoneNumber: `+2547${String(22_100_000 + i).padStart(8, '0')}`,
+      nationalId: `BENCH${String(i).padStart(6, '0')}`,
+      region: 'Nakuru',
+      location: null,
+      kycStatus: 'APPROVED',
+      createdAt: new Date(now - DAY),
+      updatedAt: new Date(now - DAY),
+    }));
+    await policyDb.collection('farmers').insertMany(farmers as never[]);
+    const paid = farmers.map((f, i) => ({
+      _id: randomUUID(),
+      organizationId: organization.id,
+      policyNumber: `KE-202699-Q${i.toString(36).toUpperCase().padStart(5, '0')}`,
+      farmerId: f._id,
+      productType: 'CROP',
+      plotId: randomUUID(),
+      herdId: null,
+      season: null,
+      coverageType: 'DROUGHT',
+      durationDays: 180,
+      currency: 'KES',
+      exponent: 2,
+      sumInsuredMinor: 5_000_000n,
+      premiumMinor: 147_900n,
+      rateTableVersion: 'bench',
+      settlementMode: 'DETERMINATION_AND_SETTLEMENT',
+      status: 'ACTIVE',
+      premiumPaid: true,
+      coverStartsAt: new Date(now - 10 * DAY),
+      coverEndsAt: new Date(now + 170 * DAY),
+      damageAssessments: [],
+      payouts: [],
+      outbox: [],
+      outboxPending: false,
+      createdAt: new Date(now - 11 * DAY),
+      updatedAt: new Date(now - 10 * DAY),
+    }));
+    await policyDb.collection('policies').insertMany(paid as never[]);
+    const originations = createProducer('payout-originations', { connection: redis.url, prefix: 'platform' });
+    const payoutsStarted = performance.now();
+    const determinationIds = paid.map(() => randomUUID());
+    await Promise.all(
+      paid.map((policy, i) =>
+        originations.add(
+          {
+            determinationId: determinationIds[i] as string,
+            policyId: policy._id,
+            organizationId: organization.id,
+            amountMinor: '1250000',
+            currency: 'KES',
+            exponent: 2,
+          },
+          { jobId: payoutOriginationJobId(determinationIds[i] as string) },
+        ),
+      ),
+    );
+    await originations.close();
+    for (;;) {
+      const done = await paymentsDb
+        .collection('payouts')
+        .countDocuments({
+          determinationId: { $in: determinationIds },
+          status: { $in: ['COMPLETED', 'FAILED'] },
+        });
+      if (done === PAYOUTS) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const payoutSeconds = (performance.now() - payoutsStarted) / 1000;
+    const settled = await paymentsDb
+      .collection('payouts')
+      .find({ determinationId: { $in: determinationIds } })
+      .project({ status: 1, createdAt: 1, updatedAt: 1 })
+      .toArray();
+    const completed = settled.filter((x) => x.status === 'COMPLETED').length;
+    const toCompleted = settled.map(
+      (x) => (x.updatedAt as Date).getTime() - payoutsStarted - performance.timeOrigin,
+    );
+    const b2c = simulator.requests().filter((r) => r.path === '/mpesa/b2c/v3/paymentrequest').length;
+
     const initiate = median(initiateRates);
     const bare = median(bareRates);
     console.log(`
@@ -272,7 +366,12 @@ Premiums: ${PREMIUMS} per round, ${IN_FLIGHT} in flight; medians of ${ROUNDS} ro
   POST /api/payments/initiate (gateway → payments → STK push): ${initiate.toFixed(0)}/s, p99 ${median(initiateP99s).toFixed(0)} ms
   confirmed (callback → STK query → SUCCEEDED → activation job sent): ${median(confirmedRates).toFixed(0)}/s
   bare STK push to the simulator, same client:                 ${bare.toFixed(0)}/s, p99 ${median(bareP99s).toFixed(0)} ms
-  ratio initiate / bare:                                        ${((100 * initiate) / bare).toFixed(1)}%`);
+  ratio initiate / bare:                                        ${((100 * initiate) / bare).toFixed(1)}%
+
+Payouts: ${PAYOUTS} originations at once, MPESA_B2C_MAX_PER_SECOND=${B2C_PER_SECOND}
+  completed: ${completed}/${PAYOUTS} (B2C requests the simulator received: ${b2c})
+  observed pace: ${(PAYOUTS / payoutSeconds).toFixed(1)} payouts/s over ${payoutSeconds.toFixed(1)} s (limit ${B2C_PER_SECOND}/s)
+  origination to COMPLETED, p99: ${(p99(toCompleted) / 1000).toFixed(1)} s`);
   } finally {
     await Promise.all([policyDb.close(), paymentsDb.close()]).catch(() => undefined);
     await stopProcesses(children);

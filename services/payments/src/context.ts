@@ -12,5 +12,7 @@ export interface PartnerContext {
   provider: PremiumProvider;
   /** Where Daraja posts the STK result (the callback listener, token in the path). */
   stkCallbackUrl: string;
+  /** Takes up callbacks that arrived before the prompt's id was stored. */
+  afterPrompt(checkoutRequestId: string): Promise<void>;
   now: Clock;
 }

@@ -28,6 +28,7 @@ import {
   payoutRoutes,
 } from './payouts/routes';
 import { startAttemptWorker, startOriginationWorker } from './payouts/workers';
+import { matchEarlyCallbacks } from './premiums/confirmation';
 import { premiumRoutes } from './premiums/routes';
 import { createDaraja, parseStkCallback } from './provider';
 import { rateSourceFrom } from './quotes/config';
@@ -148,6 +149,14 @@ export async function startPayments(
     now: clock,
   };
   const confirm = { data, provider, confirmWithQuery: config.PAYMENTS_CONFIRM_WITH_QUERY };
+  const afterPrompt = async (checkoutRequestId: string) => {
+    const outcomes = await matchEarlyCallbacks(checkoutRequestId, {
+      ...confirm,
+      parseStk: parseStkCallback,
+      now: clock(),
+    });
+    if (outcomes.some((o) => o === 'SUCCEEDED' || o === 'FAILED')) jobRelay.kick();
+  };
 
   const workers: QueueWorker<QueueName>[] = [];
   if (config.RUN_WORKERS) {
@@ -193,6 +202,7 @@ export async function startPayments(
       findPolicy,
       provider,
       stkCallbackUrl,
+      afterPrompt,
       now: clock,
     })),
     mountRoutes<QuoteContext>(Router(), quoteRoutes({ ttlSeconds: config.QUOTE_TTL_SECONDS }), (req) => ({

@@ -15,11 +15,18 @@ const callbackSchema = new Schema(
     body: { type: Schema.Types.Mixed, required: true },
     outcome: { type: String, required: true },
     transactionId: { type: String, default: null },
+    /** STK callbacks: the provider's id of the prompt, to match one that came before our record of it. */
+    checkoutRequestId: { type: String, default: null },
   },
   { versionKey: false, minimize: false },
 );
 // Serves ops looking at what arrived for a transaction.
 callbackSchema.index({ transactionId: 1, receivedAt: -1 });
+// Serves matching a callback that arrived before the prompt's id was stored (`matchEarlyCallbacks`).
+callbackSchema.index(
+  { checkoutRequestId: 1 },
+  { partialFilterExpression: { outcome: 'UNKNOWN_CHECKOUT' }, name: 'early_stk_callbacks' },
+);
 
 export type CallbackDoc = InferSchemaType<typeof callbackSchema>;
 export type CallbackModel = Model<CallbackDoc>;

@@ -44,8 +44,19 @@ export function callbackRoutes(deps: CallbackDeps): Router {
   const router = Router();
   router.post('/mpesa/:token/stk', async (req: Request, res: Response) => {
     const receivedAt = deps.now();
-    const record = (outcome: string, transactionId: string | null = null) =>
-      deps.data.callbacks.create({ kind: 'STK', receivedAt, body: req.body ?? null, outcome, transactionId });
+    const record = (
+      outcome: string,
+      transactionId: string | null = null,
+      checkoutRequestId: string | null = null,
+    ) =>
+      deps.data.callbacks.create({
+        kind: 'STK',
+        receivedAt,
+        body: req.body ?? null,
+        outcome,
+        transactionId,
+        checkoutRequestId,
+      });
     if (!sameToken(String(req.params.token), deps.token)) {
       req.log.warn('STK callback with a wrong path token: ignored');
       await record('REJECTED_TOKEN');
@@ -66,7 +77,7 @@ export function callbackRoutes(deps: CallbackDeps): Router {
       data: deps.data,
       now: receivedAt,
     });
-    await record(outcome, transactionId);
+    await record(outcome, transactionId, cb.checkoutRequestId);
     if (outcome === 'SUCCEEDED' || outcome === 'FAILED') deps.onResolved();
     if (outcome === 'UNKNOWN_CHECKOUT' || outcome === 'AMOUNT_MISMATCH') {
       req.log.warn({ checkoutRequestId: cb.checkoutRequestId, outcome }, 'STK callback ignored');

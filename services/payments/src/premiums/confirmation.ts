@@ -149,3 +149,34 @@ export async function reconcilePremiums(
   }
   return { resolved, stillPending: stale.length - resolved };
 }
+
+/**
+ * A callback can overtake our own record of the prompt (the push answered, the callback came,
+ * and only then did we store the CheckoutRequestID): it was kept as UNKNOWN_CHECKOUT. Once the id
+ * is stored, such callbacks are taken up as if they had just arrived; each is claimed first, so
+ * two takers cannot both act on it. The reconciliation sweep would find the payment anyway, later.
+ */
+export async function matchEarlyCallbacks(
+  checkoutRequestId: string,
+  deps: ConfirmDeps & {
+    data: Pick<AllPayments, 'transactions' | 'callbacks'>;
+    parseStk(body: unknown): StkCallback;
+  },
+): Promise<CallbackOutcome[]> {
+  const early = await deps.data.callbacks
+    .find({ kind: 'STK', checkoutRequestId, outcome: 'UNKNOWN_CHECKOUT' })
+    .sort({ receivedAt: 1 })
+    .lean();
+  const outcomes: CallbackOutcome[] = [];
+  for (const callback of early) {
+    const claimed = await deps.data.callbacks.updateOne(
+      { _id: callback._id, outcome: 'UNKNOWN_CHECKOUT' },
+      { $set: { outcome: 'MATCHED_LATE' } },
+    );
+    if (claimed.modifiedCount !== 1) continue;
+    const { outcome, transactionId } = await onStkCallback(deps.parseStk(callback.body), deps);
+    await deps.data.callbacks.updateOne({ _id: callback._id }, { $set: { outcome, transactionId } });
+    outcomes.push(outcome);
+  }
+  return outcomes;
+}

@@ -12,6 +12,7 @@ export const premiumRoutes: Binding<PartnerContext>[] = [
       callbackUrl: ctx.stkCallbackUrl,
       now: ctx.now(),
     });
+    if (isNew && transaction.checkoutRequestId) await ctx.afterPrompt(transaction.checkoutRequestId);
     return isNew ? created(initiationView(transaction)) : ok(initiationView(transaction));
   }),
   implement(getPayment, async ({ params }, { tenant }) => ok(await readPayment(tenant, params.id))),
