@@ -338,3 +338,74 @@ describe('POST /payments/quote through the gateway', () => {
     expect(read.body.data).toEqual(reply.body.data);
   });
 });
+
+describe('markets', () => {
+  it('refuses a Ghana policy with 400: mobile-money collection is not available there yet', async () => {
+    const org = await p.gateway.register({ countryCode: 'GH' });
+    const ops = async (path: string, body: unknown) => {
+      const reply = await p.gateway.ops('POST', path, { body });
+      if (reply.status >= 300) throw new Error(`${path}: ${JSON.stringify(reply.body)}`);
+    };
+    await ops(`/organizations/${org.id}/kyb`, { status: 'VERIFIED' });
+    await ops(`/organizations/${org.id}/service-tier`, { serviceTier: 'DETERMINATION_AND_SETTLEMENT' });
+    await ops(`/organizations/${org.id}/licences`, {
+      market: 'GH',
+      licenceNumber: 'NIC-1',
+      expiresAt: '2099-01-01T00:00:00Z',
+    });
+    await ops(`/organizations/${org.id}/capacity`, {
+      amount: 1_000_000,
+      currency: 'GHS',
+      solvencyAttestedUntil: '2099-01-01T00:00:00Z',
+    });
+    const farmer = (
+      await p.gateway.api('POST', '/farmers', {
+        key: org.apiKey,
+        body: {
+          firstName: 'Kofi',
+          lastName: 'Mensah',
+          phoneNumber: '+233241234567',
+          nationalId: 'GHA-1',
+          region: 'Ashanti',
+        },
+      })
+    ).body.data;
+    await ops(`/farmers/${farmer.id}/kyc`, { status: 'APPROVED' });
+    const plot = (
+      await p.gateway.api('POST', '/plots', {
+        key: org.apiKey,
+        body: {
+          farmerId: farmer.id,
+          name: 'Cocoa',
+          latitude: 6.7,
+          longitude: -1.6,
+          areaHectares: 2,
+          cropType: 'COCOA',
+        },
+      })
+    ).body.data;
+    const bought = await p.gateway.api('POST', '/policies/purchase', {
+      key: org.apiKey,
+      body: {
+        farmerId: farmer.id,
+        productType: 'CROP',
+        plotId: plot.id,
+        sumInsured: 5_000,
+        coverageType: 'DROUGHT',
+        durationDays: 90,
+      },
+    });
+    expect(bought.status).toBe(201);
+    const policy = bought.body.data.policy;
+    const before = stkPushes().length;
+    const reply = await initiate(org.apiKey, {
+      reference: policy.id,
+      amount: policy.premium,
+      phoneNumber: '+254711000001',
+    });
+    expect(reply.status).toBe(400);
+    expect(reply.body.error.message).toMatch(/not available in market GH/);
+    expect(await transactionsOf(policy.id)).toBe(0);
+    expect(stkPushes().length).toBe(before);
+  });
+});
