@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import CircuitBreaker from 'opossum';
 import { z } from 'zod';
 import { DarajaError, errorFromAnswer, INVALID_TOKEN } from './errors';
@@ -152,6 +153,8 @@ export function createDaraja(config: DarajaConfig, deps: { now?: () => Date } = 
   const basic = `Basic ${Buffer.from(`${config.consumerKey}:${config.consumerSecret}`, 'utf8').toString('base64')}`;
 
   const closing = new AbortController();
+  // Every request in flight listens on it (and stops listening when done): many at once is normal.
+  setMaxListeners(0, closing.signal);
   const inFlight = new Set<Promise<unknown>>();
 
   /** One HTTP exchange with a deadline; non-2xx answers become DarajaErrors. */
