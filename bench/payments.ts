@@ -338,12 +338,10 @@ async function main(): Promise<void> {
     );
     await originations.close();
     for (;;) {
-      const done = await paymentsDb
-        .collection('payouts')
-        .countDocuments({
-          determinationId: { $in: determinationIds },
-          status: { $in: ['COMPLETED', 'FAILED'] },
-        });
+      const done = await paymentsDb.collection('payouts').countDocuments({
+        determinationId: { $in: determinationIds },
+        status: { $in: ['COMPLETED', 'FAILED'] },
+      });
       if (done === PAYOUTS) break;
       await new Promise((r) => setTimeout(r, 200));
     }
