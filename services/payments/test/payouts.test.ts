@@ -21,6 +21,7 @@ interface Payout {
   mobileMoneyRef: string | null;
   reason: string | null;
   amountKES: string;
+  owedKES: string;
   amountUSDC: string;
   quoteId: string;
 }
@@ -136,7 +137,8 @@ describe('payouts (Tier 2, M-Pesa B2C)', () => {
 
   it('pays the farmer from a payout-originations job: COMPLETED with the receipt, one payout.completed', async () => {
     const policyId = await policyFor(p, org, '+254722000001');
-    const job = origination(org, policyId);
+    // 5,000.40 KES owed: M-Pesa pays whole shillings, so 5,000 are paid and the owed figure is shown.
+    const job = origination(org, policyId, '500040');
     await originations.add(job, { jobId: `payout-${job.determinationId}` });
     const stored = await eventually(
       async () => {
@@ -149,6 +151,7 @@ describe('payouts (Tier 2, M-Pesa B2C)', () => {
     const done = await settled(p, org, stored._id, 'COMPLETED');
     expect(done).toMatchObject({
       amountKES: '5000.00',
+      owedKES: '5000.40',
       amountUSDC: expect.stringMatching(/^\d+\.\d{6}$/),
       mobileMoneyRef: expect.any(String),
       reason: null,

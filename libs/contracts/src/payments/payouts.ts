@@ -32,6 +32,10 @@ export const payoutSchema = z
     amountKES: decimal(2, '5000.00').meta({
       description: 'What the farmer is paid, in KES (whole shillings)',
     }),
+    owedKES: decimal(2, '5000.40').meta({
+      description:
+        'What the determination made owed, exactly; M-Pesa pays whole shillings, so `amountKES` is this without its cents',
+    }),
     currency: z.literal('KES'),
     amountUSDC: decimal(6, '38.624951').meta({
       description: 'The KES amount in USDC at the quote taken when the payout was originated',

@@ -691,6 +691,7 @@ export function payoutView(p: PayoutDoc) {
     determinationId: p.determinationId,
     status: p.status,
     amountKES: amountKes(p),
+    owedKES: formatMinor(BigInt(p.owedMinor), p.exponent),
     currency: 'KES' as const,
     amountUSDC: p.amountUSDC,
     quoteId: p.quoteId,
