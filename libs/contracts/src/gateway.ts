@@ -112,6 +112,7 @@ export const getOrganization = defineRoute({
   summary: 'Read the calling organization',
   tags: ['Organization'],
   auth: 'apiKey',
+  capability: 'organization:read',
   responses: { 200: { description: 'The organization (spec 2.2)', data: organizationSchema } },
   errors: [],
 });
@@ -125,6 +126,7 @@ export const updateSettings = defineRoute({
     'Only `brandColor` and `contactPhone` are writable; any other key is silently discarded (spec 4).',
   tags: ['Organization'],
   auth: 'apiKey',
+  capability: 'organization:write',
   body: settingsBody,
   responses: { 200: { description: 'The settings after the change', data: settingsSchema } },
   errors: [],
@@ -137,6 +139,7 @@ export const getApiKey = defineRoute({
   summary: 'Read the API key metadata (masked)',
   tags: ['API key'],
   auth: 'apiKey',
+  capability: 'api-key:manage',
   responses: { 200: { description: 'Masked key metadata (spec 2.10)', data: apiKeyMetadataSchema } },
   errors: [],
 });
@@ -150,6 +153,7 @@ export const rotateApiKey = defineRoute({
     'Returns a new key and secret once; the old key stops working immediately. Also re-enables a revoked key.',
   tags: ['API key'],
   auth: 'apiKey',
+  capability: 'api-key:manage',
   responses: { 200: { description: 'The new credentials, in plaintext, once', data: credentialsSchema } },
   errors: [],
 });
@@ -162,6 +166,7 @@ export const revokeApiKey = defineRoute({
   description: 'The key stops working at once; rotating (ops can rotate for you) issues a working one again.',
   tags: ['API key'],
   auth: 'apiKey',
+  capability: 'api-key:manage',
   responses: { 200: { description: 'Masked metadata with `active` false', data: apiKeyMetadataSchema } },
   errors: [],
 });

@@ -1,3 +1,4 @@
+export * from './capabilities';
 export * from './common';
 export * from './determinations/ingest';
 export * from './determinations/routes';

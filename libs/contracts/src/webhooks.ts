@@ -52,6 +52,7 @@ export const setWebhook = defineRoute({
     'The URL must be https and reach a public address. A signing secret is generated the first time a URL is set; changing the URL keeps it.',
   tags: ['Webhooks'],
   auth: 'apiKey',
+  capability: 'webhook:manage',
   body: webhookBody,
   responses: { 200: { description: 'The configuration, with the secret', data: webhookConfigSchema } },
   errors: [],
@@ -64,6 +65,7 @@ export const getWebhook = defineRoute({
   summary: 'Read the webhook configuration',
   tags: ['Webhooks'],
   auth: 'apiKey',
+  capability: 'webhook:manage',
   responses: { 200: { description: 'The configuration', data: webhookConfigSchema } },
   errors: [],
 });
@@ -76,6 +78,7 @@ export const rotateWebhookSecret = defineRoute({
   description: 'Returns the new secret once; deliveries signed with the old one stop verifying at once.',
   tags: ['Webhooks'],
   auth: 'apiKey',
+  capability: 'webhook:manage',
   responses: {
     200: { description: 'The new secret', data: z.object({ secret: z.string() }) },
   },
@@ -90,6 +93,7 @@ export const listDeliveries = defineRoute({
   description: `Newest first. \`limit\` above ${MAX_PAGE_LIMIT} is served as ${MAX_PAGE_LIMIT}. Unlike other lists, \`data\` is an object (spec 2.1).`,
   tags: ['Webhooks'],
   auth: 'apiKey',
+  capability: 'webhook:manage',
   query: deliveriesQuery,
   responses: {
     200: {
@@ -114,6 +118,7 @@ export const retryDelivery = defineRoute({
     'Starts a new cycle of attempts with the same `body.id`, to the current URL with the current secret. 400 when no webhook URL is configured.',
   tags: ['Webhooks'],
   auth: 'apiKey',
+  capability: 'webhook:manage',
   params: idParams,
   responses: { 200: { description: 'The row, PENDING again', data: deliverySchema } },
   errors: [],

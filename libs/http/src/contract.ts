@@ -43,6 +43,11 @@ export interface RouteContract {
   description?: string;
   tags: readonly string[];
   auth: Auth;
+  /**
+   * The capability (`resource:action`, libs/contracts/src/capabilities.ts) a caller's role must
+   * have: every partner route declares one; the document shows it as `x-capability`.
+   */
+  capability?: string;
   params?: z.ZodObject;
   query?: z.ZodObject;
   body?: z.ZodType;

@@ -108,10 +108,12 @@ function responsesOf(route: RouteContract): ZodOpenApiResponsesObject {
 }
 
 function operationOf(route: RouteContract): ZodOpenApiOperationObject {
+  const needs = route.capability ? `Needs capability \`${route.capability}\`.` : undefined;
   return {
     operationId: route.operationId,
     summary: route.summary,
-    description: route.description,
+    description: [route.description, needs].filter(Boolean).join('\n\n') || undefined,
+    ...(route.capability ? { 'x-capability': route.capability } : {}),
     tags: [...route.tags],
     security: SECURITY[route.auth],
     requestParams: {
