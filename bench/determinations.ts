@@ -28,7 +28,7 @@ import mongoose from 'mongoose';
 import { owedFigure } from '../services/determinations/src/determinations/amount';
 import { generateSigningKeyPem, loadSigningKeys } from '../services/determinations/src/signing/keys';
 import { signDetermination } from '../services/determinations/src/signing/sign';
-import { median, startProcess, stopProcesses } from './support/run';
+import { json, median, startProcess, stopProcesses, waitReady } from './support/run';
 
 const TOTAL = Number(process.env.BENCH_DETERMINATIONS ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -38,17 +38,6 @@ const BATCH = 1_000;
 const PARALLEL_BATCHES = 2;
 const SAMPLE = 100;
 const DAY = 86_400_000;
-
-async function json<T = unknown>(url: string, init: RequestInit & { body?: string } = {}): Promise<T> {
-  const res = await fetch(url, {
-    ...init,
-    headers: { 'content-type': 'application/json', ...(init.headers ?? {}) },
-  });
-  const body = (await res.json()) as { data: T };
-  if (!res.ok)
-    throw new Error(`${init.method ?? 'GET'} ${url}: ${res.status} ${JSON.stringify(body).slice(0, 500)}`);
-  return body.data;
-}
 
 interface Partner {
   id: string;
@@ -237,19 +226,7 @@ async function main(): Promise<void> {
         RATE_LIMIT_POINTS: '1000000000',
       }),
     );
-    const ports = [gatewayPort, policyPort, determinationsPort, webhooksPort];
-    for (let i = 0; i < 600; i++) {
-      const ready = await Promise.all(
-        ports.map((port) =>
-          fetch(`http://127.0.0.1:${port}/readyz`)
-            .then((r) => r.ok)
-            .catch(() => false),
-        ),
-      );
-      if (ready.every(Boolean)) break;
-      if (i === 599) throw new Error('the platform did not become ready');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitReady([gatewayPort, policyPort, determinationsPort, webhooksPort]);
     await policyDb.asPromise();
     const api = `http://127.0.0.1:${gatewayPort}/api`;
     const ops = `http://127.0.0.1:${opsPort}/ops`;

@@ -26,7 +26,7 @@ import mongoose from 'mongoose';
 import { startMpesaSimulator } from 'mpesa-simulator';
 import { startRateSimulator } from 'rate-simulator';
 import { createDaraja } from '../services/payments/src/provider';
-import { median, startProcess, stopProcesses } from './support/run';
+import { json, median, startProcess, stopProcesses, waitReady } from './support/run';
 
 const PREMIUMS = Number(process.env.BENCH_PREMIUMS ?? 500);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -41,17 +41,6 @@ const MPESA = {
   passkey: 'bench-passkey-0123456789abcdef',
   b2cShortcode: '600000',
 };
-
-async function json<T = unknown>(url: string, init: RequestInit & { body?: string } = {}): Promise<T> {
-  const res = await fetch(url, {
-    ...init,
-    headers: { 'content-type': 'application/json', ...(init.headers ?? {}) },
-  });
-  const body = (await res.json()) as { data: T };
-  if (!res.ok)
-    throw new Error(`${init.method ?? 'GET'} ${url}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
-  return body.data;
-}
 
 function p99(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -135,18 +124,7 @@ async function main(): Promise<void> {
         PAYMENTS_INITIATE_LIMIT_POINTS: '1000000000',
       }),
     );
-    for (let i = 0; i < 600; i++) {
-      const ready = await Promise.all(
-        [gatewayPort, policyPort, paymentsPort].map((port) =>
-          fetch(`http://127.0.0.1:${port}/readyz`)
-            .then((r) => r.ok)
-            .catch(() => false),
-        ),
-      );
-      if (ready.every(Boolean)) break;
-      if (i === 599) throw new Error('the platform did not become ready');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitReady([gatewayPort, policyPort, paymentsPort]);
     await Promise.all([policyDb.asPromise(), paymentsDb.asPromise()]);
     const api = `http://127.0.0.1:${gatewayPort}/api`;
     const ops = `http://127.0.0.1:${opsPort}/ops`;

@@ -15,21 +15,11 @@ import { startLocalMongo } from '@parametric/embedded-mongo';
 import { freePort } from '@parametric/local-process';
 import { startLocalRedis } from '@parametric/local-redis';
 import autocannon from 'autocannon';
-import { median, startProcess, stopProcesses } from './support/run';
+import { json, median, startProcess, stopProcesses, waitReady } from './support/run';
 
 const ROUNDS = 3;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
-
-async function json<T = unknown>(url: string, init: RequestInit & { body?: string } = {}): Promise<T> {
-  const res = await fetch(url, {
-    ...init,
-    headers: { 'content-type': 'application/json', ...(init.headers ?? {}) },
-  });
-  const body = (await res.json()) as { data: T };
-  if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${url}: ${res.status} ${JSON.stringify(body)}`);
-  return body.data;
-}
 
 async function main(): Promise<void> {
   const [mongo, redis, chain] = await Promise.all([startLocalMongo(), startLocalRedis(), startLocalChain()]);
@@ -65,17 +55,7 @@ async function main(): Promise<void> {
     );
     const api = `http://127.0.0.1:${gatewayPort}/api`;
     const ops = `http://127.0.0.1:${opsPort}/ops`;
-    for (let i = 0; i < 300; i++) {
-      const ready = await Promise.all(
-        [`http://127.0.0.1:${gatewayPort}/readyz`, `http://127.0.0.1:${policyPort}/readyz`].map((u) =>
-          fetch(u)
-            .then((r) => r.ok)
-            .catch(() => false),
-        ),
-      );
-      if (ready.every(Boolean)) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitReady([gatewayPort, policyPort]);
     const auth = { authorization: `Bearer ${opsToken}` };
     const { organization } = await json<{ organization: { id: string; apiKey: string } }>(
       `${api}/auth/register-organization`,

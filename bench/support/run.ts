@@ -28,3 +28,31 @@ export async function stopProcesses(children: ChildProcess[]): Promise<void> {
     await exited;
   }
 }
+
+/** A JSON request; the envelope's `data`, or an error naming the route and the answer. */
+export async function json<T = unknown>(url: string, init: RequestInit & { body?: string } = {}): Promise<T> {
+  const res = await fetch(url, {
+    ...init,
+    headers: { 'content-type': 'application/json', ...(init.headers ?? {}) },
+  });
+  const body = (await res.json()) as { data: T };
+  if (!res.ok)
+    throw new Error(`${init.method ?? 'GET'} ${url}: ${res.status} ${JSON.stringify(body).slice(0, 500)}`);
+  return body.data;
+}
+
+/** Waits until every local port answers `/readyz` (60 s at most). */
+export async function waitReady(ports: ReadonlyArray<number | undefined>): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    const ready = await Promise.all(
+      ports.map((port) =>
+        fetch(`http://127.0.0.1:${port}/readyz`)
+          .then((r) => r.ok)
+          .catch(() => false),
+      ),
+    );
+    if (ready.every(Boolean)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the platform did not become ready');
+}
