@@ -6,7 +6,13 @@ module.exports = {
       '@swc/jest',
       { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
     ],
+    // jose ships ES modules only; Node 20 jest cannot require them untransformed.
+    '/node_modules/jose/.+\\.js$': [
+      '@swc/jest',
+      { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } },
+    ],
   },
+  transformIgnorePatterns: ['/node_modules/(?!jose/)'],
   testMatch: [
     '<rootDir>/libs/**/*.test.ts',
     '<rootDir>/services/**/*.test.ts',

@@ -13,7 +13,7 @@ const capabilityOf = (operationId: string) => routes.find((r) => r.operationId =
 
 describe('capabilities (spec 5.5)', () => {
   it('has every keyed partner route declare one known capability, and every key-less one none', () => {
-    const keyed = routes.filter((r) => r.auth === 'apiKey');
+    const keyed = routes.filter((r) => r.auth === 'partner');
     expect(keyed.length).toBeGreaterThan(30);
     for (const route of keyed) {
       expect({

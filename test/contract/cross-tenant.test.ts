@@ -30,6 +30,7 @@ interface Owned extends SellableOrg {
   paymentId: string;
   quoteId: string;
   payoutId: string;
+  userId: string;
 }
 
 type Ids = Record<
@@ -41,7 +42,8 @@ type Ids = Record<
   | 'determinationId'
   | 'paymentId'
   | 'quoteId'
-  | 'payoutId',
+  | 'payoutId'
+  | 'userId',
   string
 >;
 
@@ -63,6 +65,10 @@ const PROBES: Record<string, Probe> = {
   getQuote: (ids) => ({ path: `/payments/quotes/${ids.quoteId}` }),
   getPayout: (ids) => ({ path: `/payouts/${ids.payoutId}` }),
   retryPayout: (ids) => ({ path: `/payouts/${ids.payoutId}/retry` }),
+  getUser: (ids) => ({ path: `/organizations/me/users/${ids.userId}` }),
+  updateUser: (ids) => ({ path: `/organizations/me/users/${ids.userId}`, body: { role: 'ORG_ADMIN' } }),
+  deactivateUser: (ids) => ({ path: `/organizations/me/users/${ids.userId}` }),
+  reissueInvitation: (ids) => ({ path: `/organizations/me/users/${ids.userId}/invitation` }),
   getDetermination: (ids) => ({ path: `/determinations/${ids.determinationId}` }),
   getDeterminationEvidence: (ids) => ({ path: `/determinations/${ids.determinationId}/evidence` }),
   getSettlementReports: (ids) => ({ path: `/determinations/${ids.determinationId}/settlement-report` }),
@@ -154,8 +160,17 @@ async function own(): Promise<Owned> {
     },
     { timeout: 20_000 },
   );
+  // A dashboard user, still invited (so a reissued invitation would change it).
+  const user = (
+    await api('POST', '/organizations/me/users', {
+      email: `viewer-${randomUUID()}@example.org`,
+      name: 'Probe Viewer',
+      role: 'ORG_VIEWER',
+    })
+  ).body.data.user;
   return {
     ...org,
+    userId: user.id,
     herdId: herd.id,
     policyId: policy.id,
     deliveryId: delivery.id,
@@ -204,15 +219,18 @@ it.each(Object.keys(PROBES))(
       paymentId: randomUUID(),
       quoteId: randomUUID(),
       payoutId: randomUUID(),
+      userId: randomUUID(),
     };
     const aPolicy = () => p.gateway.api('GET', `/policies/${a.policyId}`, { key: a.apiKey });
     const aDeliveries = () => p.gateway.api('GET', '/organizations/me/webhook/deliveries', { key: a.apiKey });
     const aReports = () =>
       p.gateway.api('GET', `/determinations/${a.determinationId}/settlement-report`, { key: a.apiKey });
-    const [before, deliveriesBefore, reportsBefore] = [
+    const aUser = () => p.gateway.api('GET', `/organizations/me/users/${a.userId}`, { key: a.apiKey });
+    const [before, deliveriesBefore, reportsBefore, userBefore] = [
       await aPolicy(),
       await aDeliveries(),
       await aReports(),
+      await aUser(),
     ];
     const call = (ids: Ids) => {
       const { path, body } = probe(ids, b);
@@ -226,6 +244,7 @@ it.each(Object.keys(PROBES))(
     expect((await aPolicy()).body).toEqual(before.body);
     expect((await aDeliveries()).body).toEqual(deliveriesBefore.body);
     expect((await aReports()).body).toEqual(reportsBefore.body);
+    expect((await aUser()).body).toEqual(userBefore.body);
     const plots = await p.gateway.api('GET', `/farmers/${a.farmerId}/plots`, { key: a.apiKey });
     const herds = await p.gateway.api('GET', `/farmers/${a.farmerId}/herds`, { key: a.apiKey });
     expect([plots.body.data.length, herds.body.data.length]).toEqual([1, 1]);

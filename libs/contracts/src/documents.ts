@@ -9,6 +9,7 @@ import { PREMIUM_ROUTES } from './payments/premiums';
 import { QUOTE_ROUTES } from './payments/quotes';
 import { bulkRow, FARMER_ROUTES } from './policy/farmers';
 import { POLICY_ROUTES } from './policy/policies';
+import { USER_ROUTES } from './users';
 import { WEBHOOK_ROUTES } from './webhooks';
 
 /** Which service serves a route; the gateway serves its own and forwards the rest. */
@@ -16,7 +17,7 @@ export type ServiceName = 'gateway' | 'policy' | 'payments' | 'determinations' |
 
 /** Every partner route, by the service that serves it. */
 export const PARTNER_ROUTES: Readonly<Record<ServiceName, readonly RouteContract[]>> = {
-  gateway: [...GATEWAY_ROUTES, ...META_ROUTES],
+  gateway: [...GATEWAY_ROUTES, ...USER_ROUTES, ...META_ROUTES],
   policy: [...FARMER_ROUTES, ...POLICY_ROUTES],
   payments: [...PREMIUM_ROUTES, ...QUOTE_ROUTES, ...PAYOUT_ROUTES],
   determinations: DETERMINATION_ROUTES,
@@ -36,7 +37,7 @@ const all = (routes: Readonly<Record<ServiceName, readonly RouteContract[]>>) =>
 
 const PARTNER_DESCRIPTION = `Parametric crop and livestock insurance for partner organizations: onboard farmers, register plots and herds, buy policies, activate them, and receive signed events.
 
-Every call carries \`x-api-key\` (except registration and these docs). Responses use the envelopes \`{ success: true, data }\`, \`{ success: true, data: [...], pagination }\` and \`{ success: false, error: { code, message, details? } }\`; branch on \`error.code\`. Limits: 100 requests per 60 s per key (headers \`X-RateLimit-*\` on every response). The partner's guide is docs/api.md in the platform repository.`;
+Every call carries \`x-api-key\` (except registration, the dashboard sign-in routes and these docs); the dashboard sends a user's bearer token instead. Responses use the envelopes \`{ success: true, data }\`, \`{ success: true, data: [...], pagination }\` and \`{ success: false, error: { code, message, details? } }\`; branch on \`error.code\`. Limits: 100 requests per 60 s per key (headers \`X-RateLimit-*\` on every response). The partner's guide is docs/api.md in the platform repository.`;
 
 let partner: ReturnType<typeof openApiDocument> | undefined;
 let ops: ReturnType<typeof openApiDocument> | undefined;
@@ -53,7 +54,15 @@ export function partnerDocument() {
         type: 'apiKey',
         in: 'header',
         name: 'x-api-key',
-        description: 'Your organization’s API key: server-side only; rotate on exposure.',
+        description:
+          'Your organization’s API key: server-side only; rotate on exposure. It acts as `ORG_ADMIN`.',
+      },
+      dashboardBearer: {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'JWT',
+        description:
+          'A dashboard user’s access token from `POST /auth/login` (15 minutes, `aud: "dashboard"`): for the dashboard only, never for server-to-server integrations. Acts with the user’s role. Never send it together with `x-api-key`.',
       },
       webhookSignature: {
         type: 'apiKey',

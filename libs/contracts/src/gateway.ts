@@ -2,6 +2,7 @@ import { defineRoute } from '@parametric/http';
 import { MARKETS } from '@parametric/money';
 import { z } from 'zod';
 import { phoneNumber, timestamp } from './common';
+import { email, newPassword, userSchema } from './users';
 
 /** The spec names COOPERATIVE; the rest is our decision (docs/decisions.md). */
 export const ORGANIZATION_TYPES = [
@@ -65,6 +66,16 @@ export const registrationBody = z
     countryCode: z.enum(MARKETS, { error: `must be one of the markets we serve: ${MARKETS.join(', ')}` }),
     contactEmail: z.email({ error: 'must be an email address' }).max(254).optional(),
     contactPhone: phoneNumber.optional(),
+    adminEmail: email
+      .optional()
+      .meta({ description: 'With `adminPassword`: also creates the first dashboard user, ORG_ADMIN' }),
+    adminPassword: newPassword.optional(),
+  })
+  .superRefine((body, ctx) => {
+    if ((body.adminEmail === undefined) !== (body.adminPassword === undefined)) {
+      const missing = body.adminEmail === undefined ? 'adminEmail' : 'adminPassword';
+      ctx.addIssue({ code: 'custom', path: [missing], message: 'adminEmail and adminPassword go together' });
+    }
   })
   .meta({
     id: 'RegistrationRequest',
@@ -92,17 +103,22 @@ export const registerOrganization = defineRoute({
   path: '/auth/register-organization',
   summary: 'Register an organization',
   description:
-    'Creates the organization and its first API key. The key (and secret) are shown in this response and at each rotation, never again.',
+    'Creates the organization and its first API key. The key (and secret) are shown in this response and at each rotation, never again. With `adminEmail` and `adminPassword` it also creates the first dashboard user (`ORG_ADMIN`, `ACTIVE`); an email already in use is `409 CONFLICT` and nothing is created.',
   tags: ['Organization'],
   auth: 'none',
   body: registrationBody,
   responses: {
     201: {
       description: 'The organization, with its API key and secret in plaintext (once)',
-      data: z.object({ organization: organizationSchema.extend(credentialsSchema.shape) }),
+      data: z.object({
+        organization: organizationSchema.extend(credentialsSchema.shape),
+        adminUser: userSchema
+          .optional()
+          .meta({ description: 'The first dashboard user (ACTIVE, ORG_ADMIN) when adminEmail was given' }),
+      }),
     },
   },
-  errors: ['RATE_LIMIT_EXCEEDED'],
+  errors: ['RATE_LIMIT_EXCEEDED', 'CONFLICT'],
 });
 
 export const getOrganization = defineRoute({
@@ -111,7 +127,7 @@ export const getOrganization = defineRoute({
   path: '/organizations/me',
   summary: 'Read the calling organization',
   tags: ['Organization'],
-  auth: 'apiKey',
+  auth: 'partner',
   capability: 'organization:read',
   responses: { 200: { description: 'The organization (spec 2.2)', data: organizationSchema } },
   errors: [],
@@ -125,7 +141,7 @@ export const updateSettings = defineRoute({
   description:
     'Only `brandColor` and `contactPhone` are writable; any other key is silently discarded (spec 4).',
   tags: ['Organization'],
-  auth: 'apiKey',
+  auth: 'partner',
   capability: 'organization:write',
   body: settingsBody,
   responses: { 200: { description: 'The settings after the change', data: settingsSchema } },
@@ -138,7 +154,7 @@ export const getApiKey = defineRoute({
   path: '/organizations/me/api-key',
   summary: 'Read the API key metadata (masked)',
   tags: ['API key'],
-  auth: 'apiKey',
+  auth: 'partner',
   capability: 'api-key:manage',
   responses: { 200: { description: 'Masked key metadata (spec 2.10)', data: apiKeyMetadataSchema } },
   errors: [],
@@ -152,7 +168,7 @@ export const rotateApiKey = defineRoute({
   description:
     'Returns a new key and secret once; the old key stops working immediately. Also re-enables a revoked key.',
   tags: ['API key'],
-  auth: 'apiKey',
+  auth: 'partner',
   capability: 'api-key:manage',
   responses: { 200: { description: 'The new credentials, in plaintext, once', data: credentialsSchema } },
   errors: [],
@@ -165,7 +181,7 @@ export const revokeApiKey = defineRoute({
   summary: 'Revoke the API key',
   description: 'The key stops working at once; rotating (ops can rotate for you) issues a working one again.',
   tags: ['API key'],
-  auth: 'apiKey',
+  auth: 'partner',
   capability: 'api-key:manage',
   responses: { 200: { description: 'Masked metadata with `active` false', data: apiKeyMetadataSchema } },
   errors: [],

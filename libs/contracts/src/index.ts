@@ -12,4 +12,5 @@ export * from './payments/quotes';
 export * from './policy/bounds';
 export * from './policy/farmers';
 export * from './policy/policies';
+export * from './users';
 export * from './webhooks';

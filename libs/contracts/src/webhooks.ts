@@ -51,7 +51,7 @@ export const setWebhook = defineRoute({
   description:
     'The URL must be https and reach a public address. A signing secret is generated the first time a URL is set; changing the URL keeps it.',
   tags: ['Webhooks'],
-  auth: 'apiKey',
+  auth: 'partner',
   capability: 'webhook:manage',
   body: webhookBody,
   responses: { 200: { description: 'The configuration, with the secret', data: webhookConfigSchema } },
@@ -64,7 +64,7 @@ export const getWebhook = defineRoute({
   path: '/organizations/me/webhook',
   summary: 'Read the webhook configuration',
   tags: ['Webhooks'],
-  auth: 'apiKey',
+  auth: 'partner',
   capability: 'webhook:manage',
   responses: { 200: { description: 'The configuration', data: webhookConfigSchema } },
   errors: [],
@@ -77,7 +77,7 @@ export const rotateWebhookSecret = defineRoute({
   summary: 'Rotate the signing secret',
   description: 'Returns the new secret once; deliveries signed with the old one stop verifying at once.',
   tags: ['Webhooks'],
-  auth: 'apiKey',
+  auth: 'partner',
   capability: 'webhook:manage',
   responses: {
     200: { description: 'The new secret', data: z.object({ secret: z.string() }) },
@@ -92,7 +92,7 @@ export const listDeliveries = defineRoute({
   summary: 'The delivery log',
   description: `Newest first. \`limit\` above ${MAX_PAGE_LIMIT} is served as ${MAX_PAGE_LIMIT}. Unlike other lists, \`data\` is an object (spec 2.1).`,
   tags: ['Webhooks'],
-  auth: 'apiKey',
+  auth: 'partner',
   capability: 'webhook:manage',
   query: deliveriesQuery,
   responses: {
@@ -117,7 +117,7 @@ export const retryDelivery = defineRoute({
   description:
     'Starts a new cycle of attempts with the same `body.id`, to the current URL with the current secret. 400 when no webhook URL is configured.',
   tags: ['Webhooks'],
-  auth: 'apiKey',
+  auth: 'partner',
   capability: 'webhook:manage',
   params: idParams,
   responses: { 200: { description: 'The row, PENDING again', data: deliverySchema } },

@@ -4,10 +4,10 @@ import type { ErrorCode } from './errors';
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 /**
- * Who may call a route: a partner with its `x-api-key` (forwarded to services with a signed
- * context), ops with the ops bearer token, or anyone.
+ * Who may call a route: a partner (its `x-api-key`, or a dashboard user's bearer token; both
+ * forwarded to services as a signed context), ops with the ops bearer token, or anyone.
  */
-export type Auth = 'apiKey' | 'opsBearer' | 'none';
+export type Auth = 'partner' | 'opsBearer' | 'none';
 
 /** `{ success: true, data }` with `data` of this schema. */
 export interface DataResponse {
@@ -81,7 +81,7 @@ export function errorCodesOf(contract: RouteContract): ErrorCode[] {
     codes.add('INVALID_INPUT');
   }
   if (contract.params) codes.add('NOT_FOUND');
-  if (contract.auth === 'apiKey') {
+  if (contract.auth === 'partner') {
     codes.add('UNAUTHORIZED');
     codes.add('FORBIDDEN');
     codes.add('RATE_LIMIT_EXCEEDED');

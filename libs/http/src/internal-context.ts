@@ -10,7 +10,13 @@ import { AppError } from './errors';
  */
 export const internalContextSchema = z.strictObject({
   organizationId: z.uuid(),
-  role: z.literal('ORG_ADMIN'),
+  /**
+   * The caller's role (libs/contracts ROLES): `ORG_ADMIN` for the API key, the user's current
+   * role for a dashboard token. The gateway has already checked the route's capability.
+   */
+  role: z.string().regex(/^ORG_[A-Z]+$/),
+  /** The dashboard user acting, for the audit trail; absent when the API key acts. */
+  userId: z.uuid().optional(),
   requestId: z.string().min(1).max(64),
   issuedAt: z.number().int(),
   /**

@@ -65,7 +65,8 @@ const RATE_LIMIT_HEADERS = z.object({
 });
 
 const SECURITY: Record<Auth, ZodOpenApiOperationObject['security']> = {
-  apiKey: [{ apiKey: [] }],
+  // Either one, never both (a request with both is 400).
+  partner: [{ apiKey: [] }, { dashboardBearer: [] }],
   opsBearer: [{ opsBearer: [] }],
   none: [],
 };
@@ -73,7 +74,7 @@ const SECURITY: Record<Auth, ZodOpenApiOperationObject['security']> = {
 type StatusKey = `${1 | 2 | 3 | 4 | 5}${string}`;
 
 function responsesOf(route: RouteContract): ZodOpenApiResponsesObject {
-  const headers = route.auth === 'apiKey' ? RATE_LIMIT_HEADERS : undefined;
+  const headers = route.auth === 'partner' ? RATE_LIMIT_HEADERS : undefined;
   const responses: ZodOpenApiResponsesObject = {};
   for (const [status, spec] of Object.entries(route.responses)) {
     if ('contentType' in spec) {

@@ -24,6 +24,8 @@ export function scopedTo<T extends { organizationId: string }>(model: Model<T>, 
     // async, so a refused update is a rejected promise like any other failed write.
     updateOne: async (filter: Scoped<T>, update: UpdateQuery<T>) =>
       model.updateOne(scope(filter), guard(update)),
+    updateMany: async (filter: Scoped<T>, update: UpdateQuery<T>) =>
+      model.updateMany(scope(filter), guard(update)),
     findOneAndUpdate: async (
       filter: Scoped<T>,
       update: UpdateQuery<T>,

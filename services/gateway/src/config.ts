@@ -1,4 +1,5 @@
 import { loadConfig, platformService, port, positiveInt, secret, serviceUrl } from '@parametric/config';
+import { type Ed25519KeyBundle, generateEd25519KeyPem, loadEd25519Keys } from '@parametric/ed25519-keys';
 import { z } from 'zod';
 
 export const gatewayConfigSchema = z.object({
@@ -23,10 +24,38 @@ export const gatewayConfigSchema = z.object({
   PAYMENTS_URL: serviceUrl(),
   DETERMINATIONS_URL: serviceUrl(),
   WEBHOOKS_URL: serviceUrl(),
+  /**
+   * Ed25519 keys for dashboard access tokens, PKCS#8 PEM blocks: the first signs, the rest
+   * (private or SPKI public) still verify, for rotation. Required in production, where every
+   * replica must share them; elsewhere a key is made at start and tokens end with the process.
+   */
+  DASHBOARD_TOKEN_KEYS: z.string().optional(),
+  /** The `iss` of dashboard access tokens (and the only one accepted). */
+  DASHBOARD_TOKEN_ISSUER: z.string().min(1).default('urn:parametric:gateway'),
+  ACCESS_TOKEN_TTL_SECONDS: positiveInt(900),
+  REFRESH_TOKEN_TTL_SECONDS: positiveInt(604_800),
+  INVITATION_TTL_SECONDS: positiveInt(259_200),
+  /** Failed sign-ins allowed per account, then per client address, in LOGIN_WINDOW_SECONDS. */
+  LOGIN_ACCOUNT_FAILURES: positiveInt(5),
+  LOGIN_IP_FAILURES: positiveInt(50),
+  LOGIN_WINDOW_SECONDS: positiveInt(900),
 });
 
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
 
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
-  return loadConfig(gatewayConfigSchema, env);
+  const config = loadConfig(gatewayConfigSchema, env);
+  // Parsed now, so a bad or missing key stops the gateway at start with the reason.
+  dashboardTokenKeys(config);
+  return config;
+}
+
+/** The configured token keys, or (outside production) a key made for this process. */
+export function dashboardTokenKeys(config: GatewayConfig): Ed25519KeyBundle {
+  if (config.DASHBOARD_TOKEN_KEYS)
+    return loadEd25519Keys(config.DASHBOARD_TOKEN_KEYS, 'dashboard token keys');
+  if (config.NODE_ENV === 'production') {
+    throw new Error('DASHBOARD_TOKEN_KEYS must be set in production (every gateway replica signs with them)');
+  }
+  return loadEd25519Keys(generateEd25519KeyPem(), 'dashboard token keys');
 }

@@ -14,8 +14,12 @@ import { connectMongo, pingMongo } from '@parametric/mongo';
 import { createProducer } from '@parametric/queue';
 import { connectFailFast } from '@parametric/redis';
 import { type Express, type Request, Router } from 'express';
+import { accessTokens } from './auth/access-tokens';
+import { requireCapability } from './auth/capabilities';
+import { loginThrottle } from './auth/login-throttle';
+import { dummyHash } from './auth/passwords';
 import { identify, principalOf, requirePrincipal } from './auth/principal';
-import type { GatewayConfig } from './config';
+import { dashboardTokenKeys, type GatewayConfig } from './config';
 import { docsAssets, docsRoutes, opsDocsRoutes } from './docs/routes';
 import { forwardingRoutes, opsForwardingRoutes, publicForwardingRoutes } from './forwarding/routes';
 import { opsRoutes, requireKnownOrganization, requireOpsToken } from './ops/routes';
@@ -23,6 +27,8 @@ import { webhookUrlLookup } from './organizations/webhook-url';
 import { organizationRoutes, registrationRoutes } from './partner-routes';
 import { rateLimit, redisLimit } from './rate-limit/limiter';
 import { gatewayRepositories } from './repositories';
+import type { SignInDeps } from './sessions/domain';
+import { signInRoutes, userRoutes } from './users/routes';
 
 export interface RunningGateway {
   partnerUrl: string;
@@ -44,7 +50,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const repositories = gatewayRepositories(connection);
   await repositories.init();
   // Authentication finds a key by its hash, and the relay moves every organization's events.
-  const { organizations, apiKeys } = repositories.acrossOrganizations();
+  const across = repositories.acrossOrganizations();
+  const { organizations } = across;
 
   const producer = createProducer('events', { connection: config.REDIS_URL, prefix: config.REDIS_PREFIX });
   const relay = startOutboxRelay({
@@ -80,6 +87,25 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const clientIp = (req: Request) => req.ip ?? req.socket.remoteAddress ?? 'unknown';
 
   const pepper = config.API_KEY_PEPPER;
+  const tokens = accessTokens(dashboardTokenKeys(config), {
+    issuer: config.DASHBOARD_TOKEN_ISSUER,
+    ttlSeconds: config.ACCESS_TOKEN_TTL_SECONDS,
+  });
+  const signIn: SignInDeps = {
+    across,
+    tenantOf: repositories.forOrganization,
+    pepper,
+    accessTokens: tokens,
+    refreshTtlSeconds: config.REFRESH_TOKEN_TTL_SECONDS,
+    throttle: loginThrottle(redis, config.REDIS_PREFIX, {
+      accountFailures: config.LOGIN_ACCOUNT_FAILURES,
+      ipFailures: config.LOGIN_IP_FAILURES,
+      windowSeconds: config.LOGIN_WINDOW_SECONDS,
+    }),
+    dummyHash: await dummyHash(),
+    logger,
+  };
+  const invitations = { pepper, invitationTtlSeconds: config.INVITATION_TTL_SECONDS };
   const webhookUrlOf = webhookUrlLookup({
     webhooksUrl: config.WEBHOOKS_URL,
     signingSecret: config.INTERNAL_SIGNING_SECRET,
@@ -118,6 +144,15 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     '/api',
     mountRoutes(Router(), registrationRoutes, () => ({ repositories, pepper })),
   );
+  // Dashboard sign-in: no key or token yet, so limited per client IP (and failures per account).
+  partnerApp.use(
+    ['/api/auth/login', '/api/auth/refresh', '/api/auth/logout', '/api/auth/accept-invitation'],
+    rateLimit((req) => [{ limit: limits.anonymous, key: `ip:${clientIp(req)}` }], logger),
+  );
+  partnerApp.use(
+    '/api',
+    mountRoutes(Router(), signInRoutes, (req) => ({ signIn, repositories, clientIp: clientIp(req) })),
+  );
   // Public keys for verifying determinations: no key needed, limited per client IP.
   partnerApp.use(
     '/api/.well-known',
@@ -126,23 +161,25 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   partnerApp.use('/api', publicForwardingRoutes(forwarding));
   partnerApp.use(
     '/api',
-    identify({ pepper, apiKeys, organizations }),
+    identify({ pepper, across, accessTokens: tokens }),
     rateLimit((req) => {
       if (!req.principal) return [{ limit: limits.anonymous, key: `ip:${clientIp(req)}` }];
-      const picked = [{ limit: limits.partner, key: req.principal.keyHash }];
+      const picked = [{ limit: limits.partner, key: req.principal.limitKey }];
       if (req.method === 'POST' && req.path === '/payments/initiate') {
-        picked.push({ limit: limits.paymentsInitiate, key: req.principal.keyHash });
+        picked.push({ limit: limits.paymentsInitiate, key: req.principal.limitKey });
       }
       return picked;
     }, logger),
     requirePrincipal,
-    mountRoutes(Router(), organizationRoutes, (req) => {
+    requireCapability(),
+    mountRoutes(Router(), [...organizationRoutes, ...userRoutes], (req) => {
       const principal = principalOf(req);
       return {
         principal,
         tenant: repositories.forOrganization(principal.organization._id),
         pepper,
         webhookUrlOf,
+        invitations,
       };
     }),
     forwardingRoutes(forwarding),

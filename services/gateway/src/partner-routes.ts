@@ -11,6 +11,7 @@ import { apiKeyMetadata, revokeApiKey, rotateCredentials } from './api-keys/doma
 import type { Principal } from './auth/principal';
 import { readOrganization, registerOrganization, updateSettings } from './organizations/domain';
 import type { GatewayRepositories, TenantGatewayData } from './repositories';
+import type { InvitationSettings } from './users/domain';
 
 export interface AnonymousContext {
   repositories: GatewayRepositories;
@@ -23,16 +24,17 @@ export interface PartnerContext {
   tenant: TenantGatewayData;
   pepper: string;
   webhookUrlOf: (organizationId: string) => Promise<string | null>;
+  invitations: InvitationSettings;
 }
 
 /** `POST /auth/register-organization`: the one partner route without a key. */
 export const registrationRoutes: Binding<AnonymousContext>[] = [
   implement(registerOrganizationRoute, async ({ body }, { repositories, pepper }) =>
-    created(await registerOrganization(repositories.acrossOrganizations(), body, pepper)),
+    created(await registerOrganization(repositories, body, pepper)),
   ),
 ];
 
-/** The organization and its API key (spec 2.2, 2.10, 4); the key is ORG_ADMIN. */
+/** The organization and its API key (spec 2.2, 2.10, 4). */
 export const organizationRoutes: Binding<PartnerContext>[] = [
   implement(getOrganization, async (_input, { principal, webhookUrlOf }) =>
     ok(await readOrganization(principal.organization, webhookUrlOf)),
@@ -43,6 +45,7 @@ export const organizationRoutes: Binding<PartnerContext>[] = [
     ok(await rotateCredentials(tenant, pepper, 'rot')),
   ),
   implement(revokeApiKeyRoute, async (_input, { tenant, principal }) =>
-    ok(await revokeApiKey(tenant, principal.keyHash)),
+    // A dashboard admin revokes the organization's current key; the key itself, only itself.
+    ok(await revokeApiKey(tenant, principal.kind === 'apiKey' ? principal.keyHash : undefined)),
   ),
 ];

@@ -1,29 +1,46 @@
-import { acrossOrganizations, organizationDocument } from '@parametric/mongo';
+import { acrossOrganizations, organizationDocument, scopedTo } from '@parametric/mongo';
 import type { Connection } from 'mongoose';
 import { apiKeyModel } from './api-keys/model';
 import { organizationModel } from './organizations/model';
+import { refreshTokenModel, sessionModel } from './sessions/model';
+import { adminRosterModel, userModel } from './users/model';
 
 /**
  * The gateway's data, two ways in: bound to one organization (partner handlers, and ops
  * actions on one organization), or across organizations (registration creating a tenant,
- * authentication finding a key by its hash, the outbox relay).
+ * authentication finding a key, a user or a refresh token by its secret, the outbox relay).
  */
 export function gatewayRepositories(connection: Connection) {
   const organizations = organizationModel(connection);
   const apiKeys = apiKeyModel(connection);
+  const users = userModel(connection);
+  const adminRosters = adminRosterModel(connection);
+  const sessions = sessionModel(connection);
+  const refreshTokens = refreshTokenModel(connection);
   return {
-    init: () => Promise.all([organizations.init(), apiKeys.init()]),
+    init: () =>
+      Promise.all(
+        [organizations, apiKeys, users, adminRosters, sessions, refreshTokens].map((m) => m.init()),
+      ),
     forOrganization: (organizationId: string) => ({
       organizationId,
       organization: organizationDocument(organizations, organizationId),
       apiKey: organizationDocument(apiKeys, organizationId),
+      users: scopedTo(users, organizationId),
+      adminRoster: organizationDocument(adminRosters, organizationId),
+      sessions: scopedTo(sessions, organizationId),
+      refreshTokens: scopedTo(refreshTokens, organizationId),
     }),
     acrossOrganizations: () => ({
       organizations: acrossOrganizations(organizations),
       apiKeys: acrossOrganizations(apiKeys),
+      users: acrossOrganizations(users),
+      sessions: acrossOrganizations(sessions),
+      refreshTokens: acrossOrganizations(refreshTokens),
     }),
   };
 }
 
 export type GatewayRepositories = ReturnType<typeof gatewayRepositories>;
 export type TenantGatewayData = ReturnType<GatewayRepositories['forOrganization']>;
+export type GatewayDataAcross = ReturnType<GatewayRepositories['acrossOrganizations']>;

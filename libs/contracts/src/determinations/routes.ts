@@ -38,7 +38,7 @@ export const listDeterminations = defineRoute({
   summary: 'List determinations',
   description: "The organization's own determinations, newest first.",
   tags: ['Determinations'],
-  auth: 'apiKey',
+  auth: 'partner',
   capability: 'determination:read',
   query: determinationsQuery,
   responses: { 200: { description: 'A page of determinations', item: determinationSummarySchema } },
@@ -53,7 +53,7 @@ export const getDetermination = defineRoute({
   description:
     'Every field of spec 2.5 plus the signature, its `kid` and the exact signed bytes (`canonicalPayload`). Verify it with the public keys at `/.well-known/jwks.json` (docs/determinations.md). Another organization’s determination is `404`, like an unknown id.',
   tags: ['Determinations'],
-  auth: 'apiKey',
+  auth: 'partner',
   capability: 'determination:read',
   params: idParams,
   responses: { 200: { description: 'The determination', data: determinationSchema } },
@@ -68,7 +68,7 @@ export const getDeterminationEvidence = defineRoute({
   description:
     'The index, thresholds, data source and input data hashes; `evidenceHash` is signed in the determination.',
   tags: ['Determinations'],
-  auth: 'apiKey',
+  auth: 'partner',
   capability: 'determination:read',
   params: idParams,
   responses: { 200: { description: 'The evidence', data: evidenceSchema } },
@@ -121,7 +121,7 @@ export const recordSettlementReport = defineRoute({
   description:
     'Partner-attested and not verified by us. Idempotent on (determination, `partnerReference`): the same body again is `200` with `replayed: true`, nothing written or emitted; a different body is `409`. A correction names the current report in `supersedesReportId`. The amount may not exceed the amount owed; `SETTLED_FULL` is exactly the amount owed, `SETTLED_PARTIAL` less, `NOT_SETTLED` zero. Policies we settle (Tier 2) answer `403 NOT_PARTNER_SETTLED`.',
   tags: ['Determinations'],
-  auth: 'apiKey',
+  auth: 'partner',
   capability: 'settlement-report:write',
   params: idParams,
   body: settlementReportBody,
@@ -146,7 +146,7 @@ export const getSettlementReports = defineRoute({
   description:
     'Every report, newest first, superseded ones included (the correction chain is the audit trail). `current` is the newest report not superseded. All content is partner-attested and unverified.',
   tags: ['Determinations'],
-  auth: 'apiKey',
+  auth: 'partner',
   capability: 'determination:read',
   params: idParams,
   responses: { 200: { description: 'The reports', data: settlementReportListSchema } },

@@ -69,7 +69,7 @@ export const listPayouts = defineRoute({
   description:
     'The organization’s Tier 2 payouts, newest first, optionally by `status`. A Tier 1 (`DETERMINATION`) organization has none: the partner settles its own claims.',
   tags: ['Payouts'],
-  auth: 'apiKey',
+  auth: 'partner',
   capability: 'payout:read',
   query: payoutsQuery,
   responses: { 200: { description: 'A page of payouts', item: payoutSchema } },
@@ -83,7 +83,7 @@ export const getPayout = defineRoute({
   summary: 'Read a payout',
   description: 'Another organization’s payout is `404`, like an unknown id.',
   tags: ['Payouts'],
-  auth: 'apiKey',
+  auth: 'partner',
   capability: 'payout:read',
   params: idParams,
   responses: { 200: { description: 'The payout', data: payoutSchema } },
@@ -98,7 +98,7 @@ export const retryPayout = defineRoute({
   description:
     'Only a `FAILED` payout (`409` otherwise): it goes back to `PENDING` and is attempted again, after M-Pesa’s Transaction Status confirms the last attempt paid nothing. A `DETERMINATION` (Tier 1) policy is `403 TIER_NOT_ENTITLED`.',
   tags: ['Payouts'],
-  auth: 'apiKey',
+  auth: 'partner',
   capability: 'payout:write',
   params: idParams,
   responses: { 200: { description: 'The payout, PENDING again', data: payoutSchema } },

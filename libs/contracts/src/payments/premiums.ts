@@ -99,7 +99,7 @@ export const initiatePayment = defineRoute({
   description:
     'Sends an STK push prompt to the phone for the policy’s premium. Tier 2 only: a `DETERMINATION` policy is `403 TIER_NOT_ENTITLED` with nothing written and no prompt sent. The policy must be PENDING and unpaid (`409` otherwise), `amount` must equal its premium, and collection is available in `KE` only. While a prompt for the policy is pending, calling again sends no second prompt: it answers the pending transaction (`200`). Limited to 10 requests per hour.',
   tags: ['Payments'],
-  auth: 'apiKey',
+  auth: 'partner',
   capability: 'payment:write',
   body: initiatePaymentBody,
   responses: {
@@ -119,7 +119,7 @@ export const getPayment = defineRoute({
   summary: 'Read a premium payment',
   description: 'Its status, and why it failed (a stable reason, with the provider’s result code).',
   tags: ['Payments'],
-  auth: 'apiKey',
+  auth: 'partner',
   capability: 'payment:read',
   params: idParams,
   responses: { 200: { description: 'The payment', data: paymentSchema } },

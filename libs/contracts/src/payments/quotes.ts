@@ -107,7 +107,7 @@ export const createQuoteRoute = defineRoute({
   description:
     'Converts `amount` KES into USDC at the current exchange rate and keeps the quote until `expiresAt` (5 minutes by default). `sourceRate` is the source’s KES per 1 USDC as given; `rate` is its inverse, USDC per 1 KES with 18 decimals, truncated toward zero; `convertedAmount` is `amount` ÷ `sourceRate` computed exactly and truncated toward zero once at USDC’s 6th decimal, so a quote never promises more than the rate gives. An amount with more than 2 decimals is refused, never rounded. When no current rate can be had (the source is down, slow, answers something unusable or a rate older than 2 minutes) the quote is refused with `502 PAYMENT_ERROR` and nothing is stored: we never quote a made-up or stale rate; try again shortly.',
   tags: ['Payments'],
-  auth: 'apiKey',
+  auth: 'partner',
   capability: 'payment:read',
   body: createQuoteBody,
   responses: { 201: { description: 'The quote, stored', data: quoteSchema } },
@@ -122,7 +122,7 @@ export const getQuoteRoute = defineRoute({
   description:
     'The quote as it was given, with `status` `EXPIRED` once `expiresAt` has passed. Another organization’s quote is `404`, like an unknown id.',
   tags: ['Payments'],
-  auth: 'apiKey',
+  auth: 'partner',
   capability: 'payment:read',
   params: idParams,
   responses: { 200: { description: 'The quote', data: quoteSchema } },

@@ -235,7 +235,7 @@ export const purchasePolicy = defineRoute({
   description:
     'The body is checked first (400 INVALID_INPUT; a field of the other product is refused with the reason). Then the gates, in order: organization KYB-verified (403 FORBIDDEN), a current regulator licence for its market (403 REGULATOR_LICENSE_REQUIRED / _EXPIRED), recorded capacity with a live solvency attestation (400), farmer KYC APPROVED (400), the plot or herd is that farmer’s (404), remaining capacity (400). Creates a PENDING policy with payment instructions.',
   tags: ['Policies'],
-  auth: 'apiKey',
+  auth: 'partner',
   capability: 'policy:write',
   body: purchaseBody,
   responses: {
@@ -253,7 +253,7 @@ export const getPolicy = defineRoute({
   path: '/policies/{id}',
   summary: 'Read a policy',
   tags: ['Policies'],
-  auth: 'apiKey',
+  auth: 'partner',
   capability: 'policy:read',
   params: idParams,
   responses: { 200: { description: 'The policy (spec 2.3)', data: policySchema } },
@@ -266,7 +266,7 @@ export const getPolicyStatus = defineRoute({
   path: '/policies/{id}/status',
   summary: "A policy's status and next step",
   tags: ['Policies'],
-  auth: 'apiKey',
+  auth: 'partner',
   capability: 'policy:read',
   params: idParams,
   responses: {
@@ -283,7 +283,7 @@ export const activatePolicy = defineRoute({
   description:
     'For DETERMINATION policies whose premium the partner collected: registers the policy on chain and makes it ACTIVE (emits `policy.activated`). Repeating it on an ACTIVE policy answers 200 with the policy unchanged. A chain failure is 502 BLOCKCHAIN_ERROR and changes nothing: retry. Tier 2 policies are activated by their payment (403).',
   tags: ['Policies'],
-  auth: 'apiKey',
+  auth: 'partner',
   capability: 'policy:write',
   params: idParams,
   body: activateBody,

@@ -15,6 +15,14 @@ function randomBase62(length: number): string {
   return out;
 }
 
+/**
+ * A one-time secret (invitation or refresh token): `prefix_` and 43 base62 characters
+ * (256 bits), stored only as `hashCredential` of it.
+ */
+export function randomSecret(prefix: string): string {
+  return `${prefix}_${randomBase62(43)}`;
+}
+
 /** How a credential came to exist; shows in the key prefix, which is not part of the contract. */
 export type KeyOrigin = 'reg' | 'rot' | 'ops';
 

@@ -24,12 +24,12 @@ export async function rotateCredentials(tenant: TenantGatewayData, pepper: strin
 }
 
 /**
- * Revokes the key that authenticated the call. Conditional on that key's hash, so a revoke
- * racing a rotation cannot revoke the freshly rotated key.
+ * Revokes the key. Called with a key, conditional on that key's hash, so a revoke racing a
+ * rotation cannot revoke the freshly rotated key; a dashboard admin revokes the current key.
  */
-export async function revokeApiKey(tenant: TenantGatewayData, callerKeyHash: string) {
+export async function revokeApiKey(tenant: TenantGatewayData, callerKeyHash: string | undefined) {
   const revoked = await tenant.apiKey.findOneAndUpdate(
-    { keyHash: callerKeyHash },
+    callerKeyHash === undefined ? {} : { keyHash: callerKeyHash },
     { $set: { active: false, revokedAt: new Date() } },
   );
   return revoked ? keyMetadata(revoked) : apiKeyMetadata(tenant);

@@ -34,10 +34,12 @@ export function forwardingRoutes(deps: ForwardingDeps): Router {
     const match = FORWARDED_ROUTES.find((r) => r.path.test(req.path));
     if (!match) return next();
     const requestId = String(req.id);
-    const { organization } = principalOf(req);
+    const principal = principalOf(req);
+    const { organization } = principal;
     const context = {
       organizationId: organization._id,
-      role: 'ORG_ADMIN' as const,
+      role: principal.role,
+      ...(principal.kind === 'user' ? { userId: principal.user._id } : {}),
       requestId,
       issuedAt: Date.now(),
       organization: {

@@ -1,6 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { AppError } from '@parametric/http';
 import { issueCredentials } from '../api-keys/credentials';
 import type { GatewayRepositories, TenantGatewayData } from '../repositories';
+import { joinAdmins } from '../users/admin-roster';
+import { createFirstAdmin } from '../users/domain';
+import type { UserDoc } from '../users/model';
+import { userView } from '../users/view';
 import type { OrganizationDoc } from './model';
 import { organizationView, settingsView } from './view';
 
@@ -10,40 +15,64 @@ export interface RegistrationInput {
   countryCode: OrganizationDoc['countryCode'];
   contactEmail?: string;
   contactPhone?: string;
+  adminEmail?: string;
+  adminPassword?: string;
 }
 
 /**
- * A new organization (a new tenant, hence across organizations) and its first credential.
- * The plaintext key and secret are returned here and never stored.
+ * A new organization (a new tenant, hence across organizations) and its first credential,
+ * and with `adminEmail` its first dashboard user. The user is written first, so an email
+ * already taken stops the registration before the organization exists. The plaintext key
+ * and secret are returned here and never stored.
  */
 export async function registerOrganization(
-  across: ReturnType<GatewayRepositories['acrossOrganizations']>,
+  repositories: GatewayRepositories,
   input: RegistrationInput,
   pepper: string,
 ) {
-  const organization = await across.organizations.create({
-    name: input.name,
-    type: input.type,
-    countryCode: input.countryCode,
-    contactEmail: input.contactEmail ?? null,
-    contactPhone: input.contactPhone ?? null,
-  });
+  const across = repositories.acrossOrganizations();
+  const organizationId = randomUUID();
+  const tenant = repositories.forOrganization(organizationId);
+  let admin: UserDoc | undefined;
+  if (input.adminEmail !== undefined && input.adminPassword !== undefined) {
+    admin = await createFirstAdmin(tenant, {
+      email: input.adminEmail,
+      password: input.adminPassword,
+      name: input.name,
+    });
+  }
   const credentials = issueCredentials(pepper, 'reg');
+  let organization: OrganizationDoc;
   try {
-    await across.apiKeys.create({ _id: organization._id, ...credentials.record });
+    const created = await across.organizations.create({
+      _id: organizationId,
+      name: input.name,
+      type: input.type,
+      countryCode: input.countryCode,
+      contactEmail: input.contactEmail ?? null,
+      contactPhone: input.contactPhone ?? null,
+    });
+    organization = created.toObject() as OrganizationDoc;
+    await across.apiKeys.create({ _id: organizationId, ...credentials.record });
+    if (admin) await joinAdmins(tenant, admin._id);
   } catch (err) {
     // An organization nobody can authenticate as is worse than none.
-    await across.organizations.deleteOne({ _id: organization._id });
+    await Promise.all([
+      across.organizations.deleteOne({ _id: organizationId }),
+      across.apiKeys.deleteOne({ _id: organizationId }),
+      across.users.deleteOne({ organizationId }),
+    ]);
     throw err;
   }
   return {
     organization: {
-      ...organizationView(organization.toObject() as OrganizationDoc),
+      ...organizationView(organization),
       // A new organization has no webhook yet.
       webhookUrl: null,
       apiKey: credentials.apiKey,
       apiSecret: credentials.apiSecret,
     },
+    ...(admin ? { adminUser: userView(admin) } : {}),
   };
 }
 

@@ -23,11 +23,7 @@ afterAll(async () => {
 });
 
 const register = (name = 'Nakuru Growers') =>
-  registerOrganization(
-    repositories.acrossOrganizations(),
-    { name, type: 'COOPERATIVE', countryCode: 'KE' },
-    PEPPER,
-  );
+  registerOrganization(repositories, { name, type: 'COOPERATIVE', countryCode: 'KE' }, PEPPER);
 
 describe('registerOrganization', () => {
   it('creates the organization and its credential, storing only hashes, and returns the key once', async () => {
@@ -47,11 +43,18 @@ describe('registerOrganization', () => {
     const across = repositories.acrossOrganizations();
     const before = await across.organizations.countDocuments();
     const broken = {
-      organizations: across.organizations,
-      apiKeys: { create: () => Promise.reject(new Error('write refused')) },
+      ...across,
+      apiKeys: {
+        create: () => Promise.reject(new Error('write refused')),
+        deleteOne: across.apiKeys.deleteOne.bind(across.apiKeys),
+      },
     } as unknown as typeof across;
     await expect(
-      registerOrganization(broken, { name: 'Orphan', type: 'COOPERATIVE', countryCode: 'KE' }, PEPPER),
+      registerOrganization(
+        { ...repositories, acrossOrganizations: () => broken },
+        { name: 'Orphan', type: 'COOPERATIVE', countryCode: 'KE' },
+        PEPPER,
+      ),
     ).rejects.toThrow('write refused');
     expect(await across.organizations.countDocuments()).toBe(before);
   });

@@ -1,0 +1,87 @@
+import { randomUUID } from 'node:crypto';
+import { CAPABILITIES, type Capability, ROLES, type Role } from '@parametric/contracts';
+import type { Ed25519KeyBundle } from '@parametric/ed25519-keys';
+import { errors, jwtVerify, SignJWT } from 'jose';
+import { z } from 'zod';
+
+/** The only audience our tokens carry, and the only one the gateway accepts (spec 5.4). */
+export const DASHBOARD_AUDIENCE = 'dashboard';
+
+/** What an access token says, once its signature, audience, issuer and lifetime held. */
+export const accessClaimsSchema = z.object({
+  sub: z.uuid(),
+  org: z.uuid(),
+  /** The sign-in session (refresh-token family): logout or theft detection revokes it. */
+  sid: z.uuid(),
+  role: z.enum(ROLES),
+  caps: z.array(z.enum(CAPABILITIES)),
+  jti: z.uuid(),
+  iat: z.number().int(),
+  exp: z.number().int(),
+});
+export type AccessClaims = z.infer<typeof accessClaimsSchema>;
+
+export interface AccessTokenIssuer {
+  issue(subject: {
+    userId: string;
+    organizationId: string;
+    sessionId: string;
+    role: Role;
+    capabilities: readonly Capability[];
+  }): Promise<{ token: string; expiresIn: number }>;
+  /** The claims of a valid token, or undefined for anything else (never throws for bad input). */
+  verify(token: string): Promise<AccessClaims | undefined>;
+}
+
+/**
+ * Access tokens: EdDSA (Ed25519) JWTs signed with the active key of the configured bundle,
+ * `kid` in the header; verification accepts any key of the bundle by `kid` (rotation), only
+ * EdDSA (so `alg: none` or an HMAC token made with a public key never passes), only our
+ * issuer and the dashboard audience.
+ */
+export function accessTokens(
+  keys: Ed25519KeyBundle,
+  options: { issuer: string; ttlSeconds: number },
+): AccessTokenIssuer {
+  const byKid = new Map(keys.keys.map((k) => [k.kid, k.publicKey]));
+  return {
+    async issue({ userId, organizationId, sessionId, role, capabilities }) {
+      const now = Math.floor(Date.now() / 1000);
+      const token = await new SignJWT({ org: organizationId, sid: sessionId, role, caps: [...capabilities] })
+        .setProtectedHeader({ alg: 'EdDSA', kid: keys.activeKid, typ: 'JWT' })
+        .setSubject(userId)
+        .setIssuer(options.issuer)
+        .setAudience(DASHBOARD_AUDIENCE)
+        .setIssuedAt(now)
+        .setExpirationTime(now + options.ttlSeconds)
+        .setJti(randomUUID())
+        .sign(keys.activePrivateKey);
+      return { token, expiresIn: options.ttlSeconds };
+    },
+    async verify(token) {
+      try {
+        const { payload } = await jwtVerify(
+          token,
+          (header) => {
+            const key = header.kid === undefined ? undefined : byKid.get(header.kid);
+            if (!key) throw new errors.JWKSNoMatchingKey();
+            return key;
+          },
+          {
+            algorithms: ['EdDSA'],
+            audience: DASHBOARD_AUDIENCE,
+            issuer: options.issuer,
+            typ: 'JWT',
+            requiredClaims: ['sub', 'iat', 'exp', 'jti'],
+            clockTolerance: 5,
+            maxTokenAge: options.ttlSeconds + 5,
+          },
+        );
+        const claims = accessClaimsSchema.safeParse(payload);
+        return claims.success ? claims.data : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+  };
+}

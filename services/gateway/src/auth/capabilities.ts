@@ -1,0 +1,63 @@
+import { CAPABILITIES, type Capability, PARTNER_ROUTES } from '@parametric/contracts';
+import { AppError, type RouteContract } from '@parametric/http';
+import type { NextFunction, Request, Response } from 'express';
+import { principalOf } from './principal';
+
+interface Guard {
+  method: string;
+  pattern: RegExp;
+  capability: Capability;
+  /** Literal segments win over parameters (`/policies/purchase` before `/policies/{id}`). */
+  params: number;
+}
+
+/** Every partner route (served here or forwarded) as a method + path pattern and its capability. */
+export function capabilityGuards(routes: readonly RouteContract[]): Guard[] {
+  return routes
+    .filter((route) => route.auth === 'partner')
+    .map((route) => {
+      if (!route.capability || !(CAPABILITIES as readonly string[]).includes(route.capability)) {
+        throw new Error(`${route.operationId} declares no known capability`);
+      }
+      const source = route.path
+        .split('/')
+        .map((segment) =>
+          /^\{.+\}$/.test(segment) ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+        )
+        .join('/');
+      return {
+        method: route.method.toUpperCase(),
+        pattern: new RegExp(`^${source}/?$`),
+        capability: route.capability as Capability,
+        params: (route.path.match(/\{/g) ?? []).length,
+      };
+    })
+    .sort((a, b) => a.params - b.params);
+}
+
+/**
+ * The capability check for every partner route, in one place before the gateway's own handlers
+ * and forwarding: `403 FORBIDDEN` naming the capability the caller's role lacks. A path that
+ * is no partner route is `404` for a caller with a narrower role than `ORG_ADMIN`, so nothing
+ * undeclared is reachable with a dashboard token.
+ */
+export function requireCapability(guards: Guard[] = capabilityGuards(Object.values(PARTNER_ROUTES).flat())) {
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    const principal = principalOf(req);
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    const guard = guards.find((g) => g.method === method && g.pattern.test(req.path));
+    if (!guard) {
+      const narrower = principal.capabilities.length < CAPABILITIES.length;
+      next(narrower ? new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}`) : undefined);
+      return;
+    }
+    const lacking = !principal.capabilities.includes(guard.capability);
+    next(
+      lacking
+        ? AppError.forbidden(
+            `Your role ${principal.role} lacks the capability ${guard.capability} this endpoint needs`,
+          )
+        : undefined,
+    );
+  };
+}

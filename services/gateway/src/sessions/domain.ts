@@ -1,0 +1,152 @@
+import { randomUUID } from 'node:crypto';
+import { ROLE_CAPABILITIES, type Role } from '@parametric/contracts';
+import { AppError } from '@parametric/http';
+import type { Logger } from '@parametric/logger';
+import { hashCredential, randomSecret } from '../api-keys/credentials';
+import type { AccessTokenIssuer } from '../auth/access-tokens';
+import type { LoginThrottle } from '../auth/login-throttle';
+import { hashPassword, needsRehash, verifyPassword } from '../auth/passwords';
+import type { OrganizationDoc } from '../organizations/model';
+import type { GatewayDataAcross, TenantGatewayData } from '../repositories';
+import type { UserDoc } from '../users/model';
+import type { SessionEndReason } from './reasons';
+
+export interface SignInDeps {
+  across: GatewayDataAcross;
+  tenantOf: (organizationId: string) => TenantGatewayData;
+  pepper: string;
+  accessTokens: AccessTokenIssuer;
+  refreshTtlSeconds: number;
+  throttle: LoginThrottle;
+  /** Checked instead when there is no real hash, so every failure costs the same. */
+  dummyHash: string;
+  logger: Logger;
+}
+
+const badCredentials = () => AppError.unauthorized('Invalid email or password');
+const badRefresh = () => AppError.unauthorized('Invalid, expired or revoked refresh token; sign in again');
+
+/**
+ * Signs a user in. Unknown email, wrong password, invited or deactivated user: one answer,
+ * after one scrypt either way, and one failure counted against the account and the address.
+ */
+export async function login(deps: SignInDeps, input: { email: string; password: string }, clientIp: string) {
+  await deps.throttle.assertAllowed(input.email, clientIp);
+  const user = await deps.across.users.findOne({ email: input.email }).lean<UserDoc>();
+  const matches = await verifyPassword(input.password, user?.passwordHash ?? deps.dummyHash);
+  if (!user || !matches || user.status !== 'ACTIVE') {
+    await deps.throttle.recordFailure(input.email, clientIp);
+    throw badCredentials();
+  }
+  const organization = await organizationOf(deps, user.organizationId);
+  await deps.throttle.recordSuccess(input.email);
+
+  const tenant = deps.tenantOf(user.organizationId);
+  const sessionId = randomUUID();
+  await tenant.sessions.create({ _id: sessionId, userId: user._id, expiresAt: refreshExpiry(deps) });
+  const rehash = needsRehash(user.passwordHash ?? '')
+    ? { passwordHash: await hashPassword(input.password) }
+    : {};
+  await tenant.users.updateOne({ _id: user._id }, { $set: { lastLoginAt: new Date(), ...rehash } });
+  deps.logger.info({ userId: user._id, organizationId: organization._id, sessionId }, 'dashboard sign-in');
+  return issueTokens(deps, tenant, user, sessionId);
+}
+
+/**
+ * Spends a refresh token for new tokens. A token presented a second time means someone holds
+ * a copy: the whole session is revoked, for the thief and the user alike.
+ */
+export async function refresh(deps: SignInDeps, refreshToken: string) {
+  const tokenHash = hashCredential(deps.pepper, refreshToken);
+  const token = await deps.across.refreshTokens.findOne({ _id: tokenHash }).lean();
+  if (!token) throw badRefresh();
+  const tenant = deps.tenantOf(token.organizationId);
+  const spent = await tenant.refreshTokens.findOneAndUpdate(
+    { _id: tokenHash, spentAt: null },
+    { $set: { spentAt: new Date() } },
+  );
+  if (!spent) {
+    await endSession(tenant, token.sessionId, 'REFRESH_TOKEN_REUSED');
+    deps.logger.warn(
+      { userId: token.userId, organizationId: token.organizationId, sessionId: token.sessionId },
+      'a spent refresh token was presented again: session revoked',
+    );
+    throw AppError.unauthorized('This refresh token was already used; the session is revoked, sign in again');
+  }
+  if (token.expiresAt.getTime() <= Date.now()) throw badRefresh();
+  const [session, user] = await Promise.all([
+    tenant.sessions.findById(token.sessionId).lean(),
+    tenant.users.findById(token.userId).lean<UserDoc>(),
+  ]);
+  if (!session || session.revokedAt || !user || user.status !== 'ACTIVE') throw badRefresh();
+  await organizationOf(deps, user.organizationId);
+  await tenant.sessions.updateOne(
+    { _id: session._id },
+    { $set: { lastRefreshedAt: new Date(), expiresAt: refreshExpiry(deps) } },
+  );
+  return issueTokens(deps, tenant, user, session._id);
+}
+
+/** Ends the refresh token's session. Unknown tokens are ignored (RFC 7009). */
+export async function logout(deps: SignInDeps, refreshToken: string) {
+  const token = await deps.across.refreshTokens
+    .findOne({ _id: hashCredential(deps.pepper, refreshToken) })
+    .lean();
+  if (token) await endSession(deps.tenantOf(token.organizationId), token.sessionId, 'LOGOUT');
+  return { loggedOut: true as const };
+}
+
+/** Ends every live session of a user (deactivation). */
+export async function revokeUserSessions(
+  tenant: TenantGatewayData,
+  userId: string,
+  reason: SessionEndReason,
+) {
+  await tenant.sessions.updateMany(
+    { userId, revokedAt: null },
+    { $set: { revokedAt: new Date(), revokedReason: reason } },
+  );
+}
+
+async function endSession(tenant: TenantGatewayData, sessionId: string, reason: SessionEndReason) {
+  await tenant.sessions.updateOne(
+    { _id: sessionId, revokedAt: null },
+    { $set: { revokedAt: new Date(), revokedReason: reason } },
+  );
+}
+
+async function organizationOf(deps: SignInDeps, organizationId: string): Promise<OrganizationDoc> {
+  const organization = await deps.across.organizations.findById(organizationId).lean<OrganizationDoc>();
+  if (!organization) throw badCredentials();
+  if (!organization.isActive) throw AppError.forbidden('Organization is deactivated');
+  return organization;
+}
+
+function refreshExpiry(deps: SignInDeps): Date {
+  return new Date(Date.now() + deps.refreshTtlSeconds * 1000);
+}
+
+async function issueTokens(deps: SignInDeps, tenant: TenantGatewayData, user: UserDoc, sessionId: string) {
+  const refreshToken = randomSecret('prt');
+  await tenant.refreshTokens.create({
+    _id: hashCredential(deps.pepper, refreshToken),
+    sessionId,
+    userId: user._id,
+    expiresAt: refreshExpiry(deps),
+  });
+  const role = user.role as Role;
+  const access = await deps.accessTokens.issue({
+    userId: user._id,
+    organizationId: user.organizationId,
+    sessionId,
+    role,
+    capabilities: ROLE_CAPABILITIES[role],
+  });
+  return {
+    accessToken: access.token,
+    tokenType: 'Bearer' as const,
+    expiresIn: access.expiresIn,
+    refreshToken,
+    refreshExpiresIn: deps.refreshTtlSeconds,
+  };
+}
