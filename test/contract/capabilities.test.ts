@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   CAPABILITIES,
   type Capability,
@@ -65,5 +67,21 @@ describe('capabilities (spec 5.5)', () => {
     expect(roleHas('ORG_OPERATOR', 'determination:read')).toBe(true);
     expect(roleHas('ORG_FINANCE', 'settlement-report:write')).toBe(true);
     expect(roleHas('NO_SUCH_ROLE', 'organization:read')).toBe(false);
+  });
+
+  it('has the partner guide’s role table say exactly what the code grants', () => {
+    const guide = readFileSync(join(__dirname, '../../docs/api.md'), 'utf8');
+    const rows = [...guide.matchAll(/^\| `(ORG_[A-Z]+)` +\| (.+?) +\|$/gm)];
+    const table = Object.fromEntries(
+      rows.map(([, role, cells]) => [
+        role,
+        cells === 'all of them'
+          ? [...CAPABILITIES]
+          : [...(cells as string).matchAll(/`([^`]+)`/g)].map((m) => m[1]),
+      ]),
+    );
+    expect(table).toEqual(
+      Object.fromEntries(Object.entries(ROLE_CAPABILITIES).map(([r, caps]) => [r, [...caps]])),
+    );
   });
 });

@@ -16,9 +16,10 @@ export const PASSWORD_RULES = { minLength: 12, maxLength: 256 } as const;
 
 /** Emails compare case-insensitively: stored and matched trimmed and lower-cased. */
 export const email = z
-  .email({ error: 'must be an email address' })
-  .max(254, 'must be at most 254 characters')
-  .transform((value) => value.trim().toLowerCase())
+  .string({ error: 'must be an email address' })
+  .trim()
+  .toLowerCase()
+  .pipe(z.email({ error: 'must be an email address' }).max(254, 'must be at most 254 characters'))
   .meta({ example: 'amina@nakuru-growers.example' });
 
 const personName = z

@@ -82,6 +82,8 @@ export function errorCodesOf(contract: RouteContract): ErrorCode[] {
   }
   if (contract.params) codes.add('NOT_FOUND');
   if (contract.auth === 'partner') {
+    // A request with both an API key and a bearer token.
+    codes.add('INVALID_INPUT');
     codes.add('UNAUTHORIZED');
     codes.add('FORBIDDEN');
     codes.add('RATE_LIMIT_EXCEEDED');

@@ -42,6 +42,8 @@ export interface Reply<T = any> {
 
 export interface CallOptions {
   key?: string;
+  /** A dashboard access token, sent as `Authorization: Bearer`. */
+  token?: string;
   body?: unknown;
   /** Sent as-is (no JSON encoding). */
   raw?: string | Buffer;
@@ -57,6 +59,7 @@ export interface CallOptions {
 export async function call(method: string, url: string, options: CallOptions = {}): Promise<Reply> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key !== undefined) headers['x-api-key'] = options.key;
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
   let body: string | Buffer | undefined = options.raw;
   if (options.body !== undefined) {
     body = JSON.stringify(options.body);
@@ -92,6 +95,49 @@ export interface TestGateway {
 }
 
 let registrations = 0;
+let invitations = 0;
+
+/** A password that passes the platform's rules. */
+export const GOOD_PASSWORD = 'maize-harvest-2026-long';
+
+export interface SignedInUser {
+  userId: string;
+  email: string;
+  password: string;
+  accessToken: string;
+  refreshToken: string;
+}
+
+/**
+ * A dashboard user of the organization with `role`, as a person gets one: invited with the
+ * organization's key, invitation accepted, signed in.
+ */
+export async function signInAs(
+  gateway: Pick<TestGateway, 'api'>,
+  apiKey: string,
+  role: 'ORG_ADMIN' | 'ORG_OPERATOR' | 'ORG_FINANCE' | 'ORG_VIEWER',
+): Promise<SignedInUser> {
+  invitations++;
+  const email = `user-${invitations}-${Date.now()}@example.org`;
+  const invited = await gateway.api('POST', '/organizations/me/users', {
+    key: apiKey,
+    body: { email, name: `User ${invitations}`, role },
+  });
+  if (invited.status !== 201) throw new Error(`invitation failed: ${JSON.stringify(invited.body)}`);
+  const accepted = await gateway.api('POST', '/auth/accept-invitation', {
+    body: { token: invited.body.data.invitationToken, password: GOOD_PASSWORD },
+  });
+  if (accepted.status !== 200) throw new Error(`acceptance failed: ${JSON.stringify(accepted.body)}`);
+  const login = await gateway.api('POST', '/auth/login', { body: { email, password: GOOD_PASSWORD } });
+  if (login.status !== 200) throw new Error(`sign-in failed: ${JSON.stringify(login.body)}`);
+  return {
+    userId: invited.body.data.user.id,
+    email,
+    password: GOOD_PASSWORD,
+    accessToken: login.body.data.accessToken,
+    refreshToken: login.body.data.refreshToken,
+  };
+}
 
 export async function startTestGateway(overrides: Record<string, string> = {}): Promise<TestGateway> {
   const config = testConfig({ REGISTRATION_LIMIT_POINTS: '1000', ...overrides });
