@@ -1,7 +1,10 @@
 /**
  * Gateway overhead: an authenticated, rate-limited `GET /api/organizations/me` (API key
  * lookup in MongoDB, limiter in Redis, envelope) next to a bare express endpoint returning
- * the same JSON, both as separate processes, loaded by autocannon from this process.
+ * the same JSON, both as separate processes, loaded by autocannon from this process; the same
+ * read with a dashboard bearer token (JWT verify plus the user, session and organization
+ * checks); and how long a failed sign-in takes for an unknown email against a wrong password
+ * (they must not be told apart by timing).
  *
  *   npm run bench:gateway                       # 3 rounds x 10 s, 10 connections
  *   BENCH_SECONDS=5 BENCH_CONNECTIONS=20 npm run bench:gateway
@@ -17,6 +20,9 @@ import { median, startProcess, stopProcesses } from './support/run';
 const ROUNDS = 3;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const SIGN_IN_SAMPLES = Number(process.env.BENCH_SIGN_INS ?? 100);
+const ADMIN_EMAIL = 'admin@bench.example';
+const ADMIN_PASSWORD = 'sorghum-rains-bench-2026';
 
 async function waitFor(url: string, init?: RequestInit): Promise<void> {
   for (let i = 0; i < 200; i++) {
@@ -53,6 +59,10 @@ async function main(): Promise<void> {
         API_KEY_PEPPER: randomBytes(24).toString('hex'),
         // Every request still goes through the Redis limiter; the budget is just too big to hit.
         RATE_LIMIT_POINTS: '1000000000',
+        // The timing comparison makes hundreds of failed sign-ins on purpose.
+        LOGIN_ACCOUNT_FAILURES: '1000000000',
+        LOGIN_IP_FAILURES: '1000000000',
+        ANONYMOUS_LIMIT_POINTS: '1000000000',
       }),
       startProcess('bench/support/bare-express.ts', { ...process.env, PORT: String(barePort) }),
     );
@@ -61,10 +71,27 @@ async function main(): Promise<void> {
     const registered = await fetch(`${base}/api/auth/register-organization`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'Bench Co-op', type: 'COOPERATIVE', countryCode: 'KE' }),
+      body: JSON.stringify({
+        name: 'Bench Co-op',
+        type: 'COOPERATIVE',
+        countryCode: 'KE',
+        adminEmail: ADMIN_EMAIL,
+        adminPassword: ADMIN_PASSWORD,
+      }),
     });
     const { apiKey } = ((await registered.json()) as { data: { organization: { apiKey: string } } }).data
       .organization;
+    const signIn = (email: string, password: string) =>
+      fetch(`${base}/api/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email, password }),
+      });
+    const { accessToken } = (
+      (await (await signIn(ADMIN_EMAIL, ADMIN_PASSWORD)).json()) as {
+        data: { accessToken: string };
+      }
+    ).data;
     const me = await fetch(`${base}/api/organizations/me`, { headers: { 'x-api-key': apiKey } });
     const sameJson = await me.text();
     await fetch(`http://127.0.0.1:${barePort}/body`, {
@@ -78,10 +105,12 @@ async function main(): Promise<void> {
       `gateway bench: ${ROUNDS} rounds x ${SECONDS} s, ${CONNECTIONS} connections, ${mongo.description.split(' at ')[0]}`,
     );
     const gateway: Array<{ rps: number; p99: number }> = [];
+    const bearer: Array<{ rps: number; p99: number }> = [];
     const bare: Array<{ rps: number; p99: number }> = [];
     for (let round = 0; round < ROUNDS; round++) {
-      // Alternate so that machine noise hits both sides alike.
+      // Alternate so that machine noise hits every side alike.
       gateway.push(await load(`${base}/api/organizations/me`, { 'x-api-key': apiKey }));
+      bearer.push(await load(`${base}/api/organizations/me`, { authorization: `Bearer ${accessToken}` }));
       bare.push(await load(`http://127.0.0.1:${barePort}/me`, {}));
     }
     const row = (label: string, xs: Array<{ rps: number; p99: number }>) =>
@@ -93,10 +122,33 @@ async function main(): Promise<void> {
           .padStart(6)} ms`,
       );
     row('GET /api/organizations/me (auth + Redis rate limit)', gateway);
+    row('same, dashboard bearer token', bearer);
     row('bare express, same JSON', bare);
     const ratio = median(gateway.map((x) => x.rps)) / median(bare.map((x) => x.rps));
     console.log(
       `gateway / bare throughput: ${(ratio * 100).toFixed(1)}% (${(1 / ratio).toFixed(1)}x slower)`,
+    );
+    const bearerRatio = median(bearer.map((x) => x.rps)) / median(bare.map((x) => x.rps));
+    console.log(`bearer / bare throughput: ${(bearerRatio * 100).toFixed(1)}%`);
+
+    // Failed sign-ins, one at a time, interleaved so noise hits both kinds alike.
+    const unknown: number[] = [];
+    const wrong: number[] = [];
+    for (let i = 0; i < SIGN_IN_SAMPLES; i++) {
+      for (const [email, into] of [
+        [`nobody-${i}@bench.example`, unknown],
+        [ADMIN_EMAIL, wrong],
+      ] as const) {
+        const started = process.hrtime.bigint();
+        const reply = await signIn(email, 'not-the-password-at-all');
+        await reply.arrayBuffer();
+        if (reply.status !== 401) throw new Error(`sign-in answered ${reply.status}`);
+        into.push(Number(process.hrtime.bigint() - started) / 1e6);
+      }
+    }
+    const [u, w] = [median(unknown), median(wrong)];
+    console.log(
+      `failed sign-in, median of ${SIGN_IN_SAMPLES}: unknown email ${u.toFixed(1)} ms, wrong password ${w.toFixed(1)} ms (ratio ${(u / w).toFixed(3)})`,
     );
   } finally {
     await stopProcesses(children);
