@@ -20,8 +20,16 @@ const SECRET_FIELDS = [
   'privateKey',
   'CHAIN_PRIVATE_KEY',
   'CHAIN_RPC_URL',
-  // Ed25519 keys that sign determinations (PKCS#8 PEM bundle).
+  // Ed25519 keys that sign determinations and dashboard tokens (PKCS#8 PEM bundles).
   'DETERMINATION_SIGNING_KEYS',
+  'DASHBOARD_TOKEN_KEYS',
+  // Dashboard sign-in: passwords, the tokens it hands out, their stored hashes.
+  'adminPassword',
+  'passwordHash',
+  'accessToken',
+  'refreshToken',
+  'invitationToken',
+  'invitationHash',
 ];
 export const REDACT_PATHS = [
   'req.headers["x-api-key"]',

@@ -18,6 +18,14 @@ const SECRET_FIELDS = [
   'privateKey',
   'CHAIN_PRIVATE_KEY',
   'CHAIN_RPC_URL',
+  'DETERMINATION_SIGNING_KEYS',
+  'DASHBOARD_TOKEN_KEYS',
+  'adminPassword',
+  'passwordHash',
+  'accessToken',
+  'refreshToken',
+  'invitationToken',
+  'invitationHash',
 ];
 
 describe('createLogger', () => {
