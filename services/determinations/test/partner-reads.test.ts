@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { signContext } from '@parametric/http';
 import canonicalize from 'canonicalize';
 import { verifyDetermination } from 'determination-verify';
 import {
@@ -6,6 +7,7 @@ import {
   activeCropPolicy,
   assessment,
   type DeterminationsPlatform,
+  SIGNING_SECRET,
   startDeterminationsPlatform,
 } from './support';
 
@@ -181,5 +183,31 @@ describe('GET /.well-known/jwks.json', () => {
     const d = (await get(`/determinations/${ids[0]}`)).body.data;
     const tampered = { ...d, damagePercentBp: 9_000 };
     expect(verifyDetermination(tampered, jwks)).toMatchObject({ valid: false, code: 'FIELD_MISMATCH' });
+  });
+});
+
+describe('the service’s own capability check (behind the gateway’s)', () => {
+  /** A request signed as the gateway would sign it, for a caller with `role`. */
+  const direct = (path: string, role: string) =>
+    fetch(`${p.determinations.url}/api${path}`, {
+      headers: signContext(
+        { organizationId: policy.org.id, role, requestId: 'direct-1', issuedAt: Date.now() },
+        SIGNING_SECRET,
+      ),
+    });
+
+  it.each([
+    `/determinations`,
+    `/determinations/{id}`,
+    `/determinations/{id}/evidence`,
+    `/determinations/{id}/settlement-report`,
+  ])('%s refuses a role without determination:read even if the gateway let it through', async (template) => {
+    const path = template.replace('{id}', ids[0] as string);
+    const viewer = await direct(path, 'ORG_VIEWER');
+    expect(viewer.status).toBe(403);
+    expect(((await viewer.json()) as { error: { message: string } }).error.message).toBe(
+      'Your role ORG_VIEWER lacks the capability determination:read this endpoint needs',
+    );
+    expect((await direct(path, 'ORG_FINANCE')).status).toBe(200);
   });
 });

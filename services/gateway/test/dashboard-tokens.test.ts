@@ -1,4 +1,5 @@
 import { createPrivateKey, createPublicKey, randomUUID } from 'node:crypto';
+import { request } from 'node:http';
 import { ROLE_CAPABILITIES } from '@parametric/contracts';
 import { generateEd25519KeyPem, loadEd25519Keys } from '@parametric/ed25519-keys';
 import { SignJWT } from 'jose';
@@ -21,6 +22,8 @@ beforeAll(async () => {
     // The active key signs; the retired one is still accepted (a rotation in progress).
     DASHBOARD_TOKEN_KEYS: `${ACTIVE_KEY}\n${RETIRED_KEY}`,
     LOGIN_IP_FAILURES: '1000',
+    // Every sign-in and invitation acceptance counts against the one client address of the test.
+    ANONYMOUS_LIMIT_POINTS: '100000',
   });
   org = await gw.register();
 });
@@ -411,4 +414,41 @@ describe('rate limits for dashboard users', () => {
     const keyed = await gw.api('GET', '/organizations/me', { key: org.apiKey });
     expect(Number(keyed.headers.get('x-ratelimit-remaining'))).not.toBe(before - 2);
   });
+});
+
+describe('paths', () => {
+  /** Sent byte for byte (fetch would resolve the dot segments before they left the test). */
+  const rawGet = (path: string, token: string) =>
+    new Promise<{ status: number; body: { error: { message: string } } }>((resolve, reject) => {
+      const url = new URL(gw.gateway.partnerUrl);
+      const req = request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: `${url.pathname}${path}`,
+          headers: { authorization: `Bearer ${token}` },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (chunk) => {
+            text += chunk;
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+
+  it.each(['/farmers/%2e%2e/plots', '/farmers/%2E%2e/plots', '/farmers/./plots', '/policies/.%2e'])(
+    '%s is refused before forwarding: the path checked is the path forwarded',
+    async (path) => {
+      const viewer = await signInAs(gw, org.apiKey, 'ORG_VIEWER');
+      const reply = await rawGet(path, viewer.accessToken);
+      expect([reply.status, reply.body.error.message]).toEqual([
+        400,
+        'Path segments "." and ".." are not allowed',
+      ]);
+    },
+  );
 });

@@ -9,7 +9,11 @@ import { GOOD_PASSWORD, signInAs, startTestGateway, type TestGateway } from './s
 let gw: TestGateway;
 
 beforeAll(async () => {
-  gw = await startTestGateway({ LOGIN_IP_FAILURES: '1000' });
+  gw = await startTestGateway({
+    LOGIN_IP_FAILURES: '1000',
+    // Every sign-in and invitation acceptance counts against the one client address of the test.
+    ANONYMOUS_LIMIT_POINTS: '100000',
+  });
 });
 
 afterAll(async () => {

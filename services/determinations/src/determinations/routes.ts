@@ -5,8 +5,8 @@ import {
   listDeterminations as listDeterminationsRoute,
   recordSettlementReport as recordSettlementReportRoute,
 } from '@parametric/contracts';
-import { type Binding, created, implement, ok, page } from '@parametric/http';
-import { requireCapability } from '../capabilities';
+import { type Binding, created, ok, page } from '@parametric/http';
+import { implementChecked } from '../capabilities';
 import type { PartnerContext } from '../context';
 import { recordSettlementReport, reportView, settlementReportsOf } from '../reports/domain';
 import { listDeterminations, readDetermination, readEvidence } from './reads';
@@ -14,21 +14,20 @@ import { listDeterminations, readDetermination, readEvidence } from './reads';
 /** Partner routes: reads of the organization's determinations and its Tier 1 settlement reports. */
 export function determinationRoutes(onRecorded: () => void): Binding<PartnerContext>[] {
   return [
-    implement(listDeterminationsRoute, async ({ query }, { tenant, role }) => {
-      requireCapability(role, 'determination:read');
+    implementChecked(listDeterminationsRoute, async ({ query }, { tenant }) => {
       const { items, total } = await listDeterminations(tenant, query);
       return page(items, { page: query.page, limit: query.limit, total });
     }),
-    implement(getDetermination, async ({ params }, { tenant }) =>
+    implementChecked(getDetermination, async ({ params }, { tenant }) =>
       ok(await readDetermination(tenant, params.id)),
     ),
-    implement(getDeterminationEvidence, async ({ params }, { tenant }) =>
+    implementChecked(getDeterminationEvidence, async ({ params }, { tenant }) =>
       ok(await readEvidence(tenant, params.id)),
     ),
-    implement(getSettlementReports, async ({ params }, { tenant }) =>
+    implementChecked(getSettlementReports, async ({ params }, { tenant }) =>
       ok(await settlementReportsOf(tenant, params.id)),
     ),
-    implement(recordSettlementReportRoute, async ({ params, body }, { tenant, now }) => {
+    implementChecked(recordSettlementReportRoute, async ({ params, body }, { tenant, now }) => {
       const { replayed, report, determination } = await recordSettlementReport(
         tenant,
         params.id,

@@ -13,7 +13,7 @@ describe('capabilities of the determination routes', () => {
     );
     expect(refused).toMatchObject({
       code: 'FORBIDDEN',
-      message: 'Your role lacks the capability determination:read',
+      message: 'Your role ORG_VIEWER lacks the capability determination:read this endpoint needs',
     });
   });
 });

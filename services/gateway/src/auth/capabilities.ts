@@ -3,6 +3,8 @@ import { AppError, type RouteContract } from '@parametric/http';
 import type { NextFunction, Request, Response } from 'express';
 import { principalOf } from './principal';
 
+const DOT_SEGMENT = /(^|\/)(\.|%2e){1,2}(\/|$)/i;
+
 interface Guard {
   method: string;
   pattern: RegExp;
@@ -43,6 +45,12 @@ export function capabilityGuards(routes: readonly RouteContract[]): Guard[] {
  */
 export function requireCapability(guards: Guard[] = capabilityGuards(Object.values(PARTNER_ROUTES).flat())) {
   return (req: Request, _res: Response, next: NextFunction): void => {
+    // The path checked must be the path forwarded: `fetch` resolves `.`/`..` segments (also
+    // percent-encoded ones), which would let a checked path land on another route.
+    if (DOT_SEGMENT.test(req.path)) {
+      next(AppError.invalid('Path segments "." and ".." are not allowed'));
+      return;
+    }
     const principal = principalOf(req);
     const method = req.method === 'HEAD' ? 'GET' : req.method;
     const guard = guards.find((g) => g.method === method && g.pattern.test(req.path));
