@@ -8,13 +8,8 @@ import {
   startDeterminationsPlatform,
 } from '../../services/determinations/test/support';
 import { startPaymentsStack } from '../../services/payments/test/support';
-import {
-  cropPurchase,
-  herdBody,
-  plotBody,
-  type SellableOrg,
-  sellableOrg,
-} from '../../services/policy/test/support';
+import { cropPurchase, herdBody, type SellableOrg, sellableOrg } from '../../services/policy/test/support';
+import { BODY_REFERENCES, ID_PROBES, type IdProbe, type Ids, unknownIds } from './id-probes';
 
 /**
  * Every partner route that takes another resource's id, called by organization B with
@@ -32,68 +27,6 @@ interface Owned extends SellableOrg {
   payoutId: string;
   userId: string;
 }
-
-type Ids = Record<
-  | 'farmerId'
-  | 'plotId'
-  | 'herdId'
-  | 'policyId'
-  | 'deliveryId'
-  | 'determinationId'
-  | 'paymentId'
-  | 'quoteId'
-  | 'payoutId'
-  | 'userId',
-  string
->;
-
-/** How to call a route with some organization's ids (A's, or ids nobody has). */
-type Probe = (ids: Ids, own: Owned) => { path: string; body?: unknown };
-
-/** One entry per partner route that refers to a resource by id (path or body). */
-const PROBES: Record<string, Probe> = {
-  getFarmer: (ids) => ({ path: `/farmers/${ids.farmerId}` }),
-  listFarmerPlots: (ids) => ({ path: `/farmers/${ids.farmerId}/plots` }),
-  listFarmerHerds: (ids) => ({ path: `/farmers/${ids.farmerId}/herds` }),
-  getPlot: (ids) => ({ path: `/plots/${ids.plotId}` }),
-  getHerd: (ids) => ({ path: `/herds/${ids.herdId}` }),
-  getPolicy: (ids) => ({ path: `/policies/${ids.policyId}` }),
-  getPolicyStatus: (ids) => ({ path: `/policies/${ids.policyId}/status` }),
-  activatePolicy: (ids) => ({ path: `/policies/${ids.policyId}/activate`, body: {} }),
-  retryWebhookDelivery: (ids) => ({ path: `/organizations/me/webhook/deliveries/${ids.deliveryId}/retry` }),
-  getPayment: (ids) => ({ path: `/payments/${ids.paymentId}` }),
-  getQuote: (ids) => ({ path: `/payments/quotes/${ids.quoteId}` }),
-  getPayout: (ids) => ({ path: `/payouts/${ids.payoutId}` }),
-  retryPayout: (ids) => ({ path: `/payouts/${ids.payoutId}/retry` }),
-  getUser: (ids) => ({ path: `/organizations/me/users/${ids.userId}` }),
-  updateUser: (ids) => ({ path: `/organizations/me/users/${ids.userId}`, body: { role: 'ORG_ADMIN' } }),
-  deactivateUser: (ids) => ({ path: `/organizations/me/users/${ids.userId}` }),
-  reissueInvitation: (ids) => ({ path: `/organizations/me/users/${ids.userId}/invitation` }),
-  getDetermination: (ids) => ({ path: `/determinations/${ids.determinationId}` }),
-  getDeterminationEvidence: (ids) => ({ path: `/determinations/${ids.determinationId}/evidence` }),
-  getSettlementReports: (ids) => ({ path: `/determinations/${ids.determinationId}/settlement-report` }),
-  recordSettlementReport: (ids) => ({
-    path: `/determinations/${ids.determinationId}/settlement-report`,
-    body: {
-      partnerReference: 'PROBE-1',
-      outcome: 'NOT_SETTLED',
-      method: 'OTHER',
-      settledAmountMinor: '0',
-      settlementCurrency: 'KES',
-      settledAt: '2026-01-01T00:00:00Z',
-    },
-  }),
-  registerPlot: (ids) => ({ path: '/plots', body: plotBody(ids.farmerId) }),
-  registerHerd: (ids) => ({ path: '/herds', body: herdBody(ids.farmerId) }),
-  // The caller's own farmer with the other organization's plot, so the plot is what is probed.
-  purchasePolicy: (ids, own) => ({
-    path: '/policies/purchase',
-    body: cropPurchase({ farmerId: own.farmerId, plotId: ids.plotId }),
-  }),
-};
-
-/** Body fields that name another resource (the path ids are found from the contract). */
-const BODY_REFERENCES = new Set(['registerPlot', 'registerHerd', 'purchasePolicy']);
 
 const partnerRoutes = Object.values(PARTNER_ROUTES).flat() as RouteContract[];
 
@@ -201,26 +134,15 @@ afterAll(async () => {
 it('has a probe for every partner route that takes an id, and for every route whose body names one', () => {
   const withIds = partnerRoutes.filter((r) => r.params).map((r) => r.operationId);
   expect(withIds.length).toBeGreaterThan(0);
-  expect(Object.keys(PROBES).sort()).toEqual([...withIds, ...BODY_REFERENCES].sort());
+  expect(Object.keys(ID_PROBES).sort()).toEqual([...withIds, ...BODY_REFERENCES].sort());
 });
 
-it.each(Object.keys(PROBES))(
+it.each(Object.keys(ID_PROBES))(
   "%s with another organization's id answers exactly as for an unknown id, and changes nothing",
   async (operationId) => {
     const route = partnerRoutes.find((r) => r.operationId === operationId) as RouteContract;
-    const probe = PROBES[operationId] as Probe;
-    const unknown: Ids = {
-      farmerId: randomUUID(),
-      plotId: randomUUID(),
-      herdId: randomUUID(),
-      policyId: randomUUID(),
-      deliveryId: randomUUID(),
-      determinationId: randomUUID(),
-      paymentId: randomUUID(),
-      quoteId: randomUUID(),
-      payoutId: randomUUID(),
-      userId: randomUUID(),
-    };
+    const probe = ID_PROBES[operationId] as IdProbe;
+    const unknown = unknownIds();
     const aPolicy = () => p.gateway.api('GET', `/policies/${a.policyId}`, { key: a.apiKey });
     const aDeliveries = () => p.gateway.api('GET', '/organizations/me/webhook/deliveries', { key: a.apiKey });
     const aReports = () =>
@@ -233,7 +155,7 @@ it.each(Object.keys(PROBES))(
       await aUser(),
     ];
     const call = (ids: Ids) => {
-      const { path, body } = probe(ids, b);
+      const { path, body } = probe(ids, b.farmerId);
       return p.gateway.api(route.method.toUpperCase(), path, { key: b.apiKey, body });
     };
     const foreign = await call(a);

@@ -29,6 +29,7 @@ import {
   type SellableOrg,
   sellableOrg,
 } from '../../services/policy/test/support';
+import { BODY_REFERENCES, ID_PROBES, type IdProbe, type Ids, unknownIds } from './id-probes';
 
 /**
  * Roles through the gateway (issue 12; spec 5.5), the whole platform running behind it, over
@@ -762,65 +763,6 @@ describe('each role in practice', () => {
 // 3. Tokens across organizations
 // ---------------------------------------------------------------------------------------------
 
-type Ids = Record<
-  | 'farmerId'
-  | 'plotId'
-  | 'herdId'
-  | 'policyId'
-  | 'deliveryId'
-  | 'determinationId'
-  | 'paymentId'
-  | 'quoteId'
-  | 'payoutId'
-  | 'userId',
-  string
->;
-
-/** How to call a route with some ids (another organization's, or ids nobody has). */
-type Foreign = (ids: Ids) => Call;
-
-/** Every partner route that refers to a resource by id, in its path or its body (as cross-tenant). */
-const FOREIGN: Record<string, Foreign> = {
-  getFarmer: (ids) => ({ path: `/farmers/${ids.farmerId}` }),
-  listFarmerPlots: (ids) => ({ path: `/farmers/${ids.farmerId}/plots` }),
-  listFarmerHerds: (ids) => ({ path: `/farmers/${ids.farmerId}/herds` }),
-  getPlot: (ids) => ({ path: `/plots/${ids.plotId}` }),
-  getHerd: (ids) => ({ path: `/herds/${ids.herdId}` }),
-  getPolicy: (ids) => ({ path: `/policies/${ids.policyId}` }),
-  getPolicyStatus: (ids) => ({ path: `/policies/${ids.policyId}/status` }),
-  activatePolicy: (ids) => ({ path: `/policies/${ids.policyId}/activate`, body: {} }),
-  retryWebhookDelivery: (ids) => ({ path: `/organizations/me/webhook/deliveries/${ids.deliveryId}/retry` }),
-  getPayment: (ids) => ({ path: `/payments/${ids.paymentId}` }),
-  getQuote: (ids) => ({ path: `/payments/quotes/${ids.quoteId}` }),
-  getPayout: (ids) => ({ path: `/payouts/${ids.payoutId}` }),
-  retryPayout: (ids) => ({ path: `/payouts/${ids.payoutId}/retry` }),
-  getUser: (ids) => ({ path: `/organizations/me/users/${ids.userId}` }),
-  updateUser: (ids) => ({ path: `/organizations/me/users/${ids.userId}`, body: { role: 'ORG_ADMIN' } }),
-  deactivateUser: (ids) => ({ path: `/organizations/me/users/${ids.userId}` }),
-  reissueInvitation: (ids) => ({ path: `/organizations/me/users/${ids.userId}/invitation` }),
-  getDetermination: (ids) => ({ path: `/determinations/${ids.determinationId}` }),
-  getDeterminationEvidence: (ids) => ({ path: `/determinations/${ids.determinationId}/evidence` }),
-  getSettlementReports: (ids) => ({ path: `/determinations/${ids.determinationId}/settlement-report` }),
-  recordSettlementReport: (ids) => ({
-    path: `/determinations/${ids.determinationId}/settlement-report`,
-    body: {
-      partnerReference: 'FOREIGN-1',
-      outcome: 'NOT_SETTLED',
-      method: 'OTHER',
-      settledAmountMinor: '0',
-      settlementCurrency: 'KES',
-      settledAt: '2026-01-01T00:00:00Z',
-    },
-  }),
-  registerPlot: (ids) => ({ path: '/plots', body: plotBody(ids.farmerId) }),
-  registerHerd: (ids) => ({ path: '/herds', body: herdBody(ids.farmerId) }),
-  // The caller's own farmer with the other organization's plot, so the plot is what is probed.
-  purchasePolicy: (ids) => ({
-    path: '/policies/purchase',
-    body: cropPurchase({ farmerId: crop.farmerId, plotId: ids.plotId }),
-  }),
-};
-
 /** The other organizations' ids: Tier 1 things from `other`, payments things from `settle`. */
 const foreignIds = (): Ids => ({
   farmerId: other.farmerId,
@@ -835,20 +777,7 @@ const foreignIds = (): Ids => ({
   userId: other.userId,
 });
 
-const unknownIds = (): Ids => ({
-  farmerId: randomUUID(),
-  plotId: randomUUID(),
-  herdId: randomUUID(),
-  policyId: randomUUID(),
-  deliveryId: randomUUID(),
-  determinationId: randomUUID(),
-  paymentId: randomUUID(),
-  quoteId: randomUUID(),
-  payoutId: randomUUID(),
-  userId: randomUUID(),
-});
-
-const FOREIGN_CASES = Object.keys(FOREIGN).flatMap((operationId) =>
+const FOREIGN_CASES = Object.keys(ID_PROBES).flatMap((operationId) =>
   ROLES.map((role) => ({ operationId, role })),
 );
 
@@ -856,9 +785,7 @@ describe('a user token of one organization with another organization’s ids', (
   it('has a foreign-id probe for every partner route that takes an id', () => {
     const withIds = partnerRoutes.filter((r) => r.params).map((r) => r.operationId);
     expect(withIds.length).toBeGreaterThan(0);
-    expect(Object.keys(FOREIGN).sort()).toEqual(
-      [...withIds, 'registerPlot', 'registerHerd', 'purchasePolicy'].sort(),
-    );
+    expect(Object.keys(ID_PROBES).sort()).toEqual([...withIds, ...BODY_REFERENCES].sort());
   });
 
   it.each(FOREIGN_CASES)(
@@ -866,7 +793,7 @@ describe('a user token of one organization with another organization’s ids', (
     async ({ operationId, role }) => {
       const route = partnerRoutes.find((r) => r.operationId === operationId) as RouteContract;
       const send = (ids: Ids) => {
-        const { path, body } = (FOREIGN[operationId] as Foreign)(ids);
+        const { path, body } = (ID_PROBES[operationId] as IdProbe)(ids, crop.farmerId);
         return api(route.method.toUpperCase(), path, { ...credentialsOf(crop, role), body });
       };
       const foreign = await send(foreignIds());
