@@ -6,7 +6,11 @@
  *   on a free port with the PolicyRegistry deployed.
  * - Services as child processes, configured through their environment exactly as in
  *   production; secrets generated for this run unless set (the determinations signing key
- *   too: a fresh Ed25519 key unless DETERMINATION_SIGNING_KEYS is set).
+ *   too: a fresh Ed25519 key unless DETERMINATION_SIGNING_KEYS is set). DASHBOARD_TOKEN_KEYS
+ *   goes to the gateway only, when set; otherwise the gateway makes a key of its own, and
+ *   dashboard sign-ins end when the run stops.
+ * - A demo organization, registered once the platform is up, with a dashboard admin
+ *   (admin@demo.example; its password DEMO_ADMIN_PASSWORD, else generated for this run).
  * - Third parties as local stand-ins: a webhook receiver (the partner's endpoint), the M-Pesa
  *   simulator (Daraja, with M-Pesa credentials generated for this run, given to payments and
  *   to the simulator only) and the rate simulator (Coinbase's exchange rates).
@@ -38,6 +42,67 @@ function signingKeys(): string {
     process.env.DETERMINATION_SIGNING_KEYS ||
     String(generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }))
   );
+}
+
+/** The demo organization's first dashboard user (ORG_ADMIN). */
+const DEMO_ADMIN_EMAIL = 'admin@demo.example';
+
+/**
+ * The demo admin's password: DEMO_ADMIN_PASSWORD as set (never printed), else one generated
+ * for this run: 24 random base64url characters, which pass the gateway's rules (12 to 256
+ * characters, not a common password, not containing the email's local part).
+ */
+function demoAdminPassword(): { value: string; supplied: boolean } {
+  const supplied = process.env.DEMO_ADMIN_PASSWORD;
+  if (supplied) return { value: supplied, supplied: true };
+  const local = DEMO_ADMIN_EMAIL.split('@')[0] ?? '';
+  for (;;) {
+    const value = randomBytes(18).toString('base64url');
+    if (!value.toLowerCase().includes(local)) return { value, supplied: false };
+  }
+}
+
+interface DemoOrganization {
+  id: string;
+  name: string;
+  apiKey: string;
+  apiSecret: string;
+}
+
+/**
+ * Registers the demo organization with its first dashboard user, as a partner would
+ * (`POST /api/auth/register-organization` with `adminEmail` and `adminPassword`). Answers the
+ * organization, or why there is none: the gateway's error (never the password), e.g. a 409
+ * when an earlier run left admin@demo.example in an external MONGO_URL's database.
+ */
+async function registerDemoOrganization(
+  gatewayUrl: string,
+  password: string,
+): Promise<{ organization: DemoOrganization } | { problem: string; status: number }> {
+  const response = await fetch(`${gatewayUrl}/api/auth/register-organization`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      name: 'Demo Co-op',
+      type: 'COOPERATIVE',
+      countryCode: 'KE',
+      adminEmail: DEMO_ADMIN_EMAIL,
+      adminPassword: password,
+    }),
+  });
+  const body = (await response.json().catch(() => undefined)) as
+    | {
+        data?: { organization?: DemoOrganization };
+        error?: { code?: string; message?: string; details?: Array<{ field?: string; message?: string }> };
+      }
+    | undefined;
+  const organization = body?.data?.organization;
+  if (response.status === 201 && organization) return { organization };
+  const details = (body?.error?.details ?? []).map((d) => `${d.field}: ${d.message}`).join('; ');
+  return {
+    status: response.status,
+    problem: `${response.status} ${body?.error?.code ?? ''} ${body?.error?.message ?? ''}${details ? ` (${details})` : ''}`,
+  };
 }
 
 /**
@@ -83,6 +148,13 @@ function simulatorCredentials(credentials: MpesaCredentials): NodeJS.ProcessEnv 
   };
 }
 
+/**
+ * How long a service may take to stop gracefully before it is killed. Locally a stop takes a
+ * few seconds (work in flight, then Redis and MongoDB close); it only runs over when a store it
+ * waits for is already gone.
+ */
+const STOP_DEADLINE_MS = 15_000;
+
 function startService(
   name: string,
   env: NodeJS.ProcessEnv,
@@ -98,7 +170,14 @@ function startService(
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = once(child, 'exit');
     child.kill('SIGTERM');
+    // A graceful stop can wait forever on a store that is already gone (Ctrl-C signals the
+    // whole process group, redis-server and anvil included): past the deadline, kill it.
+    const deadline = setTimeout(() => {
+      console.error(`[start] ${name} did not stop within ${STOP_DEADLINE_MS / 1000} s; killing it`);
+      child.kill('SIGKILL');
+    }, STOP_DEADLINE_MS);
     await exited;
+    clearTimeout(deadline);
   });
   child.on('exit', (code, signal) => {
     if (!stopping) {
@@ -131,16 +210,79 @@ async function shutdown(code: number): Promise<void> {
 
 /**
  * The environment the services inherit: this process's, less the secrets only one service is
- * given (as in Kubernetes and docker-compose): the determinations signing keys, and the payments
- * service's M-Pesa credentials and callback token. The payments tunables (MPESA_TIMEOUT_MS,
- * MPESA_B2C_MAX_PER_SECOND, …) and MPESA_SIMULATOR_CALLBACK_DELAY_MS stay: they pass through.
+ * given (as in Kubernetes and docker-compose): the determinations signing keys, the gateway's
+ * dashboard token keys, and the payments service's M-Pesa credentials and callback token, and
+ * less DEMO_ADMIN_PASSWORD, which no service reads. The payments tunables (MPESA_TIMEOUT_MS,
+ * MPESA_B2C_MAX_PER_SECOND, …), MPESA_SIMULATOR_CALLBACK_DELAY_MS and the gateway's dashboard
+ * tunables (ACCESS_TOKEN_TTL_SECONDS, LOGIN_ACCOUNT_FAILURES, …) stay: they pass through.
  */
 function inheritedEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  for (const key of ['DETERMINATION_SIGNING_KEYS', 'PAYMENTS_CALLBACK_TOKEN', ...MPESA_CREDENTIAL_ENV]) {
+  for (const key of [
+    'DETERMINATION_SIGNING_KEYS',
+    'DASHBOARD_TOKEN_KEYS',
+    'DEMO_ADMIN_PASSWORD',
+    'PAYMENTS_CALLBACK_TOKEN',
+    ...MPESA_CREDENTIAL_ENV,
+  ]) {
     delete env[key];
   }
   return env;
+}
+
+/**
+ * How the banner shows a secret: the value when this run generated it, the shell variable
+ * (`$NAME`) when the operator set it, so that a secret given to us is never printed.
+ */
+function shown(name: string, value: string): string {
+  return process.env[name] ? `$${name}` : value;
+}
+
+/**
+ * The banner's demo section: the demo organization and how to sign in to the dashboard API as
+ * its admin (the password only when this run generated it), or why there is none.
+ */
+function demoSection(
+  gatewayUrl: string,
+  demo: { organization: DemoOrganization } | { problem: string; status: number },
+  password: { value: string; supplied: boolean },
+): string {
+  const keys = process.env.DASHBOARD_TOKEN_KEYS
+    ? 'DASHBOARD_TOKEN_KEYS (as set)'
+    : 'a key the gateway made at start: sign-ins end when the platform stops (set DASHBOARD_TOKEN_KEYS,\n' +
+      '                        with an external MONGO_URL, to keep them across restarts)';
+  if ('problem' in demo && !(demo.status === 409 && password.supplied)) {
+    const why =
+      demo.status === 409
+        ? `${DEMO_ADMIN_EMAIL} already exists (an earlier run against this MONGO_URL): sign in with that run's
+                        password (DEMO_ADMIN_PASSWORD keeps one password across runs)`
+        : `not registered (${demo.problem})`;
+    return `  Demo organization:    ${why}
+  Dashboard tokens:     signed with ${keys}`;
+  }
+  // A password of ours is base64url: safe as is in JSON and in single quotes. One the operator
+  // set is never printed: the command reads it from the shell (export DEMO_ADMIN_PASSWORD).
+  const body = password.supplied
+    ? `"$(node -p 'JSON.stringify({ email: "${DEMO_ADMIN_EMAIL}", password: process.env.DEMO_ADMIN_PASSWORD })')"`
+    : `'{"email":"${DEMO_ADMIN_EMAIL}","password":"${password.value}"}'`;
+  const login = `curl -s -X POST ${gatewayUrl}/api/auth/login -H 'content-type: application/json' \\
+       -d ${body}`;
+  const ttl = process.env.ACCESS_TOKEN_TTL_SECONDS ?? '900';
+  const organization =
+    'organization' in demo
+      ? `  Demo organization:    ${demo.organization.name}, id ${demo.organization.id}
+                        (x-api-key: ${demo.organization.apiKey}; secret ${demo.organization.apiSecret})`
+      : `  Demo organization:    registered by an earlier run against this MONGO_URL`;
+  return `${organization}
+  Dashboard sign-in:    ${DEMO_ADMIN_EMAIL}, its first user (ORG_ADMIN)
+  Password:             ${password.supplied ? '$DEMO_ADMIN_PASSWORD (as you set it; export it for the commands below)' : `${password.value}   (generated for this run; DEMO_ADMIN_PASSWORD sets one)`}
+  Dashboard tokens:     signed with ${keys}
+Sign in as the demo admin:
+     ${login}
+     # The access token (${ttl} s) as a bearer token on the partner API, e.g. who am I:
+     TOKEN=$(${login} \\
+       | node -p 'JSON.parse(require("fs").readFileSync(0, "utf8")).data.accessToken')
+     curl -s ${gatewayUrl}/api/auth/session -H "Authorization: Bearer $TOKEN"`;
 }
 
 async function main(): Promise<void> {
@@ -163,6 +305,11 @@ async function main(): Promise<void> {
   if (process.env.MONGO_URL && !process.env.DETERMINATION_SIGNING_KEYS) {
     console.warn(
       '[start] DETERMINATION_SIGNING_KEYS is not set: determinations signed in this run will not verify after a restart',
+    );
+  }
+  if (process.env.MONGO_URL && !process.env.DASHBOARD_TOKEN_KEYS) {
+    console.warn(
+      '[start] DASHBOARD_TOKEN_KEYS is not set: dashboard sign-ins of this run end at a restart (the gateway signs with a key made at start)',
     );
   }
   const gatewayPort = process.env.GATEWAY_PORT ?? '3000';
@@ -248,6 +395,10 @@ async function main(): Promise<void> {
     ...mpesa,
     RATE_SOURCE_URL: `http://127.0.0.1:${rateSimulatorPort}`,
   });
+  // DASHBOARD_TOKEN_KEYS, to the gateway only, when set; otherwise the gateway makes a key at
+  // start (outside production) and dashboard sign-ins end with it. DASHBOARD_TOKEN_ISSUER, the
+  // token lifetimes and the sign-in throttle pass through from the environment.
+  const dashboardTokenKeys = process.env.DASHBOARD_TOKEN_KEYS;
   startService('gateway', {
     ...shared,
     GATEWAY_PORT: gatewayPort,
@@ -257,6 +408,7 @@ async function main(): Promise<void> {
     POLICY_URL: `http://127.0.0.1:${policyPort}`,
     DETERMINATIONS_URL: `http://127.0.0.1:${determinationsPort}`,
     PAYMENTS_URL: `http://127.0.0.1:${paymentsPort}`,
+    ...(dashboardTokenKeys ? { DASHBOARD_TOKEN_KEYS: dashboardTokenKeys } : {}),
   });
   startService('webhook-receiver', inherited, path.join(root, 'libs', 'webhook-receiver', 'src', 'cli.ts'), [
     '--port',
@@ -272,6 +424,17 @@ async function main(): Promise<void> {
     waitReady(`http://127.0.0.1:${rateSimulatorPort}/_requests`),
     waitReady(`http://127.0.0.1:${gatewayPort}/readyz`),
   ]);
+
+  const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+  const password = demoAdminPassword();
+  const demo = await registerDemoOrganization(gatewayUrl, password.value).catch((err: unknown) => ({
+    status: 0,
+    problem: err instanceof Error ? err.message : String(err),
+  }));
+  if ('problem' in demo) console.warn(`[start] the demo organization was not registered: ${demo.problem}`);
+  const organizationId = 'organization' in demo ? demo.organization.id : '<organizationId>';
+  const apiKey = 'organization' in demo ? demo.organization.apiKey : '<apiKey>';
+  const opsBearer = `Authorization: Bearer ${shown('OPS_TOKEN', opsToken)}`;
 
   // An observation period from now to 30 days on: it overlaps the cover of any policy activated
   // after the platform came up (cover starts at activation).
@@ -298,38 +461,41 @@ async function main(): Promise<void> {
   });
   console.log(`
 Platform is up.
-  Partner API base URL: http://127.0.0.1:${gatewayPort}/api
-  API reference:        http://127.0.0.1:${gatewayPort}/api/docs   (OpenAPI document: /api/openapi.json)
-  Ops API:              http://127.0.0.1:${opsPort}/ops   (Authorization: Bearer ${opsToken})
+  Partner API base URL: ${gatewayUrl}/api
+  API reference:        ${gatewayUrl}/api/docs   (OpenAPI document: /api/openapi.json)
+  Ops API:              http://127.0.0.1:${opsPort}/ops   (${opsBearer})
   Webhooks service:     http://127.0.0.1:${webhooksPort}   (internal; reached through the gateway)
   Policy service:       http://127.0.0.1:${policyPort}   (internal; farmers, plots, herds, policies)
   Determinations:       http://127.0.0.1:${determinationsPort}   (internal; signed damage determinations, settlement reports)
   Payments:             http://127.0.0.1:${paymentsPort}   (internal; Tier 2 premiums by M-Pesa, KES→USDC quotes)
   Payments callbacks:   http://127.0.0.1:${callbacksPort}   (Daraja's entry point, never partners'; STK results at
-                        /mpesa/${callbackToken}/stk)
+                        /mpesa/${shown('PAYMENTS_CALLBACK_TOKEN', callbackToken)}/stk)
   M-Pesa simulator:     http://127.0.0.1:${mpesaSimulatorPort}   (local Daraja: +254711000001 pays, +254711000032 cancels,
                         others in libs/mpesa-simulator/README.md; GET /_requests, /_callbacks)
   Rate simulator:       http://127.0.0.1:${rateSimulatorPort}   (local Coinbase exchange rates, USDC→KES;
                         PUT /_rate {"kesPerUsdc":"130.10"} changes the rate)
-  Signing keys (JWKS):  http://127.0.0.1:${gatewayPort}/api/.well-known/jwks.json   (public; verify determinations with them)
+  Signing keys (JWKS):  ${gatewayUrl}/api/.well-known/jwks.json   (public; verify determinations with them)
   Chain (JSON-RPC):     ${chain.rpcUrl}   (PolicyRegistry at ${chain.registryAddress}; activations land here)
   Webhook receiver:     http://127.0.0.1:${receiverPort}/hooks   (local partner endpoint; GET /_received lists what arrived,
                         PUT /_secret {"secret": "..."} with the secret returned by PUT /api/organizations/me/webhook)
-Try: curl -s -X POST http://127.0.0.1:${gatewayPort}/api/auth/register-organization \\
-       -H 'content-type: application/json' -d '{"name":"Demo Co-op","type":"COOPERATIVE","countryCode":"KE"}'
-     curl -s http://127.0.0.1:${gatewayPort}/api/.well-known/jwks.json
+${demoSection(gatewayUrl, demo, password)}
+Try: curl -s ${gatewayUrl}/api/organizations/me -H 'x-api-key: ${apiKey}'
+     curl -s ${gatewayUrl}/api/.well-known/jwks.json
+     # Register another organization (adminEmail and adminPassword add its first dashboard user):
+     curl -s -X POST ${gatewayUrl}/api/auth/register-organization \\
+       -H 'content-type: application/json' -d '{"name":"Nakuru Growers Cooperative","type":"COOPERATIVE","countryCode":"KE"}'
      # Issue a determination, as an index pipeline would (the policyNumber of an ACTIVE crop policy):
      curl -s -X POST http://127.0.0.1:${opsPort}/ops/determinations \\
-       -H 'Authorization: Bearer ${opsToken}' -H 'content-type: application/json' -d '${exampleIngestion}'
+       -H "${opsBearer}" -H 'content-type: application/json' -d '${exampleIngestion}'
      # Tier 2: premiums collected by M-Pesa. Move the organization to DETERMINATION_AND_SETTLEMENT,
-     curl -s -X POST http://127.0.0.1:${opsPort}/ops/organizations/<organizationId>/service-tier \\
-       -H 'Authorization: Bearer ${opsToken}' -H 'content-type: application/json' \\
+     curl -s -X POST http://127.0.0.1:${opsPort}/ops/organizations/${organizationId}/service-tier \\
+       -H "${opsBearer}" -H 'content-type: application/json' \\
        -d '{"serviceTier":"DETERMINATION_AND_SETTLEMENT"}'
      # buy a policy (POST /api/policies/purchase, docs/api.md), then send the prompt for its premium:
-     curl -s -X POST http://127.0.0.1:${gatewayPort}/api/payments/initiate -H 'x-api-key: <apiKey>' \\
+     curl -s -X POST ${gatewayUrl}/api/payments/initiate -H 'x-api-key: ${apiKey}' \\
        -H 'content-type: application/json' \\
        -d '{"reference":"<policyId>","amount":<premium>,"phoneNumber":"+254711000001"}'
-     curl -s http://127.0.0.1:${gatewayPort}/api/payments/<transactionId> -H 'x-api-key: <apiKey>'
+     curl -s ${gatewayUrl}/api/payments/<transactionId> -H 'x-api-key: ${apiKey}'
 Press Ctrl-C to stop.`);
 }
 

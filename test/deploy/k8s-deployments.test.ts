@@ -3,8 +3,9 @@
  * and in the platform's configuration: probes on the right paths and port, a locked-down
  * non-root container with resources, a grace period that covers the service's shutdown, and
  * an environment that comes only from platform-config / platform-secrets (plus, for a secret
- * only one service may see, such as the determinations signing keys or the payments service's
- * M-Pesa credentials, that service's own Secret, which no other Deployment mounts), that each
+ * only one service may see, such as the gateway's dashboard token keys, the determinations
+ * signing keys or the payments service's M-Pesa credentials, that service's own Secret, which
+ * no other Deployment mounts), that each
  * service's own config schema accepts, and that never allows insecure webhook targets.
  *
  * Each check is a function returning the problems it finds. The tests run them on the
@@ -421,8 +422,9 @@ const PROVIDER_CREDENTIALS = [
 ];
 
 describe('the services’ own Secrets', () => {
-  test('are the determinations signing key and the payments provider credentials', () => {
+  test('are the gateway dashboard token key, the determinations signing key and the payments provider credentials', () => {
     expect(OWN_SECRETS).toEqual([
+      { secret: 'gateway-dashboard-token-key', service: 'gateway', keys: ['DASHBOARD_TOKEN_KEYS'] },
       {
         secret: 'determinations-signing-key',
         service: 'determinations',
@@ -480,7 +482,8 @@ const everyVariableDefined: PlatformCheck = (p) =>
   });
 
 /**
- * A service's own Secret (the determinations signing keys) reaches that service only: no other
+ * A service's own Secret (the gateway's dashboard token keys, the determinations signing keys,
+ * the payments provider credentials) reaches that service only: no other
  * Deployment refers to the Secret in any way, no other receives its variables by any means,
  * and they are in neither platform-secrets nor the ConfigMap, which every service reads.
  */
@@ -677,6 +680,10 @@ const setEnvFrom = (container: Obj, key: string, secret: string) => {
   ];
 };
 const signingKeySecretOf = (p: Platform) => p.ownSecrets['determinations-signing-key'] as Obj;
+const dashboardKeySecretOf = (p: Platform) => p.ownSecrets['gateway-dashboard-token-key'] as Obj;
+/** The gateway's `env` entry for its dashboard token keys. */
+const dashboardKeyRef = (p: Platform) =>
+  referencedEnv(containerOf(p, 'gateway')).find((e) => e.name === 'DASHBOARD_TOKEN_KEYS');
 const providerCredentialsOf = (p: Platform) => p.ownSecrets['payments-provider-credentials'] as Obj;
 
 describe('each check fails on a broken copy of the manifests', () => {
@@ -882,6 +889,67 @@ describe('each check fails on a broken copy of the manifests', () => {
       environment,
       'determinations',
       (p, n) => (objAt(referencedEnv(containerOf(p, n))[0], 'valueFrom.secretKeyRef').name = 'signing-keys'),
+    ],
+    [
+      'the dashboard token key Secret read wholesale through envFrom',
+      envFrom,
+      'gateway',
+      (p, n) =>
+        listAt(containerOf(p, n), 'envFrom').push({ secretRef: { name: 'gateway-dashboard-token-key' } }),
+    ],
+    [
+      'no secretKeyRef for the dashboard token keys',
+      ownSecretRefs,
+      'gateway',
+      (p, n) => (containerOf(p, n).env = listAt(containerOf(p, n), 'env').filter((e) => !e.valueFrom)),
+    ],
+    [
+      'the dashboard token keys from platform-secrets',
+      ownSecretRefs,
+      'gateway',
+      (p) => (objAt(dashboardKeyRef(p), 'valueFrom.secretKeyRef').name = 'platform-secrets'),
+    ],
+    [
+      'the dashboard token key Secret optional',
+      ownSecretRefs,
+      'gateway',
+      (p) => (objAt(dashboardKeyRef(p), 'valueFrom.secretKeyRef').optional = true),
+    ],
+    [
+      'determinations taking the dashboard token keys by secretKeyRef',
+      ownSecretRefs,
+      'determinations',
+      (p, n) => setEnvFrom(containerOf(p, n), 'DASHBOARD_TOKEN_KEYS', 'gateway-dashboard-token-key'),
+    ],
+    [
+      'an example dashboard token key Secret without its key',
+      ownSecretRefs,
+      'gateway',
+      (p) => delete (dashboardKeySecretOf(p).stringData as Obj).DASHBOARD_TOKEN_KEYS,
+    ],
+    [
+      'a literal dashboard token key',
+      inlineEnv,
+      'gateway',
+      (p, n) => setEnv(containerOf(p, n), 'DASHBOARD_TOKEN_KEYS', 'x'),
+    ],
+    [
+      'the dashboard token keys missing from their Secret (the gateway refuses production without them)',
+      environment,
+      'gateway',
+      (p) => delete (dashboardKeySecretOf(p).stringData as Obj).DASHBOARD_TOKEN_KEYS,
+    ],
+    [
+      'the dashboard token keys read from a Secret no example shows',
+      environment,
+      'gateway',
+      (p) => (objAt(dashboardKeyRef(p), 'valueFrom.secretKeyRef').name = 'dashboard-keys'),
+    ],
+    [
+      'a non-numeric access token lifetime',
+      environment,
+      'gateway',
+      (p) => ((configMapOf(p).data as Obj).ACCESS_TOKEN_TTL_SECONDS = '15m'),
     ],
     [
       'a longer policy timeout',
@@ -1137,6 +1205,47 @@ describe('each check fails on a broken copy of the manifests', () => {
       'no signing keys in their Secret',
       everyVariableDefined,
       (p) => delete (signingKeySecretOf(p).stringData as Obj).DETERMINATION_SIGNING_KEYS,
+    ],
+    [
+      'webhooks reading the dashboard token key Secret wholesale',
+      ownSecretsPrivate,
+      (p) =>
+        listAt(containerOf(p, 'webhooks'), 'envFrom').push({
+          secretRef: { name: 'gateway-dashboard-token-key' },
+        }),
+    ],
+    [
+      'policy taking the dashboard token keys by secretKeyRef',
+      ownSecretsPrivate,
+      (p) => setEnvFrom(containerOf(p, 'policy'), 'DASHBOARD_TOKEN_KEYS', 'gateway-dashboard-token-key'),
+    ],
+    [
+      'DASHBOARD_TOKEN_KEYS in platform-secrets (every service reads it)',
+      ownSecretsPrivate,
+      (p) => ((p.exampleSecret.stringData as Obj).DASHBOARD_TOKEN_KEYS = 'CHANGE_ME'),
+    ],
+    [
+      'DASHBOARD_TOKEN_KEYS in the ConfigMap',
+      noSecretInConfigMap,
+      (p) => ((configMapOf(p).data as Obj).DASHBOARD_TOKEN_KEYS = 'x'),
+    ],
+    [
+      'the gateway Deployment not referring to its Secret',
+      ownSecretsPrivate,
+      (p) =>
+        (containerOf(p, 'gateway').env = listAt(containerOf(p, 'gateway'), 'env').filter(
+          (e) => !e.valueFrom,
+        )),
+    ],
+    [
+      'no dashboard token keys in their Secret',
+      everyVariableDefined,
+      (p) => delete (dashboardKeySecretOf(p).stringData as Obj).DASHBOARD_TOKEN_KEYS,
+    ],
+    [
+      'a misspelled dashboard setting',
+      everyKeyRead,
+      (p) => ((configMapOf(p).data as Obj).ACCESS_TOKEN_TTL = '900'),
     ],
     [
       'the gateway reading the provider credentials wholesale',

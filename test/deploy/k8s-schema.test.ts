@@ -142,9 +142,10 @@ describe('k8s/base kustomization', () => {
     expect(kustomization.raw.secretGenerator).toBeUndefined();
   });
 
-  test('the example Secrets include the determinations signing key’s and the payments provider credentials’ own', () => {
+  test('the example Secrets include the gateway dashboard token key’s, the determinations signing key’s and the payments provider credentials’ own', () => {
     expect(EXAMPLE_SECRETS).toEqual([
       'platform-secrets',
+      'gateway-dashboard-token-key',
       'determinations-signing-key',
       'payments-provider-credentials',
     ]);

@@ -57,7 +57,9 @@ const gateway: DeployedService = {
   },
   publicPorts: ['http'],
   secretEnv: ['MONGO_URL', 'REDIS_URL', 'OPS_TOKEN', 'INTERNAL_SIGNING_SECRET', 'API_KEY_PEPPER'],
-  ownSecrets: {},
+  // The dashboard token keys: every gateway replica signs and verifies with them (required in
+  // production), and no other service may see them.
+  ownSecrets: { 'gateway-dashboard-token-key': ['DASHBOARD_TOKEN_KEYS'] },
   nonSecretEnv: [
     'NODE_ENV',
     'LOG_LEVEL',
@@ -238,16 +240,20 @@ export function standInSecret(key: string): string {
   if (key === 'CHAIN_RPC_URL') return 'https://rpc.example.net/v3/stand-in-api-key-0123456789';
   // 32 bytes of hex, and not one of anvil's public dev keys (refused in production).
   if (key === 'CHAIN_PRIVATE_KEY') return `0x${'5a'.repeat(32)}`;
-  // PKCS#8 PEM of a fresh Ed25519 key, the shape the determinations service signs with.
-  if (key === 'DETERMINATION_SIGNING_KEYS') return ed25519Pem();
+  // PKCS#8 PEM of a fresh Ed25519 key, the shape the determinations service signs with and the
+  // gateway signs dashboard tokens with (a key of its own for each).
+  if (key === 'DETERMINATION_SIGNING_KEYS' || key === 'DASHBOARD_TOKEN_KEYS') return ed25519Pem(key);
   // M-Pesa shortcodes are 5 to 7 digits (paybill, B2C).
   if (key === 'MPESA_SHORTCODE') return '4123456';
   if (key === 'MPESA_B2C_SHORTCODE') return '3123456';
   return `stand-in-${key.toLowerCase()}-0123456789`;
 }
 
-let standInPem: string | undefined;
-function ed25519Pem(): string {
-  standInPem ??= String(generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }));
-  return standInPem;
+const standInPems = new Map<string, string>();
+function ed25519Pem(key: string): string {
+  const pem =
+    standInPems.get(key) ??
+    String(generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }));
+  standInPems.set(key, pem);
+  return pem;
 }

@@ -132,7 +132,7 @@ export const opsSetServiceTier = opsOrganizationRoute(
 export const opsDeactivate = opsOrganizationRoute(
   'opsDeactivateOrganization',
   '/organizations/{id}/deactivate',
-  'Deactivate an organization (its key then gets 403)',
+  'Deactivate an organization (its key and its users’ dashboard tokens then get 403, sign-in too)',
   undefined,
 );
 export const opsActivate = opsOrganizationRoute(

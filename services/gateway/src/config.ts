@@ -50,10 +50,26 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
   return config;
 }
 
+/**
+ * docker-compose's dashboard token key for local runs: its seed is public (the text
+ * "local-dev-gateway-dashboard-keys"), so anyone could mint dashboard tokens with it.
+ */
+const PUBLIC_DEV_KEY_PEM = `-----BEGIN PRIVATE KEY-----
+MC4CAQAwBQYDK2VwBCIEIGxvY2FsLWRldi1nYXRld2F5LWRhc2hib2FyZC1rZXlz
+-----END PRIVATE KEY-----`;
+
 /** The configured token keys, or (outside production) a key made for this process. */
 export function dashboardTokenKeys(config: GatewayConfig): Ed25519KeyBundle {
-  if (config.DASHBOARD_TOKEN_KEYS)
-    return loadEd25519Keys(config.DASHBOARD_TOKEN_KEYS, 'dashboard token keys');
+  if (config.DASHBOARD_TOKEN_KEYS) {
+    const keys = loadEd25519Keys(config.DASHBOARD_TOKEN_KEYS, 'dashboard token keys');
+    const publicKid = loadEd25519Keys(PUBLIC_DEV_KEY_PEM, 'dashboard token keys').activeKid;
+    if (config.NODE_ENV === 'production' && keys.activeKid === publicKid) {
+      throw new Error(
+        'DASHBOARD_TOKEN_KEYS signs with the public docker-compose development key; production needs its own key',
+      );
+    }
+    return keys;
+  }
   if (config.NODE_ENV === 'production') {
     throw new Error('DASHBOARD_TOKEN_KEYS must be set in production (every gateway replica signs with them)');
   }
