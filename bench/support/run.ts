@@ -1,6 +1,7 @@
 // What every benchmark shares: service processes it starts and stops, and the median it reports.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { appendFileSync } from 'node:fs';
 import path from 'node:path';
 
 const root = path.resolve(__dirname, '..', '..');
@@ -55,4 +56,45 @@ export async function waitReady(ports: ReadonlyArray<number | undefined>): Promi
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('the platform did not become ready');
+}
+
+/**
+ * One figure a benchmark measured, as `npm run bench` collects them: the figure, the bare
+ * baseline measured in the same run, their ratio, and the target it is held to.
+ */
+export interface BenchFigure {
+  /** Which benchmark (`gateway`, `policy`, `webhooks`, `mongo`, …). */
+  benchmark: string;
+  /** What was measured, e.g. `GET /api/organizations/me, 10 connections`. */
+  figure: string;
+  value: number;
+  unit: string;
+  /** The bare baseline of the same run, in the same unit, where there is one. */
+  baseline?: number;
+  /** `value / baseline`, or what the target compares (e.g. p99 / bare p99). */
+  ratio?: number;
+  /** The target as the issue states it, e.g. `>= 0.50 of bare`. */
+  target?: string;
+  met?: boolean;
+}
+
+/**
+ * Prints the figures as Markdown rows and, when `BENCH_RESULTS_FILE` is set (`npm run bench`
+ * sets it), appends them there as JSON lines for the report.
+ */
+export function report(figures: BenchFigure[]): void {
+  for (const f of figures) {
+    const cells = [
+      f.benchmark,
+      f.figure,
+      `${Number(f.value.toFixed(2))} ${f.unit}`,
+      f.baseline === undefined ? '' : `${Number(f.baseline.toFixed(2))} ${f.unit}`,
+      f.ratio === undefined ? '' : f.ratio.toFixed(3),
+      f.target ?? '',
+      f.met === undefined ? '' : f.met ? 'met' : 'NOT met',
+    ];
+    console.log(`| ${cells.join(' | ')} |`);
+  }
+  const file = process.env.BENCH_RESULTS_FILE;
+  if (file) appendFileSync(file, figures.map((f) => `${JSON.stringify(f)}\n`).join(''));
 }
