@@ -7,7 +7,7 @@ import express, {
   type Request,
   type Response,
 } from 'express';
-import { pinoHttp } from 'pino-http';
+import { pinoHttp, stdSerializers } from 'pino-http';
 import { z } from 'zod';
 import { errorBody } from './envelope';
 import { AppError } from './errors';
@@ -20,6 +20,12 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  */
 export const MAX_OPS_BODY_BYTES = 16 * 1024 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+/**
+ * How deep a JSON body may nest. Our deepest body nests 5 levels; a body nested thousands deep
+ * (30 KB is enough) overflows the stack of anything that walks it recursively, re-serialising
+ * included, so it is refused before parsing.
+ */
+export const MAX_JSON_DEPTH = 32;
 
 /**
  * An express app with what every service needs first: request ids (taken from
@@ -41,15 +47,46 @@ export function createApp(logger: Logger, options: { maxBodyBytes?: number } = {
         res.setHeader('x-request-id', id);
         return id;
       },
+      // Query strings stay out of the log: a partner may put a key in one (`?api_key=`).
+      serializers: { req: withoutQuery },
       customLogLevel: (_req, res, err) =>
         err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
       quietReqLogger: true,
     }),
   );
   app.use(requireJsonContentType);
-  app.use(express.json({ limit: maxBodyBytes, strict: true, type: 'application/json' }));
-  app.use(tooLargeMessage(maxBodyBytes));
+  app.use(
+    express.json({ limit: maxBodyBytes, strict: true, type: 'application/json', verify: refuseDeepNesting }),
+  );
+  app.use(bodyErrors(maxBodyBytes));
   return app;
+}
+
+/** pino's request serialiser without the query: `url` keeps the path only. */
+function withoutQuery(req: { url?: string; query?: unknown; [key: string]: unknown }) {
+  const serialized = stdSerializers.req(req as never) as unknown as Record<string, unknown>;
+  const url = typeof serialized.url === 'string' ? serialized.url : '';
+  const at = url.indexOf('?');
+  const { query: _query, ...rest } = serialized;
+  return { ...rest, url: at === -1 ? url : `${url.slice(0, at)}?[query redacted]` };
+}
+
+/** Counts nesting outside strings in the raw bytes, before JSON.parse builds anything. */
+function refuseDeepNesting(_req: unknown, _res: unknown, body: Buffer): void {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < body.length; i++) {
+    const byte = body[i];
+    if (inString) {
+      if (byte === 0x5c)
+        i++; // backslash: skip the escaped byte
+      else if (byte === 0x22) inString = false;
+    } else if (byte === 0x22) inString = true;
+    else if (byte === 0x5b || byte === 0x7b) {
+      depth++;
+      if (depth > MAX_JSON_DEPTH) throw Object.assign(new Error('too deep'), { type: 'json.too.deep' });
+    } else if (byte === 0x5d || byte === 0x7d) depth--;
+  }
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
@@ -68,14 +105,23 @@ function requireJsonContentType(req: Request, _res: Response, next: NextFunction
   next();
 }
 
-/** Names the limit of this app in the refusal of a body that exceeds it. */
-function tooLargeMessage(maxBodyBytes: number) {
+/**
+ * The refusals of a body this app cannot read, each a precise `400`: over this app's limit,
+ * nested too deep, or a compressed body that does not decompress (zlib's and brotli's errors carry no
+ * body-parser type and would otherwise be a 500).
+ */
+function bodyErrors(maxBodyBytes: number) {
   const limit = `${maxBodyBytes / (1024 * 1024)} MiB`;
-  return (err: unknown, _req: Request, _res: Response, next: NextFunction): void => {
-    const bodyError = err as BodyParserError;
-    if (bodyError?.type === 'entity.too.large') {
-      next(AppError.invalid(`Request body exceeds ${limit}`));
-      return;
+  return (err: unknown, req: Request, _res: Response, next: NextFunction): void => {
+    const bodyError = err as BodyParserError & { code?: string };
+    if (bodyError?.type === 'entity.too.large')
+      return next(AppError.invalid(`Request body exceeds ${limit}`));
+    if (bodyError?.type === 'json.too.deep') {
+      return next(AppError.invalid(`JSON body nests deeper than ${MAX_JSON_DEPTH} levels`));
+    }
+    const encoding = req.headers['content-encoding'];
+    if (typeof bodyError?.code === 'string' && /^(Z_|ERR_BROTLI|ERR__)/.test(bodyError.code)) {
+      return next(AppError.invalid(`Malformed ${encoding ?? 'compressed'} body`));
     }
     next(err);
   };
@@ -127,6 +173,8 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
 
 function toAppError(err: unknown): AppError | undefined {
   if (err instanceof AppError) return err;
+  // express's router could not decode a path parameter (`%E0%A4%A`).
+  if (err instanceof URIError) return AppError.invalid('Malformed percent-encoding in the request path');
   if (err instanceof z.ZodError) return invalidInput(err, 'input');
   const bodyError = err as BodyParserError;
   if (bodyError?.type && BODY_ERRORS[bodyError.type] && (bodyError.status ?? 500) < 500) {

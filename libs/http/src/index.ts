@@ -1,4 +1,11 @@
-export { createApp, errorHandler, finishApp, MAX_BODY_BYTES, MAX_OPS_BODY_BYTES } from './app';
+export {
+  createApp,
+  errorHandler,
+  finishApp,
+  MAX_BODY_BYTES,
+  MAX_JSON_DEPTH,
+  MAX_OPS_BODY_BYTES,
+} from './app';
 export {
   type Auth,
   type DataResponse,

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { AppError, createApp, finishApp, MAX_BODY_BYTES } from '@parametric/http';
+import { AppError, createApp, finishApp, MAX_BODY_BYTES, MAX_JSON_DEPTH } from '@parametric/http';
 import { createLogger } from '@parametric/logger';
 import { eventually } from '@parametric/test-harness';
 
@@ -46,6 +46,7 @@ beforeAll(async () => {
   app.get('/boom-sync', () => {
     throw new Error('db password=hunter2');
   });
+  app.get('/items/:id', (req, res) => res.json({ success: true, data: { id: req.params.id } }));
   app.get('/set-cookie', (_req, res) => {
     res.setHeader('set-cookie', 'session=cookie-secret-987');
     res.json({ success: true, data: { ok: true } });
@@ -314,5 +315,55 @@ describe('request logging', () => {
     expect(response.headers.get('set-cookie')).toBe('session=cookie-secret-987');
     expect(await loggedLines((line) => line.msg === 'request completed')).toHaveLength(1);
     expect(JSON.stringify(logLines)).not.toContain('cookie-secret-987');
+  });
+});
+
+describe('hostile requests (issue 14)', () => {
+  it.each(['deflate', 'gzip', 'br'])(
+    'answers a garbage %s-encoded body with 400 INVALID_INPUT, not 500, and never reaches the handler',
+    async (encoding) => {
+      const reply = await fetch(`${baseUrl}/echo`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+        body: new Blob([Buffer.from('this is not compressed at all')]),
+      });
+      expect(reply.status).toBe(400);
+      expect(await reply.json()).toEqual({
+        success: false,
+        error: { code: 'INVALID_INPUT', message: `Malformed ${encoding} body` },
+      });
+      expect(echoCalls).toBe(0);
+    },
+  );
+
+  it('refuses JSON nested deeper than the documented limit with 400, before any handler', async () => {
+    const deep = `${'['.repeat(5_000)}${']'.repeat(5_000)}`;
+    const reply = await postRaw('/echo', deep, 'application/json');
+    expect(reply.status).toBe(400);
+    expect(((await reply.json()) as { error: unknown }).error).toEqual({
+      code: 'INVALID_INPUT',
+      message: `JSON body nests deeper than ${MAX_JSON_DEPTH} levels`,
+    });
+    expect(echoCalls).toBe(0);
+    const fine = `${'{"a":'.repeat(MAX_JSON_DEPTH - 1)}1${'}'.repeat(MAX_JSON_DEPTH - 1)}`;
+    expect((await postRaw('/echo', fine, 'application/json')).status).toBe(200);
+  });
+
+  it('answers bad percent-encoding in a path with 400 INVALID_INPUT, not a logged 500', async () => {
+    const reply = await fetch(`${baseUrl}/items/%E0%A4%A`);
+    expect(reply.status).toBe(400);
+    expect(((await reply.json()) as { error: unknown }).error).toEqual({
+      code: 'INVALID_INPUT',
+      message: 'Malformed percent-encoding in the request path',
+    });
+    expect(logLines.some((line) => line.msg === 'unhandled error')).toBe(false);
+  });
+
+  it('never logs the query string: keys sent as ?api_key= stay out of the log', async () => {
+    await fetch(`${baseUrl}/ok?api_key=pik_reg_secretsecret123&other=1`);
+    const [line] = await loggedLines((l) => l.msg === 'request completed');
+    expect(JSON.stringify(line)).not.toContain('pik_reg_secretsecret123');
+    expect(JSON.stringify(logLines)).not.toContain('pik_reg_secretsecret123');
+    expect((line?.req as { url: string }).url).toBe('/ok?[query redacted]');
   });
 });
