@@ -52,4 +52,27 @@ describe('runService', () => {
     const [code] = await exited;
     expect(code).toBe(1);
   });
+
+  it('exits 1 with a log line when a stop hangs past the deadline', async () => {
+    const { child, output } = run({ HANG_STOP: '1', DEADLINE_MS: '300', LOG_LEVEL: 'error' });
+    await printed(output, 'started');
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    const [code] = await exited;
+    expect(code).toBe(1);
+    expect(output()).toContain('graceful shutdown did not finish within the deadline');
+    expect(output()).not.toContain('stopped');
+  });
+
+  it('exits at once on a second signal while stopping', async () => {
+    const { child, output } = run({ HANG_STOP: '1', DEADLINE_MS: '60000', LOG_LEVEL: 'error' });
+    await printed(output, 'started');
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 100));
+    child.kill('SIGTERM');
+    const [code] = await exited;
+    expect(code).toBe(1);
+    expect(output()).toContain('second SIGTERM while stopping');
+  });
 });
