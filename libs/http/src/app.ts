@@ -56,7 +56,7 @@ export function createApp(logger: Logger, options: { maxBodyBytes?: number } = {
   );
   app.use(requireJsonContentType);
   app.use(
-    express.json({ limit: maxBodyBytes, strict: true, type: 'application/json', verify: refuseDeepNesting }),
+    express.json({ limit: maxBodyBytes, strict: true, type: 'application/json', verify: checkJsonText }),
   );
   app.use(bodyErrors(maxBodyBytes));
   return app;
@@ -71,12 +71,16 @@ function withoutQuery(req: { url?: string; query?: unknown; [key: string]: unkno
   return { ...rest, url: at === -1 ? url : `${url.slice(0, at)}?[query redacted]` };
 }
 
-/** Counts nesting outside strings in the raw bytes, before JSON.parse builds anything. */
-function refuseDeepNesting(_req: unknown, _res: unknown, body: Buffer): void {
+/**
+ * Checks the raw bytes before JSON.parse builds anything: nesting deeper than
+ * MAX_JSON_DEPTH, and numbers a double cannot hold exactly (`5000.00000000000001` parses as
+ * 5000: an amount would be rounded silently, so it is refused instead).
+ */
+function checkJsonText(_req: unknown, _res: unknown, body: Buffer): void {
   let depth = 0;
   let inString = false;
   for (let i = 0; i < body.length; i++) {
-    const byte = body[i];
+    const byte = body[i] as number;
     if (inString) {
       if (byte === 0x5c)
         i++; // backslash: skip the escaped byte
@@ -86,7 +90,41 @@ function refuseDeepNesting(_req: unknown, _res: unknown, body: Buffer): void {
       depth++;
       if (depth > MAX_JSON_DEPTH) throw Object.assign(new Error('too deep'), { type: 'json.too.deep' });
     } else if (byte === 0x5d || byte === 0x7d) depth--;
+    else if (byte === 0x2d || (byte >= 0x30 && byte <= 0x39)) {
+      let end = i + 1;
+      while (end < body.length && NUMBER_BYTE.has(body[end] as number)) end++;
+      const literal = body.toString('latin1', i, end);
+      if (!isExactDouble(literal)) {
+        throw Object.assign(new Error('inexact number'), { type: 'json.inexact.number', literal });
+      }
+      i = end - 1;
+    }
   }
+}
+
+/** Bytes that continue a JSON number: digits, `.`, `e`, `E`, `+`, `-`. */
+const NUMBER_BYTE = new Set([...'0123456789.eE+-'].map((c) => c.charCodeAt(0)));
+
+/** Whether the decimal a JSON number literal writes is exactly the double it parses to. */
+function isExactDouble(literal: string): boolean {
+  const value = Number(literal);
+  if (!Number.isFinite(value)) return Number.isNaN(value); // malformed: JSON.parse will refuse it
+  return decimalOf(literal) === decimalOf(String(value));
+}
+
+/** A canonical form of a decimal literal: sign, digits without leading/trailing zeros, scale. */
+function decimalOf(literal: string): string {
+  const match = /^(-?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(literal);
+  if (!match) return literal;
+  const [, sign = '', whole = '', fraction = '', power = '0'] = match;
+  let digits = `${whole}${fraction}`.replace(/^0+/, '');
+  if (digits === '') return '0';
+  let scale = Number(power) - fraction.length;
+  while (digits.endsWith('0')) {
+    digits = digits.slice(0, -1);
+    scale += 1;
+  }
+  return `${sign}${digits}e${scale}`;
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
@@ -118,6 +156,14 @@ function bodyErrors(maxBodyBytes: number) {
       return next(AppError.invalid(`Request body exceeds ${limit}`));
     if (bodyError?.type === 'json.too.deep') {
       return next(AppError.invalid(`JSON body nests deeper than ${MAX_JSON_DEPTH} levels`));
+    }
+    if (bodyError?.type === 'json.inexact.number') {
+      const literal = String((bodyError as { literal?: string }).literal ?? '').slice(0, 40);
+      return next(
+        AppError.invalid(
+          `The number ${literal} has more digits than can be held exactly; amounts are refused, never rounded`,
+        ),
+      );
     }
     const encoding = req.headers['content-encoding'];
     if (typeof bodyError?.code === 'string' && /^(Z_|ERR_BROTLI|ERR__)/.test(bodyError.code)) {

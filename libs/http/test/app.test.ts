@@ -366,4 +366,28 @@ describe('hostile requests (issue 14)', () => {
     expect(JSON.stringify(logLines)).not.toContain('pik_reg_secretsecret123');
     expect((line?.req as { url: string }).url).toBe('/ok?[query redacted]');
   });
+
+  it.each(['5000.00000000000001', '0.1000000000000000000001', '12345678901234567890', '1e400'])(
+    'refuses the number %s that a double cannot hold exactly, instead of rounding it',
+    async (literal) => {
+      const reply = await postRaw('/echo', `{"sumInsured":${literal}}`, 'application/json');
+      expect(reply.status).toBe(400);
+      expect(((await reply.json()) as { error: { message: string } }).error.message).toContain(
+        `The number ${literal} has more digits than can be held exactly`,
+      );
+      expect(echoCalls).toBe(0);
+    },
+  );
+
+  it.each(['5000.0000000001', '0.1', '-36.821944', '1.50', '1e21', '100', '-0', '2.5E-3'])(
+    'lets %s through: its decimal is the double',
+    async (literal) => {
+      const reply = await postRaw(
+        '/echo',
+        `{"n":${literal},"s":"1.000000000000000000001"}`,
+        'application/json',
+      );
+      expect(reply.status).toBe(200);
+    },
+  );
 });
