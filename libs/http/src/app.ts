@@ -10,7 +10,7 @@ import express, {
 import { pinoHttp, stdSerializers } from 'pino-http';
 import { z } from 'zod';
 import { errorBody } from './envelope';
-import { AppError } from './errors';
+import { AppError, type FieldError } from './errors';
 import { invalidInput } from './validation';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -59,7 +59,53 @@ export function createApp(logger: Logger, options: { maxBodyBytes?: number } = {
     express.json({ limit: maxBodyBytes, strict: true, type: 'application/json', verify: checkJsonText }),
   );
   app.use(bodyErrors(maxBodyBytes));
+  app.use(refuseUnsafeText);
   return app;
+}
+
+/**
+ * Characters no field of ours accepts: C0/C1 controls other than tab, newline and carriage
+ * return; bidi overrides and isolates (U+202A–U+202E, U+2066–U+2069), which make a name read
+ * differently from what it is; and lone surrogates, which MongoDB would store as U+FFFD, so what
+ * we echoed would not be what we stored.
+ */
+const UNSAFE_TEXT =
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/u;
+
+function unsafeCharacter(text: string): string | undefined {
+  const found = UNSAFE_TEXT.exec(text)?.[0];
+  if (found === undefined) return undefined;
+  const code = (found.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0');
+  return found.length === 1 && /[\uD800-\uDFFF]/.test(found)
+    ? `contains a lone surrogate (U+${code})`
+    : `contains a control or bidi-override character (U+${code})`;
+}
+
+/** Every string of the body and query, keys included: `400` naming the first bad field. */
+function refuseUnsafeText(req: Request, _res: Response, next: NextFunction): void {
+  const problem = findUnsafeText(req.body, '') ?? findUnsafeText(req.query, '');
+  if (problem) {
+    next(AppError.invalid('Text contains a character we do not accept', [problem]));
+    return;
+  }
+  next();
+}
+
+function findUnsafeText(value: unknown, path: string): FieldError | undefined {
+  if (typeof value === 'string') {
+    const message = unsafeCharacter(value);
+    return message ? { field: path, message } : undefined;
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  // Depth is bounded by MAX_JSON_DEPTH (checked before parsing), so recursion is safe here.
+  for (const [key, inner] of Object.entries(value)) {
+    const field = path === '' ? key : `${path}.${key}`;
+    const keyProblem = unsafeCharacter(key);
+    if (keyProblem) return { field, message: `name ${keyProblem}` };
+    const found = findUnsafeText(inner, field);
+    if (found) return found;
+  }
+  return undefined;
 }
 
 /** pino's request serialiser without the query: `url` keeps the path only. */

@@ -390,4 +390,36 @@ describe('hostile requests (issue 14)', () => {
       expect(reply.status).toBe(200);
     },
   );
+
+  it.each([
+    ['a NUL', 'Amina\\u0000Wanjiru', 'contains a control or bidi-override character (U+0000)'],
+    [
+      'a right-to-left override',
+      'Amina\\u202eurijnaW',
+      'contains a control or bidi-override character (U+202E)',
+    ],
+    ['a lone high surrogate', 'Amina\\ud800', 'contains a lone surrogate (U+D800)'],
+    ['a lone low surrogate', '\\udc00Amina', 'contains a lone surrogate (U+DC00)'],
+  ])('refuses a string with %s, naming the field', async (_what, escaped, message) => {
+    const reply = await postRaw('/echo', `{"farmer":{"name":"${escaped}"}}`, 'application/json');
+    expect(reply.status).toBe(400);
+    expect(((await reply.json()) as { error: unknown }).error).toEqual({
+      code: 'INVALID_INPUT',
+      message: 'Text contains a character we do not accept',
+      details: [{ field: 'farmer.name', message }],
+    });
+    expect(echoCalls).toBe(0);
+  });
+
+  it('keeps tabs, newlines, emoji (a valid surrogate pair) and right-to-left text', async () => {
+    const body = { note: 'line one\n\tline two', name: 'Kofi 🌽 Mensah', arabic: 'مزارع\u200f' };
+    const reply = await postRaw('/echo', JSON.stringify(body), 'application/json');
+    expect(reply.status).toBe(200);
+    expect(((await reply.json()) as { data: { body: unknown } }).data.body).toEqual(body);
+  });
+
+  it('checks query strings too', async () => {
+    const reply = await fetch(`${baseUrl}/ok?status=%E2%80%AE`);
+    expect(reply.status).toBe(400);
+  });
 });
