@@ -7,6 +7,8 @@ export interface LocalRedis {
   url: string;
   kind: 'external' | 'private';
   description: string;
+  /** The private server's process id (fault tests pause it with SIGSTOP); absent when external. */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -47,6 +49,7 @@ export async function startLocalRedis(env: NodeJS.ProcessEnv = process.env): Pro
         url: `redis://127.0.0.1:${port}`,
         kind: 'private',
         description: `private redis-server (${bin}) at redis://127.0.0.1:${port}`,
+        pid: child.pid,
         stop: async () => {
           watchdog.release();
           if (child.exitCode === null && child.signalCode === null) {

@@ -1,10 +1,19 @@
 import { Redis } from 'ioredis';
 
 /**
+ * How long one command may wait for Redis. A Redis that is down refuses at once; one that
+ * hangs (paused, overloaded, a network black hole) would otherwise hold every request that
+ * touches it for as long as it hangs.
+ */
+export const REDIS_COMMAND_TIMEOUT_MS = 500;
+export const REDIS_CONNECT_TIMEOUT_MS = 2_000;
+
+/**
  * A client for work that must not wait for Redis (rate limits, the chain sender lock): no
  * offline queue and one retry, so commands fail at once while Redis is away and callers fall
- * back; a short disconnect timeout, so shutdown is not held up by a dead Redis. Connected
- * before returning when Redis answers; otherwise it keeps reconnecting in the background.
+ * back; a command timeout, so a hung Redis fails them within REDIS_COMMAND_TIMEOUT_MS too; a
+ * short disconnect timeout, so shutdown is not held up by a dead Redis. Connected before
+ * returning when Redis answers; otherwise it keeps reconnecting in the background.
  */
 export async function connectFailFast(
   url: string,
@@ -16,6 +25,8 @@ export async function connectFailFast(
     enableOfflineQueue: false,
     lazyConnect: true,
     disconnectTimeout: 100,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
     connectionName: purpose,
   });
   client.on('error', (err) => log.warn({ err: err.message }, `${purpose}: Redis error`));

@@ -1,1 +1,1 @@
-export { connectFailFast } from './fail-fast';
+export { connectFailFast, REDIS_COMMAND_TIMEOUT_MS, REDIS_CONNECT_TIMEOUT_MS } from './fail-fast';

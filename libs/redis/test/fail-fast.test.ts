@@ -1,5 +1,6 @@
 import { freePort } from '@parametric/local-process';
-import { testRedisUrl, uniqueRedisPrefix } from '@parametric/test-harness';
+import { startLocalRedis } from '@parametric/local-redis';
+import { eventually, testRedisUrl, uniqueRedisPrefix } from '@parametric/test-harness';
 import type { Redis } from 'ioredis';
 import { connectFailFast } from '../src';
 
@@ -30,9 +31,24 @@ describe('connectFailFast', () => {
     expect(log.warnings.map((w) => w.msg)).toContain('rate-limits: Redis not reachable at start-up');
     expect(client.status).not.toBe('ready');
 
-    const started = Date.now();
+    // Refused, not queued: a queued command would wait for a reconnect that never comes.
     await expect(client.get('some-key')).rejects.toThrow(/enableOfflineQueue/);
-    // A queued command would wait for a reconnect that never comes.
-    expect(Date.now() - started).toBeLessThan(200);
+  });
+
+  it('fails a command against a hung Redis (SIGSTOP) with a timeout instead of waiting for it', async () => {
+    const redis = await startLocalRedis({});
+    try {
+      client = await connectFailFast(redis.url, recordingLog(), 'rate-limits');
+      expect(await client.set('k', 'v')).toBe('OK');
+      process.kill(redis.pid as number, 'SIGSTOP');
+      // Without the command timeout this would wait until SIGCONT (and the test time out).
+      await expect(client.get('k')).rejects.toThrow('Command timed out');
+      process.kill(redis.pid as number, 'SIGCONT');
+      expect(await eventually(() => client?.get('k'))).toBe('v');
+    } finally {
+      process.kill(redis.pid as number, 'SIGCONT');
+      client?.disconnect();
+      await redis.stop();
+    }
   });
 });
