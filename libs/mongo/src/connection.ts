@@ -6,7 +6,21 @@ export interface MongoOptions {
   dbName: string;
   logger?: Logger;
   serverSelectionTimeoutMS?: number;
+  /** How long an operation may wait for MongoDB's answer before it fails (see MONGO_SOCKET_TIMEOUT_MS). */
+  socketTimeoutMS?: number;
+  /** How long opening a connection may take (a retried operation opens one). */
+  connectTimeoutMS?: number;
 }
+
+/**
+ * How long an operation may wait for bytes from MongoDB. A server that is down fails at once;
+ * one that hangs would otherwise hold each request until it answers (the driver has no
+ * client-side operation deadline since `timeoutMS` was removed). Past it the socket is closed
+ * and the operation fails, so a request answers 503 instead of hanging.
+ */
+export const MONGO_SOCKET_TIMEOUT_MS = 10_000;
+/** The driver's default is 30 s; a retried read opens a new connection and would wait that long. */
+export const MONGO_CONNECT_TIMEOUT_MS = 5_000;
 
 /** A dedicated connection (never mongoose's global one), ready to use. */
 export async function connectMongo({
@@ -14,8 +28,16 @@ export async function connectMongo({
   dbName,
   logger,
   serverSelectionTimeoutMS = 10_000,
+  socketTimeoutMS = MONGO_SOCKET_TIMEOUT_MS,
+  connectTimeoutMS = MONGO_CONNECT_TIMEOUT_MS,
 }: MongoOptions): Promise<Connection> {
-  const connection = mongoose.createConnection(url, { dbName, serverSelectionTimeoutMS, autoIndex: true });
+  const connection = mongoose.createConnection(url, {
+    dbName,
+    serverSelectionTimeoutMS,
+    socketTimeoutMS,
+    connectTimeoutMS,
+    autoIndex: true,
+  });
   connection.on('disconnected', () => logger?.warn({ dbName }, 'MongoDB disconnected'));
   connection.on('reconnected', () => logger?.info({ dbName }, 'MongoDB reconnected'));
   await connection.asPromise();

@@ -1,4 +1,10 @@
-export { connectMongo, type MongoOptions, pingMongo } from './connection';
+export {
+  connectMongo,
+  MONGO_CONNECT_TIMEOUT_MS,
+  MONGO_SOCKET_TIMEOUT_MS,
+  type MongoOptions,
+  pingMongo,
+} from './connection';
 export { duplicateKeyFields, isDuplicateKey } from './errors';
 export {
   acrossOrganizations,

@@ -1,6 +1,6 @@
 import { createLogger } from '@parametric/logger';
 import { connectMongo, pingMongo } from '@parametric/mongo';
-import { testMongoUrl, uniqueDatabaseName } from '@parametric/test-harness';
+import { eventually, freezableProxy, testMongoUrl, uniqueDatabaseName } from '@parametric/test-harness';
 
 describe('connectMongo', () => {
   it('connects to the named database, pingMongo answers true, then false once the connection is closed', async () => {
@@ -54,5 +54,31 @@ describe('connectMongo', () => {
         serverSelectionTimeoutMS: 300,
       }),
     ).rejects.toThrow();
+  });
+
+  it('fails an operation against a hung MongoDB instead of waiting for it, and recovers once it answers', async () => {
+    const target = new URL(testMongoUrl());
+    const proxy = await freezableProxy({ host: target.hostname, port: Number(target.port) });
+    const connection = await connectMongo({
+      url: `mongodb://${proxy.address}/?directConnection=true`,
+      dbName: uniqueDatabaseName('mongo_hung'),
+      socketTimeoutMS: 300,
+      connectTimeoutMS: 300,
+    });
+    try {
+      await connection.collection('probes').insertOne({ probe: 1 });
+      proxy.freeze();
+      // Without the socket timeout this waits until thaw (and the test times out).
+      await expect(connection.collection('probes').findOne({ probe: 1 })).rejects.toThrow(/timed out/i);
+      proxy.thaw();
+      expect(await eventually(() => connection.collection('probes').findOne({ probe: 1 }))).toMatchObject({
+        probe: 1,
+      });
+    } finally {
+      proxy.thaw();
+      await connection.dropDatabase().catch(() => undefined);
+      await connection.close();
+      await proxy.stop();
+    }
   });
 });

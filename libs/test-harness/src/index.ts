@@ -1,6 +1,7 @@
 export { type TestChain, testChain } from './chain';
 export { checkAgainstDocument, takeContractViolations } from './contract-check';
 export { type EventuallyOptions, eventually } from './eventually';
+export { type FreezableProxy, freezableProxy } from './freezable-proxy';
 export { captureLogs } from './logs';
 export {
   connectDriver,
