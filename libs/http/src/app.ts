@@ -70,6 +70,7 @@ export function createApp(logger: Logger, options: { maxBodyBytes?: number } = {
  * we echoed would not be what we stored.
  */
 const UNSAFE_TEXT =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
   /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/u;
 
 function unsafeCharacter(text: string): string | undefined {
@@ -196,26 +197,21 @@ function requireJsonContentType(req: Request, _res: Response, next: NextFunction
  */
 function bodyErrors(maxBodyBytes: number) {
   const limit = `${maxBodyBytes / (1024 * 1024)} MiB`;
+  const refusal = (err: BodyParserError & { code?: string; literal?: string }, req: Request) => {
+    if (err?.type === 'entity.too.large') return `Request body exceeds ${limit}`;
+    if (err?.type === 'json.too.deep') return `JSON body nests deeper than ${MAX_JSON_DEPTH} levels`;
+    if (err?.type === 'json.inexact.number') {
+      const literal = String(err.literal ?? '').slice(0, 40);
+      return `The number ${literal} has more digits than can be held exactly; amounts are refused, never rounded`;
+    }
+    if (typeof err?.code === 'string' && /^(Z_|ERR_BROTLI|ERR__)/.test(err.code)) {
+      return `Malformed ${req.headers['content-encoding'] ?? 'compressed'} body`;
+    }
+    return undefined;
+  };
   return (err: unknown, req: Request, _res: Response, next: NextFunction): void => {
-    const bodyError = err as BodyParserError & { code?: string };
-    if (bodyError?.type === 'entity.too.large')
-      return next(AppError.invalid(`Request body exceeds ${limit}`));
-    if (bodyError?.type === 'json.too.deep') {
-      return next(AppError.invalid(`JSON body nests deeper than ${MAX_JSON_DEPTH} levels`));
-    }
-    if (bodyError?.type === 'json.inexact.number') {
-      const literal = String((bodyError as { literal?: string }).literal ?? '').slice(0, 40);
-      return next(
-        AppError.invalid(
-          `The number ${literal} has more digits than can be held exactly; amounts are refused, never rounded`,
-        ),
-      );
-    }
-    const encoding = req.headers['content-encoding'];
-    if (typeof bodyError?.code === 'string' && /^(Z_|ERR_BROTLI|ERR__)/.test(bodyError.code)) {
-      return next(AppError.invalid(`Malformed ${encoding ?? 'compressed'} body`));
-    }
-    next(err);
+    const message = refusal(err as BodyParserError, req);
+    next(message === undefined ? err : AppError.invalid(message));
   };
 }
 

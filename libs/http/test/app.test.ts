@@ -364,7 +364,7 @@ describe('hostile requests (issue 14)', () => {
     const [line] = await loggedLines((l) => l.msg === 'request completed');
     expect(JSON.stringify(line)).not.toContain('pik_reg_secretsecret123');
     expect(JSON.stringify(logLines)).not.toContain('pik_reg_secretsecret123');
-    expect((line?.req as { url: string }).url).toBe('/ok?[query redacted]');
+    expect((line as { req: { url: string } }).req.url).toBe('/ok?[query redacted]');
   });
 
   it.each(['5000.00000000000001', '0.1000000000000000000001', '12345678901234567890', '1e400'])(
