@@ -402,6 +402,8 @@ async function main(): Promise<void> {
   startService('gateway', {
     ...shared,
     GATEWAY_PORT: gatewayPort,
+    // The ops API is for operators on this machine only (containers keep 0.0.0.0).
+    OPS_HOST: '127.0.0.1',
     OPS_PORT: opsPort,
     OPS_TOKEN: opsToken,
     WEBHOOKS_URL: `http://127.0.0.1:${webhooksPort}`,
