@@ -2,13 +2,15 @@
 #
 #   docker build --build-arg SERVICE=gateway -t parametric/gateway:<tag> .
 #
-# Workspaces ship TypeScript sources (no build step): the container runs
-# services/${SERVICE}/src/main.ts through tsx, as `npm start` does locally.
-# See docs/deploy.md.
+# The service runs as compiled JavaScript on Node.js 24 LTS: the build stage compiles every
+# workspace's src/ with tsc (`node scripts/build.js`, as `npm run build` does) into dist/, and
+# the runtime stage lays the emitted .js over the sources, with each workspace's package.json
+# `main` rewritten from src/*.ts to src/*.js, so `@parametric/*` resolves to compiled code and
+# `node services/${SERVICE}/src/main.js` needs no tsx. See docs/deploy.md ("Images").
 
 # ---------------------------------------------------------------------------------------------
 # base: the Node.js runtime every stage shares.
-FROM node:20-bookworm-slim AS base
+FROM node:24-bookworm-slim AS base
 WORKDIR /app
 ENV NODE_ENV=production \
     MONGOMS_DISABLE_POSTINSTALL=1 \
@@ -17,7 +19,7 @@ ENV NODE_ENV=production \
 # ---------------------------------------------------------------------------------------------
 # manifests: only the lockfile and the package.json of the root and of every workspace, at
 # their paths. This stage re-runs on any source change (it is a copy), but its output changes
-# only when a manifest does, so the install below stays cached while only code changes.
+# only when a manifest does, so the installs below stay cached while only code changes.
 FROM base AS manifests
 COPY . /src
 RUN set -eu; \
@@ -40,22 +42,44 @@ RUN npm install --omit=dev --no-audit --no-fund \
  && npm cache clean --force
 
 # ---------------------------------------------------------------------------------------------
-# runtime: dependencies, then sources (libs and this one service), owned by root and so
-# read-only for the `node` user that runs them.
+# build: every dependency (typescript and the @types packages are dev dependencies), then tsc
+# over every workspace's src/ into dist/ (type errors fail the build). The root's `node24`
+# dev dependency (a second Node.js for local test runs, under scripts/) is dropped first: the
+# image neither needs nor has it. Shared by every service's image; only its output is kept.
+FROM base AS build
+COPY --from=manifests /manifests/ ./
+RUN npm pkg delete devDependencies.node24 \
+ && npm install --include=dev --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/build.js ./scripts/build.js
+COPY libs ./libs
+COPY services ./services
+RUN node scripts/build.js
+
+# ---------------------------------------------------------------------------------------------
+# runtime: dependencies, the sources (libs and this one service; the TypeScript stays for the
+# repo's tools that docker-compose runs from these images through tsx: the chain-setup
+# one-shot and the simulators), then the compiled JavaScript and rewritten manifests over
+# them. Everything owned by root and so read-only for the `node` user that runs it.
 FROM base AS runtime
 COPY --from=deps /app ./
-COPY package.json tsconfig.json ./
+COPY package.json ./
 COPY libs ./libs
 
 ARG SERVICE
 COPY services/${SERVICE} ./services/${SERVICE}
-# Fail the build, not the pod, when SERVICE is missing or names no service, or tsx (a runtime
-# dependency of each service) did not install.
+COPY --from=build /app/dist/libs ./libs
+COPY --from=build /app/dist/services/${SERVICE} ./services/${SERVICE}
+# Fail the build, not the pod, when SERVICE is missing or names no service, or when a
+# workspace the service depends on does not resolve to compiled JavaScript that loads.
 RUN set -eu; \
     if [ -z "${SERVICE}" ]; then echo "build with --build-arg SERVICE=<name>" >&2; exit 1; fi; \
-    test -f "services/${SERVICE}/src/main.ts" \
-      || { echo "services/${SERVICE}/src/main.ts not found" >&2; exit 1; }; \
-    node --import tsx -e ''
+    test -f "services/${SERVICE}/src/main.js" \
+      || { echo "services/${SERVICE}/src/main.js not found" >&2; exit 1; }; \
+    node -e "const deps = Object.keys(require('./services/${SERVICE}/package.json').dependencies || {}); \
+      for (const dep of deps) { const file = require.resolve(dep); if (!file.startsWith('/app/libs/')) continue; \
+        if (!file.endsWith('.js')) throw new Error(dep + ' resolves to ' + file + ', not compiled JavaScript'); \
+        require(dep); }"
 
 ENV SERVICE=${SERVICE}
 
@@ -73,5 +97,5 @@ HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
 
 STOPSIGNAL SIGTERM
 # `exec` replaces the shell with node, so node is PID 1 and receives SIGTERM itself (the
-# services shut down gracefully on it). No shell stays around.
-CMD ["/bin/sh", "-c", "exec node --import tsx \"services/${SERVICE}/src/main.ts\""]
+# services shut down gracefully on it). No shell stays around. Compiled JavaScript: no tsx.
+CMD ["/bin/sh", "-c", "exec node \"services/${SERVICE}/src/main.js\""]

@@ -1,8 +1,9 @@
 /**
  * The Dockerfile (read as the builder reads it: continuations joined, comments dropped)
- * builds any service as a non-root image whose command starts services/${SERVICE}/src/main.ts
- * with node itself as the process that receives SIGTERM; .dockerignore keeps the context lean
- * without dropping anything the image needs.
+ * builds any service as a non-root Node.js 24 image whose command runs the compiled
+ * services/${SERVICE}/src/main.js with node itself as the process that receives SIGTERM (no
+ * tsx); .dockerignore keeps the context lean without dropping anything the image needs. That
+ * the compiled tree resolves and runs is test/deploy/image.test.ts.
  */
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -51,6 +52,12 @@ function parseDockerfile(text: string): Stage[] {
 }
 
 const stages = parseDockerfile(readRepoFile('Dockerfile'));
+const buildConfig = JSON.parse(readRepoFile('tsconfig.build.json')) as {
+  extends?: string;
+  compilerOptions?: { noEmit?: boolean; rootDir?: string; outDir?: string; types?: string[] };
+  include?: string[];
+  exclude?: string[];
+};
 const finalStage = stages.at(-1) as Stage;
 
 /** A stage and the stages it is built FROM, outermost last. */
@@ -91,9 +98,9 @@ function execForm(args: string): string[] | undefined {
 }
 
 describe('Dockerfile', () => {
-  test('is multi-stage, every stage on node:20-bookworm-slim (directly or through another stage)', () => {
+  test('is multi-stage, every stage on node:24-bookworm-slim (directly or through another stage)', () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
-    for (const stage of stages) expect(lineage(stage).at(-1)?.from).toBe('node:20-bookworm-slim');
+    for (const stage of stages) expect(lineage(stage).at(-1)?.from).toBe('node:24-bookworm-slim');
   });
 
   test('installs production dependencies with npm install (never npm ci) before copying sources', () => {
@@ -127,6 +134,59 @@ describe('Dockerfile', () => {
     }
   });
 
+  test('a build stage compiles with scripts/build.js (tsc, type errors fail it) after installing dev dependencies', () => {
+    const build = stages.find((stage) =>
+      stage.instructions.some((i) => i.keyword === 'RUN' && /\bnode scripts\/build\.js\b/.test(i.args)),
+    );
+    expect(build).toBeDefined();
+    if (!build) return;
+    expect(build).not.toBe(finalStage);
+    const runs = build.instructions.map((i, index) => ({ ...i, index }));
+    const install = runs.find((i) => i.keyword === 'RUN' && /\bnpm install\b/.test(i.args));
+    const compile = runs.find((i) => i.keyword === 'RUN' && /\bnode scripts\/build\.js\b/.test(i.args));
+    // typescript and the @types packages are dev dependencies (NODE_ENV=production omits them).
+    expect(install?.args).toMatch(/--include=dev/);
+    expect(compile?.args).not.toMatch(/--no-check/);
+    // The manifests alone reach the install (cached across code changes); sources after it.
+    const copies = runs.filter((i) => i.keyword === 'COPY');
+    for (const copy of copies.filter((c) => c.index < (install?.index ?? 0)))
+      expect(copy.args).toMatch(/--from=manifests/);
+    const copied = copies.filter((c) => c.index > (install?.index ?? 0)).map((c) => c.args);
+    for (const needed of ['tsconfig.json', 'tsconfig.build.json', 'scripts/build.js', 'libs', 'services'])
+      expect(copied.some((args) => args.split(/\s+/).slice(0, -1).includes(needed))).toBe(true);
+  });
+
+  test('the final stage lays the compiled libs and service over the sources, then checks they resolve', () => {
+    const build = stages.find((stage) =>
+      stage.instructions.some((i) => i.keyword === 'RUN' && /\bnode scripts\/build\.js\b/.test(i.args)),
+    );
+    const instructions = lineage(finalStage)
+      .reverse()
+      .flatMap((stage) => stage.instructions);
+    const copies = instructions.map((i, index) => ({ ...i, index })).filter((i) => i.keyword === 'COPY');
+    const fromBuild = copies.filter((c) => c.args.includes(`--from=${build?.name}`));
+    const compiledLibs = fromBuild.find((c) => /\/dist\/libs\s+\.\/libs$/.test(c.args));
+    const compiledService = fromBuild.find((c) =>
+      /\/dist\/services\/\$\{?SERVICE\}?\s+\.\/services\/\$\{?SERVICE\}?$/.test(c.args),
+    );
+    expect(compiledLibs).toBeDefined();
+    expect(compiledService).toBeDefined();
+    // Over the sources (so the rewritten manifests win), never under them.
+    const sources = copies.filter(
+      (c) => !c.args.includes('--from=') && /(^|\s)(libs|services\/)/.test(c.args),
+    );
+    expect(sources.length).toBeGreaterThanOrEqual(2);
+    for (const source of sources) {
+      expect(source.index).toBeLessThan(compiledLibs?.index ?? -1);
+      expect(source.index).toBeLessThan(compiledService?.index ?? -1);
+    }
+    // The build fails, not the pod, when a workspace would load TypeScript.
+    const checks = instructionsOf(finalStage, 'RUN').join('\n');
+    expect(checks).toMatch(/src\/main\.js/);
+    expect(checks).toMatch(/require\.resolve/);
+    expect(checks).toMatch(/not compiled JavaScript/);
+  });
+
   test('the final stage takes ARG SERVICE and keeps it as ENV SERVICE for the command', () => {
     const args = finalStage.instructions;
     const argIndex = args.findIndex((i) => i.keyword === 'ARG' && /^SERVICE(=|$)/.test(i.args));
@@ -155,13 +215,14 @@ describe('Dockerfile', () => {
     }
   });
 
-  test('CMD starts services/<SERVICE>/src/main.ts through tsx, with node as the process (exec)', () => {
+  test('CMD runs the compiled services/<SERVICE>/src/main.js with node, no tsx, node as the process (exec)', () => {
     expect(instructionsOf(finalStage, 'ENTRYPOINT').filter((e) => !/^\[\s*\]$/.test(e))).toEqual([]);
     const cmd = instructionsOf(finalStage, 'CMD').at(-1);
     const argv = execForm(String(cmd));
     expect(argv).toBeDefined(); // exec form: no shell wrapped around it by Docker
     const command = (argv as string[]).join(' ');
-    expect(command).toMatch(/node --import tsx .*services\/\$\{?SERVICE\}?\/src\/main\.ts/);
+    expect(command).toMatch(/node "?services\/\$\{?SERVICE\}?\/src\/main\.js"?$/);
+    expect(command).not.toMatch(/tsx|--import|--require|\.ts\b/);
     if ((argv as string[])[0]?.endsWith('sh')) {
       // Through a shell only to expand $SERVICE, which must then exec node to hand it PID 1.
       expect(argv?.[1]).toBe('-c');
@@ -231,16 +292,22 @@ describe('.dockerignore', () => {
     'coverage/lcov.info',
     'services/gateway/src/app.test.ts',
     '.env',
+    'dist/services/gateway/src/main.js',
+    'scripts/start.ts',
   ])('excludes %s', (file) => {
     expect(dockerIgnored(patterns, file)).toBe(true);
   });
 
-  test.each(['package.json', 'package-lock.json', 'tsconfig.json', 'services/gateway/src/main.ts'])(
-    'keeps %s',
-    (file) => {
-      expect(dockerIgnored(patterns, file)).toBe(false);
-    },
-  );
+  test.each([
+    'package.json',
+    'package-lock.json',
+    'tsconfig.json',
+    'tsconfig.build.json',
+    'scripts/build.js',
+    'services/gateway/src/main.ts',
+  ])('keeps %s', (file) => {
+    expect(dockerIgnored(patterns, file)).toBe(false);
+  });
 
   test('keeps every non-test file of the workspaces (what the image runs)', () => {
     const workspaceFiles = ['libs', 'services']
@@ -264,11 +331,37 @@ describe('each service with a Kubernetes Deployment can be built by this Dockerf
     .map((f) => /^(.+)-deployment\.yaml$/.exec(f)?.[1])
     .filter((name): name is string => Boolean(name));
 
-  test.each(deployed)('services/%s has src/main.ts and tsx as a runtime dependency', (name) => {
-    const manifest = JSON.parse(readRepoFile(`services/${name}/package.json`)) as {
-      dependencies?: Record<string, string>;
-    };
-    expect(listFiles(`services/${name}`)).toContain(`services/${name}/src/main.ts`);
-    expect(Object.keys(manifest.dependencies ?? {})).toContain('tsx');
+  test.each(deployed)(
+    'services/%s has src/main.ts, which the build compiles (tsconfig.build.json)',
+    (name) => {
+      expect(listFiles(`services/${name}`)).toContain(`services/${name}/src/main.ts`);
+      expect(buildConfig.include).toEqual(expect.arrayContaining(['services/*/src/**/*']));
+    },
+  );
+
+  test('tsx is still a production dependency of a service: docker-compose runs tools from the images through it', () => {
+    // The chain-setup one-shot (policy image) and the simulators' bins (payments image).
+    for (const name of ['policy', 'payments']) {
+      const manifest = JSON.parse(readRepoFile(`services/${name}/package.json`)) as {
+        dependencies?: Record<string, string>;
+      };
+      expect([name, Object.keys(manifest.dependencies ?? {}).includes('tsx')]).toEqual([name, true]);
+    }
+  });
+});
+
+describe('tsconfig.build.json (what `npm run build` and the image compile)', () => {
+  test('emits every workspace src/ into dist/ mirroring the repository, tests and the harness left out', () => {
+    expect(buildConfig.extends).toBe('./tsconfig.json');
+    expect(buildConfig.compilerOptions).toMatchObject({ noEmit: false, rootDir: '.', outDir: 'dist' });
+    expect(buildConfig.compilerOptions?.types).not.toContain('jest');
+    expect([...(buildConfig.include ?? [])].sort()).toEqual(['libs/*/src/**/*', 'services/*/src/**/*']);
+    expect(buildConfig.exclude).toEqual(expect.arrayContaining(['**/*.test.ts', 'libs/test-harness']));
+  });
+
+  test('npm run build runs the same script as the image, and dist/ is not committed', () => {
+    const scripts = (JSON.parse(readRepoFile('package.json')) as { scripts: Record<string, string> }).scripts;
+    expect(scripts.build).toBe('node scripts/build.js');
+    expect(readRepoFile('.gitignore').split('\n')).toContain('dist/');
   });
 });
