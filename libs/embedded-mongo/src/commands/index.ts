@@ -3,12 +3,13 @@ import { MongoCommandError } from '../errors';
 import { adminCommands, commandNames } from './admin';
 import { type CommandContext, type CommandHandler, rejectUnknownFields } from './context';
 import { ddlCommands } from './ddl';
+import { explainCommands } from './explain';
 import { COMMAND_FIELDS } from './fields';
 import { readCommands } from './read';
 import { writeCommands } from './write';
 
 const handlers = new Map<string, CommandHandler>(
-  Object.entries({ ...adminCommands, ...readCommands, ...writeCommands, ...ddlCommands }),
+  Object.entries({ ...adminCommands, ...readCommands, ...writeCommands, ...ddlCommands, ...explainCommands }),
 );
 for (const name of handlers.keys()) commandNames.add(name);
 

@@ -1,6 +1,6 @@
 import { type Document, Long, ObjectId } from 'bson';
 import { MongoCommandError } from '../errors';
-import { matchingDocs, runAggregate, runFind, validatePipeline } from '../query';
+import { type FindOptions, matchingDocs, runAggregate, runFind, validatePipeline } from '../query';
 import { validateCollectionName } from '../store/catalog';
 import { type Doc, isPlainObject, keyOf, valuesAtPath } from '../store/values';
 import { type CommandHandler, nonNegative, optionalNumber, targetCollection } from './context';
@@ -9,21 +9,22 @@ function cursorReply(ns: string, batchKey: 'firstBatch' | 'nextBatch', batch: Do
   return { cursor: { [batchKey]: batch, id, ns }, ok: 1 };
 }
 
-const find: CommandHandler = (body, ctx) => {
-  const name = targetCollection(body, 'find', ctx);
+/** A find command's sort, skip, limit and projection, checked as mongod checks them. */
+export function findOptions(body: Document): FindOptions & { singleBatch: boolean } {
   const skip = nonNegative(optionalNumber(body, 'skip', 'find'), 'skip');
   const rawLimit = optionalNumber(body, 'limit', 'find');
-  const batchSize = nonNegative(optionalNumber(body, 'batchSize', 'find'), 'batchSize');
   // A negative limit is the legacy spelling of "one batch of at most |limit|".
   const limit = rawLimit === undefined || rawLimit === 0 ? undefined : Math.abs(rawLimit);
   const singleBatch = body.singleBatch === true || (rawLimit !== undefined && rawLimit < 0);
+  return { sort: body.sort, skip, limit, projection: body.projection, singleBatch };
+}
+
+const find: CommandHandler = (body, ctx) => {
+  const name = targetCollection(body, 'find', ctx);
+  const { singleBatch, ...options } = findOptions(body);
+  const batchSize = nonNegative(optionalNumber(body, 'batchSize', 'find'), 'batchSize');
   const collection = ctx.state.catalog.get(ctx.db, name);
-  const docs = runFind(collection, body.filter, {
-    sort: body.sort,
-    skip,
-    limit,
-    projection: body.projection,
-  });
+  const docs = runFind(collection, body.filter, options);
   const ns = `${ctx.db}.${name}`;
   const { batch, id } = ctx.state.cursors.open(ns, docs, batchSize, singleBatch);
   return cursorReply(ns, 'firstBatch', batch, id);
