@@ -160,6 +160,7 @@ export function selectDocs(collection: Collection | undefined, filter: unknown):
   const plan = planAccess(filter, collection.secondaryIndexes());
   const { docs: source, keysExamined } = collection.fetch(plan);
   const selected = (docs: Doc[]): Selection => ({ docs, plan, keysExamined, docsExamined: source.length });
+  if (plan.stage !== 'COLLSCAN' && plan.exact) return selected(source);
   const simple = isPlainObject(filter) ? scalarEqualityMatcher(filter) : undefined;
   if (simple) return selected(source.filter(simple));
   const query = compileFilter(filter);

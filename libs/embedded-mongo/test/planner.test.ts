@@ -24,22 +24,26 @@ const scalar = fc.oneof(
   fc.constantFrom(...OID),
   fc.constantFrom(true, false, null),
 );
-const fieldValue = fc.oneof(
+const flatValue = fc.oneof(
   { weight: 6, arbitrary: scalar },
   { weight: 2, arbitrary: fc.array(scalar, { maxLength: 3 }) },
   // Numbers on both sides of a range: each bound can be met by a different element.
   { weight: 2, arbitrary: fc.array(fc.constantFrom(-1, 0, 1, 2, 2.5, 3), { minLength: 2, maxLength: 3 }) },
+);
+const fieldValue = fc.oneof(
+  { weight: 10, arbitrary: flatValue },
   { weight: 1, arbitrary: fc.array(fc.array(scalar, { maxLength: 2 }), { maxLength: 2 }) },
 );
-const subDocument = fc.record({ b: fieldValue }, { requiredKeys: [], noNullPrototype: true });
+// A dotted path meets at most one array: where it crosses two (arrays of arrays, or arrays
+// inside an array of sub-documents) mingo's matching differs from mongod's and from the
+// index's, with or without this planner (README, "What still differs").
 const documentArb = fc.record(
   {
     a: fieldValue,
     c: fieldValue,
     s: fc.oneof(
-      subDocument,
-      fc.array(subDocument, { maxLength: 2 }),
-      fc.array(fc.array(subDocument, { maxLength: 1 }), { maxLength: 1 }),
+      fc.record({ b: flatValue }, { requiredKeys: [], noNullPrototype: true }),
+      fc.array(fc.record({ b: scalar }, { requiredKeys: [], noNullPrototype: true }), { maxLength: 2 }),
     ),
   },
   { requiredKeys: [], noNullPrototype: true },

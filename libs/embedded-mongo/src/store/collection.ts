@@ -106,7 +106,8 @@ export class Collection {
   fetch(plan: AccessPlan): { docs: Doc[]; keysExamined: number } {
     if (plan.stage === 'COLLSCAN') return { docs: this.all(), keysExamined: 0 };
     if (plan.stage === 'IDHACK') {
-      const docs = this.byIds(plan.ids.map(keyOf));
+      const ids = plan.ids.map(keyOf);
+      const docs = this.byIds(ids.length === 1 ? ids : new Set(ids));
       return { docs, keysExamined: docs.length };
     }
     const { index, prefix, range } = plan;
@@ -127,15 +128,23 @@ export class Collection {
     return { docs: this.byIds(found), keysExamined };
   }
 
+  /** The stored documents with these (distinct) ids, in natural order as a scan returns them. */
   private byIds(ids: Iterable<string>): Doc[] {
-    const present: Array<[number, Doc]> = [];
-    for (const id of new Set(ids)) {
+    const docs: Doc[] = [];
+    const seqs: number[] = [];
+    let ordered = true;
+    for (const id of ids) {
       const doc = this.docs.get(id);
-      if (doc) present.push([this.seq.get(id) as number, doc]);
+      if (!doc) continue;
+      const seq = this.seq.get(id) as number;
+      if (ordered && seqs.length > 0 && seq < (seqs[seqs.length - 1] as number)) ordered = false;
+      docs.push(doc);
+      seqs.push(seq);
     }
-    // Natural order, as a scan would return them.
-    if (present.length > 1) present.sort((a, b) => a[0] - b[0]);
-    return present.map(([, doc]) => doc);
+    // Index entries list ids in the order they were added: natural order unless updated since.
+    if (ordered) return docs;
+    const order = docs.map((_, i) => i).sort((a, b) => (seqs[a] as number) - (seqs[b] as number));
+    return order.map((i) => docs[i] as Doc);
   }
 
   indexSpecs(): IndexSpec[] {

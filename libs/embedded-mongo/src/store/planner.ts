@@ -2,7 +2,7 @@ import type { Index } from './indexes';
 import { impliesPartialFilter } from './partial-filter';
 import { type FieldPredicate, fieldPredicates } from './predicates';
 import type { FieldRange } from './sorted-entries';
-import { isPlainObject } from './values';
+import { type Doc, isIndexableScalar, isPlainObject } from './values';
 
 /** Beyond this many `$in` combinations over an index's fields, one scan is cheaper. */
 const MAX_LOOKUP_COMBINATIONS = 1000;
@@ -11,11 +11,13 @@ const MAX_LOOKUP_COMBINATIONS = 1000;
  * How a query reaches the documents it then tests (stage names as in mongod's explain):
  * every document, the `_id` map, or one index read by equality on its leading fields
  * (`prefix`: the values allowed per field) and optionally a range on the next one.
+ * `exact`: the filter is nothing but those equalities, so every document reached matches
+ * and testing it again would only repeat the lookup.
  */
 export type AccessPlan =
   | { stage: 'COLLSCAN' }
-  | { stage: 'IDHACK'; ids: unknown[] }
-  | { stage: 'IXSCAN'; index: Index; prefix: unknown[][]; range?: FieldRange };
+  | { stage: 'IDHACK'; ids: unknown[]; exact: boolean }
+  | { stage: 'IXSCAN'; index: Index; prefix: unknown[][]; range?: FieldRange; exact: boolean };
 
 const COLLSCAN: AccessPlan = { stage: 'COLLSCAN' };
 
@@ -31,10 +33,10 @@ export function planAccess(filter: unknown, indexes: Iterable<Index>): AccessPla
   const predicates = fieldPredicates(filter);
   if (predicates.size === 0) return COLLSCAN;
   const ids = predicates.get('_id')?.equals;
-  if (ids) return { stage: 'IDHACK', ids };
+  if (ids) return { stage: 'IDHACK', ids, exact: onlyEqualityOn(filter, ['_id']) };
   let best: { plan: AccessPlan; score: number[] } | undefined;
   for (const index of indexes) {
-    const candidate = indexPlan(index, predicates);
+    const candidate = indexPlan(index, predicates, filter);
     if (candidate && (!best || isBetter(candidate.score, best.score))) best = candidate;
   }
   return best?.plan ?? COLLSCAN;
@@ -43,6 +45,7 @@ export function planAccess(filter: unknown, indexes: Iterable<Index>): AccessPla
 function indexPlan(
   index: Index,
   predicates: Map<string, FieldPredicate>,
+  filter: Doc,
 ): { plan: AccessPlan; score: number[] } | undefined {
   if (index.special) return undefined;
   const prefix: unknown[][] = [];
@@ -64,9 +67,29 @@ function indexPlan(
   }
   const pinned = prefix.length === index.fields.length;
   const plan: AccessPlan = range
-    ? { stage: 'IXSCAN', index, prefix, range }
-    : { stage: 'IXSCAN', index, prefix };
+    ? { stage: 'IXSCAN', index, prefix, range, exact: false }
+    : { stage: 'IXSCAN', index, prefix, exact: onlyEqualityOn(filter, index.fields.slice(0, prefix.length)) };
   return { plan, score: [pinned && index.unique ? 1 : 0, prefix.length, range ? 1 : 0] };
+}
+
+/**
+ * Whether the filter is only equality (`v` or `{ $eq: v }`, a non-null scalar) on these
+ * fields. The index holds a document under each value at the field's path (array elements
+ * included) by `keyOf`, exactly what `scalarEqualityMatcher` (query.ts) tests for such a
+ * filter, so the documents a lookup returns are its matches. (`$in` goes to mingo, whose
+ * paths through nested arrays differ, so its matches are tested.)
+ */
+function onlyEqualityOn(filter: Doc, fields: readonly string[]): boolean {
+  let count = 0;
+  for (const [field, cond] of Object.entries(filter)) {
+    if (!fields.includes(field)) return false;
+    count++;
+    if (isIndexableScalar(cond)) continue;
+    if (!isPlainObject(cond)) return false;
+    const ops = Object.keys(cond);
+    if (ops.length !== 1 || ops[0] !== '$eq' || !isIndexableScalar(cond.$eq)) return false;
+  }
+  return count === fields.length;
 }
 
 function isBetter(score: number[], than: number[]): boolean {
