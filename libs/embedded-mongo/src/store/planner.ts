@@ -66,9 +66,12 @@ function indexPlan(
     range = { rank: range.rank, lower: range.lower };
   }
   const pinned = prefix.length === index.fields.length;
+  // Exact only for key-map lookups (every field pinned): a scan of a prefix compares in
+  // canonical order, where a few distinct keys (a string and a symbol) compare equal.
+  const exact = pinned && !range && onlyEqualityOn(filter, index.fields);
   const plan: AccessPlan = range
-    ? { stage: 'IXSCAN', index, prefix, range, exact: false }
-    : { stage: 'IXSCAN', index, prefix, exact: onlyEqualityOn(filter, index.fields.slice(0, prefix.length)) };
+    ? { stage: 'IXSCAN', index, prefix, range, exact }
+    : { stage: 'IXSCAN', index, prefix, exact };
   return { plan, score: [pinned && index.unique ? 1 : 0, prefix.length, range ? 1 : 0] };
 }
 
