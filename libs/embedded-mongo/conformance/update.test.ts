@@ -304,6 +304,22 @@ describe('conformance: update', () => {
       expect(await c.findOne({ _id: 1 })).toEqual({ _id: 1, grades: [80, 86, 90, 85] });
     });
 
+    it('positional $ resolves against a query that also evaluates an expression ($expr)', async () => {
+      const c = coll('pos_dollar_expr');
+      await c.insertMany([
+        { _id: 1, base: 1, grades: [80, 85] },
+        { _id: 2, base: 2, grades: [80, 85] },
+      ]);
+      await c.updateOne(
+        { $expr: { $eq: [{ $add: ['$base', 1] }, 3] }, grades: 85 },
+        { $set: { 'grades.$': 86 } },
+      );
+      expect(await c.find().sort({ _id: 1 }).toArray()).toEqual([
+        { _id: 1, base: 1, grades: [80, 85] },
+        { _id: 2, base: 2, grades: [80, 86] },
+      ]);
+    });
+
     it('positional $ works on a field of the matched subdocument', async () => {
       const c = coll('pos_dollar_docs');
       await c.insertOne({

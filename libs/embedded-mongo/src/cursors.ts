@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { calculateObjectSize, Long } from 'bson';
+import { Long } from 'bson';
 import { MongoCommandError } from './errors';
 import type { Doc } from './store/values';
+import { documentBytes } from './wire/encoded';
 
 const DEFAULT_FIRST_BATCH = 101;
 /** A reply must stay under the 16 MiB document limit; leave room for the envelope. */
@@ -16,8 +17,9 @@ interface OpenCursor {
   lastUsed: number;
 }
 
+/** One batch of a cursor, its documents already in BSON; `id` 0 when the cursor is done. */
 export interface Batch {
-  batch: Doc[];
+  batch: Uint8Array[];
   id: Long;
 }
 
@@ -80,14 +82,14 @@ export class CursorRegistry {
   }
 }
 
-function takeBatch(cursor: OpenCursor, batchSize: number): Doc[] {
-  const batch: Doc[] = [];
+function takeBatch(cursor: OpenCursor, batchSize: number): Uint8Array[] {
+  const batch: Uint8Array[] = [];
   let bytes = 0;
   while (cursor.position < cursor.docs.length && batch.length < batchSize) {
-    const doc = cursor.docs[cursor.position] as Doc;
-    bytes += calculateObjectSize(doc);
+    const encoded = documentBytes(cursor.docs[cursor.position] as Doc);
+    bytes += encoded.length;
     if (batch.length > 0 && bytes > MAX_BATCH_BYTES) break;
-    batch.push(doc);
+    batch.push(encoded);
     cursor.position++;
   }
   return batch;

@@ -2,6 +2,7 @@ import { asBadValue, MongoCommandError } from './errors';
 import { Aggregator, MINGO_OPTIONS, Query } from './mingo/context';
 import { sortDocs } from './sort';
 import type { Collection } from './store/collection';
+import { type AccessPlan, planAccess } from './store/planner';
 import {
   type Doc,
   deepClone,
@@ -140,15 +141,31 @@ function optionalObject(value: unknown, field: string): Doc | undefined {
   return Object.keys(value).length > 0 ? value : undefined;
 }
 
+/** What a query read to find its matches (for `explain`). */
+export interface Selection {
+  docs: Doc[];
+  plan: AccessPlan;
+  keysExamined: number;
+  docsExamined: number;
+}
+
 /** The stored documents matching `filter`, in natural order (shared, frozen references). */
 export function matchingDocs(collection: Collection | undefined, filter: unknown): Doc[] {
-  if (!collection) return [];
-  const source = (isPlainObject(filter) && collection.candidates(filter)) || collection.all();
+  return selectDocs(collection, filter).docs;
+}
+
+/** `matchingDocs` with the plan that found them and what it examined. */
+export function selectDocs(collection: Collection | undefined, filter: unknown): Selection {
+  if (!collection) return { docs: [], plan: { stage: 'COLLSCAN' }, keysExamined: 0, docsExamined: 0 };
+  const plan = planAccess(filter, collection.secondaryIndexes());
+  const { docs: source, keysExamined } = collection.fetch(plan);
+  const selected = (docs: Doc[]): Selection => ({ docs, plan, keysExamined, docsExamined: source.length });
+  if (plan.stage !== 'COLLSCAN' && plan.exact) return selected(source);
   const simple = isPlainObject(filter) ? scalarEqualityMatcher(filter) : undefined;
-  if (simple) return source.filter(simple);
+  if (simple) return selected(source.filter(simple));
   const query = compileFilter(filter);
   try {
-    return source.filter((doc) => query.test(doc));
+    return selected(source.filter((doc) => query.test(doc)));
   } catch (err) {
     throw asBadValue(err);
   }
@@ -191,7 +208,12 @@ export function runFind(
   filter: unknown,
   options: FindOptions = {},
 ): Doc[] {
-  let docs = matchingDocs(collection, filter);
+  return shapeFound(matchingDocs(collection, filter), filter, options);
+}
+
+/** What find does after filtering: sort, skip, limit, then projection. */
+export function shapeFound(matches: Doc[], filter: unknown, options: FindOptions): Doc[] {
+  let docs = matches;
   const sort = optionalObject(options.sort, 'sort');
   const projection = optionalObject(options.projection, 'projection');
   if (sort) validateSort(sort);

@@ -1,7 +1,7 @@
 import { ObjectId, serialize } from 'bson';
 import { update as mingoUpdate } from 'mingo/updater';
 import { asBadValue, MongoCommandError } from './errors';
-import { Aggregator, MINGO_OPTIONS } from './mingo/context';
+import { Aggregator, MINGO_OPTIONS, MINGO_UPDATE_OPTIONS } from './mingo/context';
 import { isNumeric } from './numeric/numbers';
 import { validatePipeline } from './query';
 import {
@@ -109,11 +109,14 @@ export function applyUpdate(doc: Doc, u: unknown, ctx: UpdateContext = {}): { do
     let paths: string[] = [];
     if (Object.keys(modifier).length > 0) {
       const arrayFilters = Array.isArray(ctx.arrayFilters) ? (ctx.arrayFilters as Doc[]) : undefined;
-      const condition = isPlainObject(ctx.filter) ? ctx.filter : undefined;
+      // Only a positional `$` reads the query; without one, mingo would just test the
+      // document against it again.
+      const condition = isPlainObject(ctx.filter) && hasPositionalPath(modifier) ? ctx.filter : undefined;
+      const evaluatesExpressions = mentionsExpression([modifier, arrayFilters, condition]);
       try {
         paths = mingoUpdate(next, modifier, arrayFilters, condition, {
           cloneMode: 'deep',
-          queryOptions: MINGO_OPTIONS,
+          queryOptions: evaluatesExpressions ? MINGO_OPTIONS : MINGO_UPDATE_OPTIONS,
         });
       } catch (err) {
         throw updateError(err);
@@ -125,6 +128,23 @@ export function applyUpdate(doc: Doc, u: unknown, ctx: UpdateContext = {}): { do
     changed = arithmeticChanged || paths.some((path) => !selectors.has(path));
   }
   return { doc: next, changed };
+}
+
+/** Whether a modifier writes through a positional `$` segment (`'grades.$'`, `'a.$.b'`). */
+function hasPositionalPath(modifier: Doc): boolean {
+  return Object.values(modifier).some(
+    (fields) => isPlainObject(fields) && Object.keys(fields).some((path) => path.split('.').includes('$')),
+  );
+}
+
+/** Whether a value holds `$expr` or `$where` at any depth: conditions that evaluate expressions. */
+function mentionsExpression(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(mentionsExpression);
+  if (!isPlainObject(value)) return false;
+  for (const [key, inner] of Object.entries(value)) {
+    if (key === '$expr' || key === '$where' || mentionsExpression(inner)) return true;
+  }
+  return false;
 }
 
 const CREATING_OPERATORS = new Set([

@@ -2,6 +2,7 @@ import type { Document } from 'bson';
 import { MongoCommandError } from '../errors';
 import type { ServerState } from '../state';
 import { validateCollectionName, validateDatabaseName } from '../store/catalog';
+import type { Reply } from '../wire/encoded';
 
 export interface CommandContext {
   state: ServerState;
@@ -12,7 +13,8 @@ export interface CommandContext {
   sequences: Map<string, Document[]>;
 }
 
-export type CommandHandler = (body: Document, ctx: CommandContext) => Document;
+/** A command; it answers a reply document, or one it encoded itself (cursor batches). */
+export type CommandHandler = (body: Document, ctx: CommandContext) => Reply;
 
 /** The collection a command names in its first field, validated. */
 export function targetCollection(body: Document, command: string, ctx: CommandContext): string {

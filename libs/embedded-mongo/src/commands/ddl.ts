@@ -4,6 +4,7 @@ import { MINGO_OPTIONS, Query } from '../mingo/context';
 import { validateCollectionName, validateDatabaseName } from '../store/catalog';
 import type { Collection } from '../store/collection';
 import { isPlainObject, keyOf, optionNumber } from '../store/values';
+import { encodeCursorReply } from '../wire/encoded';
 import { type CommandContext, type CommandHandler, targetCollection } from './context';
 
 const COLLECTION_OPTION_FIELDS = new Set([
@@ -68,7 +69,7 @@ const listCollections: CommandHandler = (body, ctx) => {
       ? body.cursor.batchSize
       : undefined;
   const { batch, id } = ctx.state.cursors.open(ns, entries, batchSize);
-  return { cursor: { id, ns, firstBatch: batch }, ok: 1 };
+  return encodeCursorReply('firstBatch', batch, id, ns);
 };
 
 const createIndexes: CommandHandler = (body, ctx) => {
@@ -103,7 +104,7 @@ const listIndexes: CommandHandler = (body, ctx) => {
       ? body.cursor.batchSize
       : undefined;
   const { batch, id } = ctx.state.cursors.open(collection.ns, collection.indexSpecs(), batchSize);
-  return { cursor: { id, ns: collection.ns, firstBatch: batch }, ok: 1 };
+  return encodeCursorReply('firstBatch', batch, id, collection.ns);
 };
 
 const dropIndexes: CommandHandler = (body, ctx) => {

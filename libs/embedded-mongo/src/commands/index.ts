@@ -1,19 +1,21 @@
 import type { Document } from 'bson';
 import { MongoCommandError } from '../errors';
+import type { Reply } from '../wire/encoded';
 import { adminCommands, commandNames } from './admin';
 import { type CommandContext, type CommandHandler, rejectUnknownFields } from './context';
 import { ddlCommands } from './ddl';
+import { explainCommands } from './explain';
 import { COMMAND_FIELDS } from './fields';
 import { readCommands } from './read';
 import { writeCommands } from './write';
 
 const handlers = new Map<string, CommandHandler>(
-  Object.entries({ ...adminCommands, ...readCommands, ...writeCommands, ...ddlCommands }),
+  Object.entries({ ...adminCommands, ...readCommands, ...writeCommands, ...ddlCommands, ...explainCommands }),
 );
 for (const name of handlers.keys()) commandNames.add(name);
 
 /** Runs one command and always returns a reply document: failures become `{ ok: 0, ... }`. */
-export function runCommand(body: Document, ctx: CommandContext): Document {
+export function runCommand(body: Document, ctx: CommandContext): Reply {
   try {
     return dispatch(body, ctx);
   } catch (err) {
@@ -23,7 +25,7 @@ export function runCommand(body: Document, ctx: CommandContext): Document {
   }
 }
 
-function dispatch(body: Document, ctx: CommandContext): Document {
+function dispatch(body: Document, ctx: CommandContext): Reply {
   const name = Object.keys(body)[0];
   const handler = name === undefined ? undefined : handlers.get(name);
   if (!handler) throw new MongoCommandError('CommandNotFound', `no such command: '${name ?? ''}'`);

@@ -1,32 +1,30 @@
 import { type Document, Long, ObjectId } from 'bson';
 import { MongoCommandError } from '../errors';
-import { matchingDocs, runAggregate, runFind, validatePipeline } from '../query';
+import { type FindOptions, matchingDocs, runAggregate, runFind, validatePipeline } from '../query';
 import { validateCollectionName } from '../store/catalog';
-import { type Doc, isPlainObject, keyOf, valuesAtPath } from '../store/values';
+import { isPlainObject, keyOf, valuesAtPath } from '../store/values';
+import { encodeCursorReply } from '../wire/encoded';
 import { type CommandHandler, nonNegative, optionalNumber, targetCollection } from './context';
 
-function cursorReply(ns: string, batchKey: 'firstBatch' | 'nextBatch', batch: Doc[], id: Long): Document {
-  return { cursor: { [batchKey]: batch, id, ns }, ok: 1 };
+/** A find command's sort, skip, limit and projection, checked as mongod checks them. */
+export function findOptions(body: Document): FindOptions & { singleBatch: boolean } {
+  const skip = nonNegative(optionalNumber(body, 'skip', 'find'), 'skip');
+  const rawLimit = optionalNumber(body, 'limit', 'find');
+  // A negative limit is the legacy spelling of "one batch of at most |limit|".
+  const limit = rawLimit === undefined || rawLimit === 0 ? undefined : Math.abs(rawLimit);
+  const singleBatch = body.singleBatch === true || (rawLimit !== undefined && rawLimit < 0);
+  return { sort: body.sort, skip, limit, projection: body.projection, singleBatch };
 }
 
 const find: CommandHandler = (body, ctx) => {
   const name = targetCollection(body, 'find', ctx);
-  const skip = nonNegative(optionalNumber(body, 'skip', 'find'), 'skip');
-  const rawLimit = optionalNumber(body, 'limit', 'find');
+  const { singleBatch, ...options } = findOptions(body);
   const batchSize = nonNegative(optionalNumber(body, 'batchSize', 'find'), 'batchSize');
-  // A negative limit is the legacy spelling of "one batch of at most |limit|".
-  const limit = rawLimit === undefined || rawLimit === 0 ? undefined : Math.abs(rawLimit);
-  const singleBatch = body.singleBatch === true || (rawLimit !== undefined && rawLimit < 0);
   const collection = ctx.state.catalog.get(ctx.db, name);
-  const docs = runFind(collection, body.filter, {
-    sort: body.sort,
-    skip,
-    limit,
-    projection: body.projection,
-  });
+  const docs = runFind(collection, body.filter, options);
   const ns = `${ctx.db}.${name}`;
   const { batch, id } = ctx.state.cursors.open(ns, docs, batchSize, singleBatch);
-  return cursorReply(ns, 'firstBatch', batch, id);
+  return encodeCursorReply('firstBatch', batch, id, ns);
 };
 
 const getMore: CommandHandler = (body, ctx) => {
@@ -41,7 +39,7 @@ const getMore: CommandHandler = (body, ctx) => {
   const batchSize = nonNegative(optionalNumber(body, 'batchSize', 'getMore'), 'batchSize');
   const ns = `${ctx.db}.${name}`;
   const { batch, id } = ctx.state.cursors.getMore(Long.fromValue(rawId), ns, batchSize || undefined);
-  return cursorReply(ns, 'nextBatch', batch, id);
+  return encodeCursorReply('nextBatch', batch, id, ns);
 };
 
 const killCursors: CommandHandler = (body, ctx) => {
@@ -131,14 +129,14 @@ const aggregate: CommandHandler = (body, ctx) => {
       out.coll,
       docs.map((doc) => ('_id' in doc ? doc : { _id: new ObjectId(), ...doc })),
     );
-    return cursorReply(`${ctx.db}.${name ?? '$cmd.aggregate'}`, 'firstBatch', [], Long.ZERO);
+    return encodeCursorReply('firstBatch', [], Long.ZERO, `${ctx.db}.${name ?? '$cmd.aggregate'}`);
   }
   const batchSize = isPlainObject(body.cursor)
     ? nonNegative(optionalNumber(body.cursor, 'batchSize', 'aggregate.cursor'), 'batchSize')
     : undefined;
   const ns = `${ctx.db}.${name ?? '$cmd.aggregate'}`;
   const { batch, id } = ctx.state.cursors.open(ns, docs, batchSize);
-  return cursorReply(ns, 'firstBatch', batch, id);
+  return encodeCursorReply('firstBatch', batch, id, ns);
 };
 
 function outTarget(spec: unknown, db: string): { db: string; coll: string } {

@@ -10,11 +10,11 @@ import {
   normalizeIndexSpec,
   sameIndexOptions,
 } from './indexes';
-import { type Doc, deepFreeze, isIndexableScalar, isPlainObject, keyOf } from './values';
+import type { AccessPlan } from './planner';
+import { type Doc, deepFreeze, isPlainObject, keyOf } from './values';
 
 export const ID_INDEX_NAME = '_id_';
 const ID_INDEX_SPEC: IndexSpec = { v: 2, key: { _id: 1 }, name: ID_INDEX_NAME };
-const MAX_LOOKUP_COMBINATIONS = 1000;
 
 /**
  * One collection: documents by `_id` key in insertion (natural) order, plus its secondary
@@ -56,7 +56,7 @@ export class Collection {
     const keys = this.checkUnique(doc, id);
     this.docs.set(id, deepFreeze(doc));
     this.seq.set(id, this.nextSeq++);
-    for (const [index, k] of keys) index.add(id, k);
+    for (const [index, k] of keys) index.add(id, k, doc);
     return doc;
   }
 
@@ -67,7 +67,7 @@ export class Collection {
     const nextKeys = this.checkUnique(next, id);
     for (const index of this.indexes.values()) index.remove(id, index.keysFor(current));
     this.docs.set(id, deepFreeze(next));
-    for (const [index, k] of nextKeys) index.add(id, k);
+    for (const [index, k] of nextKeys) index.add(id, k, next);
   }
 
   remove(doc: Doc): void {
@@ -94,38 +94,57 @@ export class Collection {
     return out;
   }
 
-  /**
-   * The documents that can match `filter`, using the `_id` map or an index when the filter
-   * pins every field of one with equality (`v`, `{ $eq: v }` or `{ $in: [...] }`);
-   * `undefined` means nothing narrows it and the caller scans. Callers still test each
-   * returned document against the full filter.
-   */
-  candidates(filter: Doc): Doc[] | undefined {
-    const eq = equalityConditions(filter);
-    if (eq.size === 0) return undefined;
-    const ids = eq.get('_id');
-    if (ids) return this.byIds(ids.map(keyOf));
-
-    let best: Index | undefined;
-    for (const index of this.indexes.values()) {
-      if (!index.supportsLookup || !index.fields.every((f) => eq.has(f))) continue;
-      if (!best || (index.unique && !best.unique) || index.fields.length > best.fields.length) best = index;
-    }
-    if (!best) return undefined;
-    const perField = best.fields.map((f) => eq.get(f) as unknown[]);
-    if (perField.reduce((n, values) => n * values.length, 1) > MAX_LOOKUP_COMBINATIONS) return undefined;
-    const found = new Set<string>();
-    for (const values of cartesian(perField)) {
-      for (const id of best.lookup(values) ?? []) found.add(id);
-    }
-    return this.byIds([...found]);
+  /** The secondary indexes, for the planner (`planAccess`). */
+  secondaryIndexes(): Iterable<Index> {
+    return this.indexes.values();
   }
 
-  private byIds(ids: string[]): Doc[] {
-    const unique = [...new Set(ids)].filter((id) => this.docs.has(id));
-    // Natural order, as a scan would return them.
-    if (unique.length > 1) unique.sort((a, b) => (this.seq.get(a) ?? 0) - (this.seq.get(b) ?? 0));
-    return unique.map((id) => this.docs.get(id) as Doc);
+  /**
+   * The documents a plan reaches, in natural order, and how many index keys it read. They
+   * can match the filter the plan was made for; the caller still tests each one.
+   */
+  fetch(plan: AccessPlan): { docs: Doc[]; keysExamined: number } {
+    if (plan.stage === 'COLLSCAN') return { docs: this.all(), keysExamined: 0 };
+    if (plan.stage === 'IDHACK') {
+      const ids = plan.ids.map(keyOf);
+      const docs = this.byIds(ids.length === 1 ? ids : new Set(ids));
+      return { docs, keysExamined: docs.length };
+    }
+    const { index, prefix, range } = plan;
+    const found = new Set<string>();
+    let keysExamined = 0;
+    const collect = (ids: Set<string>) => {
+      keysExamined += ids.size;
+      for (const id of ids) found.add(id);
+    };
+    for (const values of cartesian(prefix)) {
+      if (!range && values.length === index.fields.length) {
+        const ids = index.lookup(values);
+        if (ids) collect(ids);
+      } else {
+        index.scan(values, range, (entry) => collect(entry.ids));
+      }
+    }
+    return { docs: this.byIds(found), keysExamined };
+  }
+
+  /** The stored documents with these (distinct) ids, in natural order as a scan returns them. */
+  private byIds(ids: Iterable<string>): Doc[] {
+    const docs: Doc[] = [];
+    const seqs: number[] = [];
+    let ordered = true;
+    for (const id of ids) {
+      const doc = this.docs.get(id);
+      if (!doc) continue;
+      const seq = this.seq.get(id) as number;
+      if (ordered && seqs.length > 0 && seq < (seqs[seqs.length - 1] as number)) ordered = false;
+      docs.push(doc);
+      seqs.push(seq);
+    }
+    // Index entries list ids in the order they were added: natural order unless updated since.
+    if (ordered) return docs;
+    const order = docs.map((_, i) => i).sort((a, b) => (seqs[a] as number) - (seqs[b] as number));
+    return order.map((i) => docs[i] as Doc);
   }
 
   indexSpecs(): IndexSpec[] {
@@ -171,7 +190,7 @@ export class Collection {
           cause.extra,
         );
       }
-      index.add(id, keys);
+      index.add(id, keys, doc);
     }
     this.indexes.set(spec.name, index);
     return true;
@@ -204,36 +223,4 @@ export class Collection {
   get indexCount(): number {
     return this.indexes.size + 1;
   }
-}
-
-/**
- * Fields the filter pins to a finite set of scalar values, from its top level and from
- * `$and` clauses. Anything else (operators, regexes, arrays, sub-documents) is left to the
- * scan + match, which is always correct.
- */
-function equalityConditions(filter: Doc): Map<string, unknown[]> {
-  const out = new Map<string, unknown[]>();
-  const visit = (clause: Doc) => {
-    for (const [field, cond] of Object.entries(clause)) {
-      if (field === '$and' && Array.isArray(cond)) {
-        for (const sub of cond) if (isPlainObject(sub)) visit(sub);
-        continue;
-      }
-      if (field.startsWith('$') || out.has(field)) continue;
-      const values = equalityValues(cond);
-      if (values) out.set(field, values);
-    }
-  };
-  visit(filter);
-  return out;
-}
-
-function equalityValues(cond: unknown): unknown[] | undefined {
-  if (isIndexableScalar(cond)) return [cond];
-  if (!isPlainObject(cond)) return undefined;
-  const keys = Object.keys(cond);
-  if (keys.length !== 1) return undefined;
-  if (keys[0] === '$eq' && isIndexableScalar(cond.$eq)) return [cond.$eq];
-  if (keys[0] === '$in' && Array.isArray(cond.$in) && cond.$in.every(isIndexableScalar)) return cond.$in;
-  return undefined;
 }

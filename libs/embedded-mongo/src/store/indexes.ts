@@ -1,6 +1,15 @@
 import { MongoCommandError } from '../errors';
 import { MINGO_OPTIONS, Query } from '../mingo/context';
-import { type Doc, formatValue, indexValuesAtPath, isPlainObject, keyOf, optionNumber } from './values';
+import { type FieldRange, type IndexEntry, SortedEntries } from './sorted-entries';
+import {
+  crossesArray,
+  type Doc,
+  formatValue,
+  indexValuesAtPath,
+  isPlainObject,
+  keyOf,
+  optionNumber,
+} from './values';
 
 /** An index as `listIndexes` shows it. */
 export interface IndexSpec {
@@ -30,19 +39,32 @@ export function defaultIndexName(key: Record<string, unknown>): string {
     .join('_');
 }
 
+/** The map key of an index key: one value's `keyOf`, or the JSON list of them for a compound index. */
+function entryKey(values: readonly unknown[]): string {
+  return values.length === 1 ? keyOf(values[0]) : JSON.stringify(values.map(keyOf));
+}
+
 /**
- * A secondary index: key string -> ids of the documents holding that key. Unique indexes
- * reject a second owner; every index serves equality lookups unless it is sparse, partial
- * or of a special type (a document missing from the index could still match a query).
+ * A secondary index: key -> the documents holding it, plus (built on the first scan that needs
+ * it) the same entries in value order for range and prefix scans. Unique indexes reject a
+ * second owner. Sparse and partial indexes leave documents out; the planner uses them only
+ * for queries that cannot match those documents. Special types (text, geo, hashed) are
+ * listed but hold no entries.
  */
 export class Index {
   readonly fields: string[];
+  private readonly paths: string[][];
   readonly special: boolean;
-  private readonly entries = new Map<string, Set<string>>();
+  private readonly entries = new Map<string, IndexEntry>();
+  private sorted?: SortedEntries;
+  /** Per field: whether some document ever had an array along its path (sticky, as on mongod). */
+  private readonly multikey: boolean[];
   private readonly partial?: Query;
 
   constructor(readonly spec: IndexSpec) {
     this.fields = Object.keys(spec.key);
+    this.paths = this.fields.map((field) => field.split('.'));
+    this.multikey = this.fields.map(() => false);
     this.special = Object.values(spec.key).some((dir) => typeof dir === 'string' && SPECIAL_TYPES.has(dir));
     if (spec.partialFilterExpression) this.partial = new Query(spec.partialFilterExpression, MINGO_OPTIONS);
   }
@@ -55,8 +77,17 @@ export class Index {
     return this.spec.unique === true;
   }
 
-  get supportsLookup(): boolean {
-    return !this.special && !this.spec.sparse && !this.partial;
+  get sparse(): boolean {
+    return this.spec.sparse === true;
+  }
+
+  get isMultikey(): boolean {
+    return this.multikey.some(Boolean);
+  }
+
+  /** Whether the field at `position` has held an array in some document. */
+  isMultikeyField(position: number): boolean {
+    return this.multikey[position] === true;
   }
 
   /** The keys `doc` contributes; none when a sparse or partial index leaves it out. */
@@ -66,7 +97,11 @@ export class Index {
     const perField = this.fields.map((field) => indexValuesAtPath(doc, field));
     if (this.spec.sparse && perField.every((values) => values.length === 1 && values[0] === undefined))
       return [];
-    if (perField.filter((values) => values.length > 1).length > 1) {
+    if (perField.length === 1) {
+      // The common single-field index, without the general product below.
+      const values = perField[0] as unknown[];
+      if (values.length === 1) return [{ key: entryKey(values), values }];
+    } else if (perField.filter((values) => values.length > 1).length > 1) {
       throw new MongoCommandError(
         'CannotIndexParallelArrays',
         `cannot index parallel arrays [${this.fields.join('] [')}]`,
@@ -74,7 +109,7 @@ export class Index {
     }
     const out = new Map<string, IndexKey>();
     for (const values of cartesian(perField)) {
-      const key = JSON.stringify(values.map(keyOf));
+      const key = entryKey(values);
       if (!out.has(key)) out.set(key, { key, values });
       if (out.size > MAX_KEYS_PER_DOCUMENT) break;
     }
@@ -85,34 +120,53 @@ export class Index {
   conflictFor(keys: IndexKey[], ownId: string): IndexKey | undefined {
     if (!this.unique) return undefined;
     for (const k of keys) {
-      const owners = this.entries.get(k.key);
+      const owners = this.entries.get(k.key)?.ids;
       if (owners && (owners.size > 1 || !owners.has(ownId))) return k;
     }
     return undefined;
   }
 
-  add(id: string, keys: IndexKey[]): void {
-    for (const { key } of keys) {
-      let owners = this.entries.get(key);
-      if (!owners) {
-        owners = new Set();
-        this.entries.set(key, owners);
+  /** Records `doc` (stored under `id`) under each of its `keys`. */
+  add(id: string, keys: IndexKey[], doc: Doc): void {
+    if (keys.length === 0) return;
+    this.paths.forEach((parts, i) => {
+      if (!this.multikey[i] && crossesArray(doc, parts)) this.multikey[i] = true;
+    });
+    for (const { key, values } of keys) {
+      let entry = this.entries.get(key);
+      if (!entry) {
+        entry = { key, values: values.map((v) => (v === undefined ? null : v)), ids: new Set() };
+        this.entries.set(key, entry);
+        this.sorted?.insert(entry);
       }
-      owners.add(id);
+      entry.ids.add(id);
     }
   }
 
   remove(id: string, keys: IndexKey[]): void {
     for (const { key } of keys) {
-      const owners = this.entries.get(key);
-      owners?.delete(id);
-      if (owners?.size === 0) this.entries.delete(key);
+      const entry = this.entries.get(key);
+      if (!entry) continue;
+      entry.ids.delete(id);
+      if (entry.ids.size === 0) {
+        this.entries.delete(key);
+        this.sorted?.remove(entry);
+      }
     }
   }
 
   /** Ids holding the key made of these per-field values (in index field order). */
   lookup(values: unknown[]): Set<string> | undefined {
-    return this.entries.get(JSON.stringify(values.map(keyOf)));
+    return this.entries.get(entryKey(values))?.ids;
+  }
+
+  /**
+   * Entries whose first fields equal `prefix` and whose next field lies in `range` (when
+   * given), in value order.
+   */
+  scan(prefix: readonly unknown[], range: FieldRange | undefined, visit: (entry: IndexEntry) => void): void {
+    this.sorted ??= new SortedEntries(this.entries.values());
+    this.sorted.scan(prefix, range, visit);
   }
 
   duplicateKeyError(ns: string, conflict: IndexKey): MongoCommandError {

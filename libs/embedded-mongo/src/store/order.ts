@@ -7,7 +7,7 @@ import { isPlainObject } from './values';
  * are one class), then by value. Used for sorts, `$min`/`$max` and aggregation comparisons,
  * where values of different types are compared rather than skipped.
  */
-function typeRank(value: unknown): number {
+export function typeRank(value: unknown): number {
   if (value === undefined) return 0;
   if (value === null) return 5;
   switch (typeof value) {

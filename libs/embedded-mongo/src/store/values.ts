@@ -129,6 +129,17 @@ export function indexValuesAtPath(doc: Doc, path: string): unknown[] {
   return out.length > 0 ? out : [undefined];
 }
 
+/** Whether the path meets an array anywhere along it (a multikey path for an index). */
+export function crossesArray(doc: Doc, parts: readonly string[]): boolean {
+  let value: unknown = doc;
+  for (const part of parts) {
+    if (Array.isArray(value)) return true;
+    if (!isPlainObject(value)) return false;
+    value = value[part];
+  }
+  return Array.isArray(value);
+}
+
 /** Renders a value the way the server prints it inside `dup key: { ... }`. */
 export function formatValue(value: unknown): string {
   if (value === undefined || value === null) return 'null';

@@ -3,6 +3,7 @@ import { BSONError, type Document } from 'bson';
 import { runCommand } from '../commands';
 import { MongoCommandError } from '../errors';
 import type { ServerState } from '../state';
+import type { Reply } from './encoded';
 import {
   encodeOpMsg,
   encodeOpReply,
@@ -87,7 +88,7 @@ export class Connection {
   private handleOpMsg(header: MessageHeader, message: Buffer): void {
     if (message.length < HEADER_SIZE + 5) throw new ProtocolError('OP_MSG too short');
     const moreToCome = (message.readUInt32LE(HEADER_SIZE) & MSG_MORE_TO_COME) !== 0;
-    let reply: Document;
+    let reply: Reply;
     try {
       const request = parseOpMsg(message);
       reply = this.execute(request.body, request.sequences);
@@ -98,7 +99,7 @@ export class Connection {
     if (!moreToCome) this.send(encodeOpMsg(nextRequestId++, header.requestId, reply), header, true);
   }
 
-  private execute(body: Document, sequences: Map<string, Document[]>): Document {
+  private execute(body: Document, sequences: Map<string, Document[]>): Reply {
     const db = body.$db;
     if (typeof db !== 'string') {
       return new MongoCommandError('Location40571', 'OP_MSG requests require a $db argument').toReply();
@@ -107,7 +108,7 @@ export class Connection {
   }
 
   private handleOpQuery(header: MessageHeader, message: Buffer): void {
-    let reply: Document;
+    let reply: Reply;
     try {
       const { fullCollectionName, query } = parseOpQuery(message);
       const command = (query.$query && typeof query.$query === 'object' ? query.$query : query) as Document;

@@ -1,4 +1,5 @@
-import { type Document, deserialize, serialize } from 'bson';
+import { type Document, deserialize } from 'bson';
+import { type Reply, replyBytes } from './encoded';
 
 export const OP_REPLY = 1;
 export const OP_QUERY = 2004;
@@ -114,33 +115,30 @@ export function parseOpQuery(buf: Buffer): OpQueryRequest {
   return { fullCollectionName, query: doc };
 }
 
-function header(length: number, requestId: number, responseTo: number, opCode: number): Buffer {
-  const buf = Buffer.allocUnsafe(HEADER_SIZE);
-  buf.writeInt32LE(length, 0);
-  buf.writeInt32LE(requestId, 4);
-  buf.writeInt32LE(responseTo, 8);
-  buf.writeInt32LE(opCode, 12);
-  return buf;
+function writeHeader(message: Buffer, requestId: number, responseTo: number, opCode: number): void {
+  message.writeInt32LE(message.length, 0);
+  message.writeInt32LE(requestId, 4);
+  message.writeInt32LE(responseTo, 8);
+  message.writeInt32LE(opCode, 12);
 }
 
-const BSON_WRITE_OPTIONS = { checkKeys: false, ignoreUndefined: false } as const;
-
-export function encodeOpMsg(requestId: number, responseTo: number, body: Document): Buffer {
-  const payload = serialize(body, BSON_WRITE_OPTIONS);
-  const prefix = Buffer.allocUnsafe(5);
-  prefix.writeUInt32LE(0, 0); // flags
-  prefix[4] = 0; // kind-0 body
-  const length = HEADER_SIZE + prefix.length + payload.length;
-  return Buffer.concat([header(length, requestId, responseTo, OP_MSG), prefix, payload], length);
+/** An OP_MSG with one kind-0 section, built in one buffer. */
+export function encodeOpMsg(requestId: number, responseTo: number, body: Reply): Buffer {
+  const payload = replyBytes(body);
+  const message = Buffer.allocUnsafe(HEADER_SIZE + 5 + payload.length);
+  writeHeader(message, requestId, responseTo, OP_MSG);
+  message.writeUInt32LE(0, HEADER_SIZE); // flags
+  message[HEADER_SIZE + 4] = 0; // kind-0 body
+  message.set(payload, HEADER_SIZE + 5);
+  return message;
 }
 
-export function encodeOpReply(requestId: number, responseTo: number, doc: Document): Buffer {
-  const payload = serialize(doc, BSON_WRITE_OPTIONS);
-  const fields = Buffer.alloc(20);
-  fields.writeInt32LE(0, 0); // responseFlags
-  fields.writeBigInt64LE(0n, 4); // cursorID
-  fields.writeInt32LE(0, 12); // startingFrom
-  fields.writeInt32LE(1, 16); // numberReturned
-  const length = HEADER_SIZE + fields.length + payload.length;
-  return Buffer.concat([header(length, requestId, responseTo, OP_REPLY), fields, payload], length);
+export function encodeOpReply(requestId: number, responseTo: number, doc: Reply): Buffer {
+  const payload = replyBytes(doc);
+  const message = Buffer.alloc(HEADER_SIZE + 20 + payload.length);
+  writeHeader(message, requestId, responseTo, OP_REPLY);
+  // responseFlags 0, cursorID 0, startingFrom 0 (zero-filled), numberReturned 1.
+  message.writeInt32LE(1, HEADER_SIZE + 16);
+  message.set(payload, HEADER_SIZE + 20);
+  return message;
 }
