@@ -19,6 +19,8 @@ export const gatewayConfigSchema = z.object({
   /** express "trust proxy": how many proxy hops set X-Forwarded-For (0 = none, the default). */
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   FORWARD_TIMEOUT_MS: positiveInt(30_000),
+  /** Keep-alive connections to each service the gateway forwards to, at most. */
+  FORWARD_CONNECTIONS: positiveInt(128),
   OUTBOX_POLL_MS: positiveInt(1_000),
   POLICY_URL: serviceUrl(),
   PAYMENTS_URL: serviceUrl(),

@@ -22,6 +22,7 @@ import { identify, principalOf, requirePrincipal } from './auth/principal';
 import { dashboardTokenKeys, type GatewayConfig } from './config';
 import { docsAssets, docsRoutes, opsDocsRoutes } from './docs/routes';
 import { forwardingRoutes, opsForwardingRoutes, publicForwardingRoutes } from './forwarding/routes';
+import { upstreams as createUpstreams } from './forwarding/upstreams';
 import { opsRoutes, requireKnownOrganization, requireOpsToken } from './ops/routes';
 import { webhookUrlLookup } from './organizations/webhook-url';
 import { organizationRoutes, registrationRoutes } from './partner-routes';
@@ -106,10 +107,12 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     logger,
   };
   const invitations = { pepper, invitationTtlSeconds: config.INVITATION_TTL_SECONDS };
+  const upstreams = createUpstreams({ connections: config.FORWARD_CONNECTIONS });
   const webhookUrlOf = webhookUrlLookup({
     webhooksUrl: config.WEBHOOKS_URL,
     signingSecret: config.INTERNAL_SIGNING_SECRET,
     logger,
+    upstreams,
   });
 
   const forwarding = {
@@ -122,6 +125,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     signingSecret: config.INTERNAL_SIGNING_SECRET,
     timeoutMs: config.FORWARD_TIMEOUT_MS,
     logger,
+    upstreams,
   };
 
   const partnerApp = createApp(logger);
@@ -218,6 +222,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     stop: () => {
       stopped ??= (async () => {
         await Promise.all([partnerHttp.close(), opsHttp.close()]);
+        await upstreams.close();
         await relay.stop();
         await producer.close();
         if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());

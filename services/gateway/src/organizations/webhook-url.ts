@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, signContext } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
+import type { Upstreams } from '../forwarding/upstreams';
 
 /**
  * The organization's webhook URL, owned by the webhooks service (spec 2.2 shows it on the
@@ -12,13 +13,15 @@ export function webhookUrlLookup(deps: {
   webhooksUrl?: string;
   signingSecret: string;
   logger: Logger;
+  upstreams: Upstreams;
   timeoutMs?: number;
 }) {
   return async (organizationId: string): Promise<string | null> => {
     if (!deps.webhooksUrl) return null;
     try {
       const requestId = randomUUID();
-      const res = await fetch(`${deps.webhooksUrl}/api/organizations/me/webhook`, {
+      const res = await deps.upstreams.request(deps.webhooksUrl, '/api/organizations/me/webhook', {
+        method: 'GET',
         headers: {
           accept: 'application/json',
           'x-request-id': requestId,
@@ -27,10 +30,10 @@ export function webhookUrlLookup(deps: {
             deps.signingSecret,
           ),
         },
-        signal: AbortSignal.timeout(deps.timeoutMs ?? 2_000),
+        timeoutMs: deps.timeoutMs ?? 2_000,
       });
-      if (!res.ok) throw new Error(`webhooks service answered ${res.status}`);
-      const body = (await res.json()) as { data?: { url?: unknown } };
+      if (res.status < 200 || res.status >= 300) throw new Error(`webhooks service answered ${res.status}`);
+      const body = JSON.parse(res.text) as { data?: { url?: unknown } };
       return typeof body.data?.url === 'string' ? body.data.url : null;
     } catch (err) {
       deps.logger.warn({ err: (err as Error).message, organizationId }, 'could not read the webhook URL');
