@@ -18,7 +18,8 @@ import { accessTokens } from './auth/access-tokens';
 import { requireCapability } from './auth/capabilities';
 import { loginThrottle } from './auth/login-throttle';
 import { dummyHash } from './auth/passwords';
-import { identify, principalOf, requirePrincipal } from './auth/principal';
+import { authenticate, principalCache, principalOf, requirePrincipal } from './auth/principal';
+import { authVersions } from './auth/versions';
 import { dashboardTokenKeys, type GatewayConfig } from './config';
 import { docsAssets, docsRoutes, opsDocsRoutes } from './docs/routes';
 import { forwardingRoutes, opsForwardingRoutes, publicForwardingRoutes } from './forwarding/routes';
@@ -42,13 +43,26 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
+/** How long a request waits for the auth stamp check before reading MongoDB instead. */
+const AUTH_REDIS_TIMEOUT_MS = 1_000;
+
 /** Starts the gateway: partner API (with `/healthz`, `/readyz`) and the ops API on its own port. */
 export async function startGateway(config: GatewayConfig, logger: Logger): Promise<RunningGateway> {
   const connection = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
   // Rate limiting must not queue commands while Redis is away: fail fast, fall back to memory.
   const redis = await connectFailFast(config.REDIS_URL, logger, 'rate-limits');
 
-  const repositories = gatewayRepositories(connection);
+  // Every gateway replica caches resolved callers; a change made here replaces the
+  // organization's stamp in Redis before it is answered, so every replica reads it afresh.
+  const cacheMaxAgeMs = config.AUTH_CACHE_MAX_AGE_SECONDS * 1000;
+  const versions = authVersions({
+    redis,
+    prefix: config.REDIS_PREFIX,
+    timeoutMs: AUTH_REDIS_TIMEOUT_MS,
+    retryForMs: cacheMaxAgeMs,
+    logger,
+  });
+  const repositories = gatewayRepositories(connection, { authChanged: versions.invalidate });
   await repositories.init();
   // Authentication finds a key by its hash, and the relay moves every organization's events.
   const across = repositories.acrossOrganizations();
@@ -113,6 +127,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     signingSecret: config.INTERNAL_SIGNING_SECRET,
     logger,
     upstreams,
+    cache: { maxEntries: config.AUTH_CACHE_MAX_ENTRIES, maxAgeMs: cacheMaxAgeMs },
   });
 
   const forwarding = {
@@ -126,6 +141,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     timeoutMs: config.FORWARD_TIMEOUT_MS,
     logger,
     upstreams,
+    webhookUrlChanged: versions.invalidate,
   };
 
   const partnerApp = createApp(logger);
@@ -165,15 +181,16 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   partnerApp.use('/api', publicForwardingRoutes(forwarding));
   partnerApp.use(
     '/api',
-    identify({ pepper, across, accessTokens: tokens }),
-    rateLimit((req) => {
-      if (!req.principal) return [{ limit: limits.anonymous, key: `ip:${clientIp(req)}` }];
-      const picked = [{ limit: limits.partner, key: req.principal.limitKey }];
-      if (req.method === 'POST' && req.path === '/payments/initiate') {
-        picked.push({ limit: limits.paymentsInitiate, key: req.principal.limitKey });
-      }
-      return picked;
-    }, logger),
+    authenticate({
+      pepper,
+      across,
+      accessTokens: tokens,
+      cache: principalCache(config.AUTH_CACHE_MAX_ENTRIES, cacheMaxAgeMs),
+      versions,
+      limits,
+      clientIp,
+      logger,
+    }),
     requirePrincipal,
     requireCapability(),
     mountRoutes(Router(), [...organizationRoutes, ...userRoutes], (req) => {
@@ -182,7 +199,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         principal,
         tenant: repositories.forOrganization(principal.organization._id),
         pepper,
-        webhookUrlOf,
+        // Under the stamp this request saw, so a cached URL is only used while it holds.
+        webhookUrlOf: (organizationId: string) => webhookUrlOf(organizationId, req.authVersion),
         invitations,
       };
     }),
@@ -222,6 +240,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     stop: () => {
       stopped ??= (async () => {
         await Promise.all([partnerHttp.close(), opsHttp.close()]);
+        versions.stop();
         await upstreams.close();
         await relay.stop();
         await producer.close();

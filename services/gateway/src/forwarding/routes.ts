@@ -20,7 +20,16 @@ export interface ForwardingDeps {
   timeoutMs: number;
   logger: Logger;
   upstreams: Upstreams;
+  /**
+   * Called once a request that may change the organization's webhook URL has been forwarded
+   * (whatever the answer: a timed-out change may still have been made), so gateways stop
+   * showing the URL they cached (organizations/webhook-url.ts).
+   */
+  webhookUrlChanged?: (organizationId: string) => Promise<void>;
 }
+
+/** The one partner request that sets the webhook URL (the webhooks service owns it). */
+const SETS_WEBHOOK_URL = /^\/organizations\/me\/webhook\/?$/;
 
 const PASSED_BACK_HEADERS = ['retry-after', 'location'];
 
@@ -51,13 +60,19 @@ export function forwardingRoutes(deps: ForwardingDeps): Router {
         isActive: organization.isActive,
       },
     };
-    await forward(req, res, deps.upstreams, {
-      service: match.service,
-      base: deps.serviceUrls[match.service],
-      path: `/api${req.url}`,
-      headers: signContext(context, deps.signingSecret),
-      timeoutMs: deps.timeoutMs,
-    });
+    const setsWebhookUrl =
+      match.service === 'webhooks' && req.method === 'PUT' && SETS_WEBHOOK_URL.test(req.path);
+    try {
+      await forward(req, res, deps.upstreams, {
+        service: match.service,
+        base: deps.serviceUrls[match.service],
+        path: `/api${req.url}`,
+        headers: signContext(context, deps.signingSecret),
+        timeoutMs: deps.timeoutMs,
+      });
+    } finally {
+      if (setsWebhookUrl) await deps.webhookUrlChanged?.(organization._id);
+    }
   });
   return router;
 }
