@@ -13,7 +13,7 @@ import type { Logger } from '@parametric/logger';
 import { connectMongo, pingMongo } from '@parametric/mongo';
 import { createProducer } from '@parametric/queue';
 import { connectFailFast } from '@parametric/redis';
-import { type Express, type Request, Router } from 'express';
+import { type Express, type NextFunction, type Request, type Response, Router } from 'express';
 import { accessTokens } from './auth/access-tokens';
 import { requireCapability } from './auth/capabilities';
 import { loginThrottle } from './auth/login-throttle';
@@ -28,7 +28,7 @@ import { opsRoutes, requireKnownOrganization, requireOpsToken } from './ops/rout
 import { webhookUrlLookup } from './organizations/webhook-url';
 import { organizationRoutes, registrationRoutes } from './partner-routes';
 import { rateLimit, redisLimit } from './rate-limit/limiter';
-import { gatewayRepositories } from './repositories';
+import { gatewayRepositories, type TenantGatewayData } from './repositories';
 import type { SignInDeps } from './sessions/domain';
 import { signInRoutes, userRoutes } from './users/routes';
 
@@ -42,6 +42,12 @@ export interface RunningGateway {
   /** Graceful shutdown: HTTP servers, then the relay and producers, then Redis and MongoDB. */
   stop(): Promise<void>;
 }
+
+/**
+ * Paths under `/api` where a route or limit needs no key or token lives (matched as express
+ * matches them: any case, any tail); anything else skips straight to authentication.
+ */
+const PUBLIC_PATHS = /^\/(openapi\.json|docs|auth|\.well-known)(\/|$)/i;
 
 /** How long a request waits for the auth stamp check before reading MongoDB instead. */
 const AUTH_REDIS_TIMEOUT_MS = 1_000;
@@ -149,36 +155,38 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   partnerApp.use(
     healthRoutes({ mongo: () => pingMongo(connection), redis: async () => (await redis.ping()) === 'PONG' }),
   );
-  partnerApp.use('/api', answerOptions(Object.values(PARTNER_ROUTES).flat()));
-  partnerApp.use(
-    '/api',
+  // What needs no key or token, under `/api`, in one router that every other request leaves at
+  // its first layer: the key path does not walk a dozen routers that cannot match it.
+  const publicApi = Router();
+  publicApi.use((req: Request, _res: Response, next: NextFunction) =>
+    next(req.method === 'OPTIONS' || PUBLIC_PATHS.test(req.path) ? undefined : 'router'),
+  );
+  publicApi.use(answerOptions(Object.values(PARTNER_ROUTES).flat()));
+  publicApi.use(
     mountRoutes(Router(), docsRoutes, () => undefined),
     docsAssets(),
   );
   // Registration is limited per client IP (there is no key yet).
-  partnerApp.use(
-    '/api/auth/register-organization',
+  publicApi.use(
+    '/auth/register-organization',
     rateLimit((req) => [{ limit: limits.registration, key: `ip:${clientIp(req)}` }], logger),
   );
-  partnerApp.use(
-    '/api',
-    mountRoutes(Router(), registrationRoutes, () => ({ repositories, pepper })),
-  );
+  publicApi.use(mountRoutes(Router(), registrationRoutes, () => ({ repositories, pepper })));
   // Dashboard sign-in: no key or token yet, so limited per client IP (and failures per account).
-  partnerApp.use(
-    ['/api/auth/login', '/api/auth/refresh', '/api/auth/logout', '/api/auth/accept-invitation'],
+  publicApi.use(
+    ['/auth/login', '/auth/refresh', '/auth/logout', '/auth/accept-invitation'],
     rateLimit((req) => [{ limit: limits.anonymous, key: `ip:${clientIp(req)}` }], logger),
   );
-  partnerApp.use(
-    '/api',
+  publicApi.use(
     mountRoutes(Router(), signInRoutes, (req) => ({ signIn, repositories, clientIp: clientIp(req) })),
   );
   // Public keys for verifying determinations: no key needed, limited per client IP.
-  partnerApp.use(
-    '/api/.well-known',
+  publicApi.use(
+    '/.well-known',
     rateLimit((req) => [{ limit: limits.anonymous, key: `ip:${clientIp(req)}` }], logger),
   );
-  partnerApp.use('/api', publicForwardingRoutes(forwarding));
+  publicApi.use(publicForwardingRoutes(forwarding));
+  partnerApp.use('/api', publicApi);
   partnerApp.use(
     '/api',
     authenticate({
@@ -195,9 +203,14 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     requireCapability(),
     mountRoutes(Router(), [...organizationRoutes, ...userRoutes], (req) => {
       const principal = principalOf(req);
+      let tenant: TenantGatewayData | undefined;
       return {
         principal,
-        tenant: repositories.forOrganization(principal.organization._id),
+        // Made when a handler asks: reads of the caller (GET /organizations/me, /auth/session) never do.
+        get tenant() {
+          tenant ??= repositories.forOrganization(principal.organization._id);
+          return tenant;
+        },
         pepper,
         // Under the stamp this request saw, so a cached URL is only used while it holds.
         webhookUrlOf: (organizationId: string) => webhookUrlOf(organizationId, req.authVersion),
