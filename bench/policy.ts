@@ -1,143 +1,162 @@
 /**
- * Policy service through the gateway: purchases/s (`POST /api/policies/purchase`, every
- * one a new policy reserving capacity), `GET /api/policies/{id}` requests/s, and Tier 1
- * activations/s (`PUT /api/policies/{id}/activate`, each a PolicyRegistry transaction on a
- * local anvil plus the event), next to the bare registry client against the same kind of
- * chain. The gateway and the policy service run as separate processes, loaded by autocannon.
+ * The policy service through the gateway, with the platform as it runs (`npm start`): the
+ * gateway and the policy service as separate processes on MongoDB, Redis and a local anvil,
+ * loaded by autocannon from this process, next to a bare express process in the same run:
+ * - `GET /api/policies/{id}` requests/s against bare express returning the same JSON (issue 13,
+ *   target 2: >= 25% of bare);
+ * - the same reads with 1,000 and with 100,000 policies stored (target 5: no more than 20%
+ *   lower at 100,000). Two gateway + policy stacks, one database each, measured in alternation
+ *   so machine noise hits both alike. Every store starts with 1,000 policies bought through the
+ *   API; the large one is then filled with copies of them written straight to MongoDB (buying
+ *   100,000 would take the better part of an hour). Reads cycle over 1,000 ids spread over the
+ *   whole store;
+ * - purchases/s and their p99 (`POST /api/policies/purchase`, every one a new policy reserving
+ *   capacity; target 2: p99 under 50 ms at 10 connections);
+ * - Tier 1 activations/s (`PUT /api/policies/{id}/activate`, each a PolicyRegistry transaction
+ *   on anvil plus the event), next to the bare registry client against the same chain.
  *
  *   npm run bench:policy                  # 3 rounds x 10 s, 10 connections
- *   BENCH_SECONDS=5 npm run bench:policy
+ *   BENCH_SECONDS=5 BENCH_LARGE_STORE=20000 npm run bench:policy
  */
 import type { ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createRegistryClient, deployRegistry, localDevPrivateKey, startLocalChain } from '@parametric/chain';
 import { startLocalMongo } from '@parametric/embedded-mongo';
 import { freePort } from '@parametric/local-process';
 import { startLocalRedis } from '@parametric/local-redis';
 import autocannon from 'autocannon';
-import { json, median, startProcess, stopProcesses, waitReady } from './support/run';
+import { MongoClient } from 'mongodb';
+import { json, median, report, startProcess, stopProcesses, waitReady } from './support/run';
 
 const ROUNDS = 3;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const SMALL_STORE = 1_000;
+const LARGE_STORE = Number(process.env.BENCH_LARGE_STORE ?? 100_000);
+const READ_IDS = 1_000;
+const ACTIVATIONS = Number(process.env.BENCH_ACTIVATIONS ?? 300);
+
+interface Load {
+  rps: number;
+  p99: number;
+}
+
+/** One gateway + policy service pair on databases of its own, with a sellable organization. */
+interface Stack {
+  api: string;
+  key: { 'x-api-key': string };
+  purchase: string;
+  policyDb: string;
+}
 
 async function main(): Promise<void> {
   const [mongo, redis, chain] = await Promise.all([startLocalMongo(), startLocalRedis(), startLocalChain()]);
   const children: ChildProcess[] = [];
+  const client = await MongoClient.connect(mongo.url);
   try {
-    const [gatewayPort, opsPort, policyPort] = await Promise.all([freePort(), freePort(), freePort()]);
-    const opsToken = randomBytes(24).toString('hex');
-    const shared = {
-      ...process.env,
-      LOG_LEVEL: 'warn',
-      MONGO_URL: mongo.url,
-      INTERNAL_SIGNING_SECRET: randomBytes(24).toString('hex'),
-    };
-    children.push(
-      startProcess('services/policy/src/main.ts', {
-        ...shared,
+    const signing = randomBytes(24).toString('hex');
+    const startStack = async (name: string): Promise<Stack> => {
+      const [gatewayPort, opsPort, policyPort] = await Promise.all([freePort(), freePort(), freePort()]);
+      const opsToken = randomBytes(24).toString('hex');
+      const shared = {
+        ...process.env,
+        LOG_LEVEL: 'warn',
+        MONGO_URL: mongo.url,
         REDIS_URL: redis.url,
-        POLICY_PORT: String(policyPort),
-        CHAIN_RPC_URL: chain.rpcUrl,
-        CHAIN_REGISTRY_ADDRESS: chain.registryAddress,
-        CHAIN_PRIVATE_KEY: chain.ownerPrivateKey,
-      }),
-      startProcess('services/gateway/src/main.ts', {
-        ...shared,
-        REDIS_URL: redis.url,
-        GATEWAY_PORT: String(gatewayPort),
-        OPS_PORT: String(opsPort),
-        OPS_TOKEN: opsToken,
-        API_KEY_PEPPER: randomBytes(24).toString('hex'),
-        POLICY_URL: `http://127.0.0.1:${policyPort}`,
-        RATE_LIMIT_POINTS: '1000000000',
-      }),
-    );
-    const api = `http://127.0.0.1:${gatewayPort}/api`;
-    const ops = `http://127.0.0.1:${opsPort}/ops`;
-    await waitReady([gatewayPort, policyPort]);
-    const auth = { authorization: `Bearer ${opsToken}` };
-    const { organization } = await json<{ organization: { id: string; apiKey: string } }>(
-      `${api}/auth/register-organization`,
-      {
+        REDIS_PREFIX: `bench-${name}`,
+        INTERNAL_SIGNING_SECRET: signing,
+      };
+      const policyDb = `policy_${name}`;
+      children.push(
+        startProcess('services/policy/src/main.ts', {
+          ...shared,
+          MONGO_DB: policyDb,
+          POLICY_PORT: String(policyPort),
+          CHAIN_RPC_URL: chain.rpcUrl,
+          CHAIN_REGISTRY_ADDRESS: chain.registryAddress,
+          CHAIN_PRIVATE_KEY: chain.ownerPrivateKey,
+        }),
+        startProcess('services/gateway/src/main.ts', {
+          ...shared,
+          MONGO_DB: `gateway_${name}`,
+          GATEWAY_PORT: String(gatewayPort),
+          OPS_PORT: String(opsPort),
+          OPS_TOKEN: opsToken,
+          API_KEY_PEPPER: randomBytes(24).toString('hex'),
+          POLICY_URL: `http://127.0.0.1:${policyPort}`,
+          RATE_LIMIT_POINTS: '1000000000',
+        }),
+      );
+      const api = `http://127.0.0.1:${gatewayPort}/api`;
+      const ops = `http://127.0.0.1:${opsPort}/ops`;
+      await waitReady([gatewayPort, policyPort]);
+      const auth = { authorization: `Bearer ${opsToken}` };
+      const { organization } = await json<{ organization: { id: string; apiKey: string } }>(
+        `${api}/auth/register-organization`,
+        {
+          method: 'POST',
+          body: JSON.stringify({ name: `Bench Co-op ${name}`, type: 'COOPERATIVE', countryCode: 'KE' }),
+        },
+      );
+      const key = { 'x-api-key': organization.apiKey };
+      const asOps = (path: string, body: unknown) =>
+        json(`${ops}${path}`, { method: 'POST', headers: auth, body: JSON.stringify(body) });
+      await asOps(`/organizations/${organization.id}/kyb`, { status: 'VERIFIED' });
+      await asOps(`/organizations/${organization.id}/licences`, {
+        market: 'KE',
+        licenceNumber: 'IRA-BENCH',
+        expiresAt: '2099-01-01T00:00:00Z',
+      });
+      await asOps(`/organizations/${organization.id}/capacity`, {
+        amount: 1e12,
+        currency: 'KES',
+        solvencyAttestedUntil: '2099-01-01T00:00:00Z',
+      });
+      const farmer = await json<{ id: string }>(`${api}/farmers`, {
         method: 'POST',
-        body: JSON.stringify({ name: 'Bench Co-op', type: 'COOPERATIVE', countryCode: 'KE' }),
-      },
-    );
-    const key = { 'x-api-key': organization.apiKey };
-    await json(`${ops}/organizations/${organization.id}/kyb`, {
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({ status: 'VERIFIED' }),
-    });
-    await json(`${ops}/organizations/${organization.id}/licences`, {
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({ market: 'KE', licenceNumber: 'IRA-BENCH', expiresAt: '2099-01-01T00:00:00Z' }),
-    });
-    await json(`${ops}/organizations/${organization.id}/capacity`, {
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({ amount: 1e12, currency: 'KES', solvencyAttestedUntil: '2099-01-01T00:00:00Z' }),
-    });
-    const farmer = await json<{ id: string }>(`${api}/farmers`, {
-      method: 'POST',
-      headers: key,
-      body: JSON.stringify({
-        firstName: 'A',
-        lastName: 'B',
-        phoneNumber: '+254700000001',
-        nationalId: 'BENCH0001',
-        region: 'Nakuru',
-      }),
-    });
-    await json(`${ops}/farmers/${farmer.id}/kyc`, {
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({ status: 'APPROVED' }),
-    });
-    const plot = await json<{ id: string }>(`${api}/plots`, {
-      method: 'POST',
-      headers: key,
-      body: JSON.stringify({
+        headers: key,
+        body: JSON.stringify({
+          firstName: 'A',
+          lastName: 'B',
+          phoneNumber: '+254700000001',
+          nationalId: 'BENCH0001',
+          region: 'Nakuru',
+        }),
+      });
+      await asOps(`/farmers/${farmer.id}/kyc`, { status: 'APPROVED' });
+      const plot = await json<{ id: string }>(`${api}/plots`, {
+        method: 'POST',
+        headers: key,
+        body: JSON.stringify({
+          farmerId: farmer.id,
+          name: 'P',
+          latitude: -0.3,
+          longitude: 36.1,
+          areaHectares: 1,
+          cropType: 'MAIZE',
+        }),
+      });
+      const purchase = JSON.stringify({
         farmerId: farmer.id,
-        name: 'P',
-        latitude: -0.3,
-        longitude: 36.1,
-        areaHectares: 1,
-        cropType: 'MAIZE',
-      }),
-    });
-    const purchase = JSON.stringify({
-      farmerId: farmer.id,
-      productType: 'CROP',
-      plotId: plot.id,
-      sumInsured: 50_000,
-      coverageType: 'DROUGHT',
-      durationDays: 180,
-    });
-    const { policy } = await json<{ policy: { id: string } }>(`${api}/policies/purchase`, {
-      method: 'POST',
-      headers: key,
-      body: purchase,
-    });
-
-    const run = async (opts: autocannon.Options) => {
-      const r = await autocannon({ connections: CONNECTIONS, duration: SECONDS, ...opts });
-      if (r.non2xx > 0 || r.errors > 0)
-        throw new Error(`${opts.url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-      return { rps: r.requests.average, p99: r.latency.p99 };
+        productType: 'CROP',
+        plotId: plot.id,
+        sumInsured: 50_000,
+        coverageType: 'DROUGHT',
+        durationDays: 180,
+      });
+      return { api, key, purchase, policyDb };
     };
-    /** Buys `n` pending policies (10 at a time) for an activation round. */
-    const pendingPolicies = async (n: number) => {
+
+    /** Buys `n` pending policies through the API (10 at a time). */
+    const buy = async (stack: Stack, n: number) => {
       const ids: string[] = [];
       while (ids.length < n) {
         const batch = await Promise.all(
           Array.from({ length: Math.min(10, n - ids.length) }, () =>
-            json<{ policy: { id: string } }>(`${api}/policies/purchase`, {
+            json<{ policy: { id: string } }>(`${stack.api}/policies/purchase`, {
               method: 'POST',
-              headers: key,
-              body: purchase,
+              headers: stack.key,
+              body: stack.purchase,
             }),
           ),
         );
@@ -145,17 +164,121 @@ async function main(): Promise<void> {
       }
       return ids;
     };
-    /** `n` activations, each of a different pending policy; req/s over the whole batch. */
-    const activateAll = async (ids: string[]) => {
+
+    const [small, large] = [await startStack('small'), await startStack('large')];
+    const barePort = await freePort();
+    children.push(startProcess('bench/support/bare-express.ts', { ...process.env, PORT: String(barePort) }));
+    const bare = `http://127.0.0.1:${barePort}`;
+
+    const smallIds = await buy(small, SMALL_STORE);
+    const largeIds = await buy(large, SMALL_STORE);
+    // The large store: copies of the bought policies (new ids and numbers, nothing in their
+    // outbox), written straight to the policy service's database.
+    const policies = client.db(large.policyDb).collection('policies');
+    const originals = await policies.find({}).toArray();
+    let copies = 0;
+    while (SMALL_STORE + copies < LARGE_STORE) {
+      const batch = originals
+        .slice(0, Math.min(originals.length, LARGE_STORE - SMALL_STORE - copies))
+        .map((p) => {
+          copies++;
+          return {
+            ...p,
+            _id: randomUUID() as never,
+            policyNumber: `${p.policyNumber}-${copies.toString(36).toUpperCase()}`,
+            outbox: [],
+            outboxPending: false,
+          };
+        });
+      await policies.insertMany(batch, { ordered: false });
+    }
+    const stored = await policies.countDocuments();
+    // Reads spread over the whole store, not only the ids bought first.
+    const spread = await policies
+      .find({}, { projection: { _id: 1 } })
+      .toArray()
+      .then((all) =>
+        Array.from({ length: READ_IDS }, (_, i) =>
+          String(all[Math.floor((i * all.length) / READ_IDS)]?._id ?? largeIds[0]),
+        ),
+      );
+
+    const sameJson = await (
+      await fetch(`${small.api}/policies/${smallIds[0]}`, { headers: small.key })
+    ).text();
+    await fetch(`${bare}/body`, {
+      method: 'POST',
+      body: sameJson,
+      headers: { 'content-type': 'application/json' },
+    });
+
+    /** Loads `url` + a path chosen per request, with `headers`. */
+    const load = async (
+      base: string,
+      paths: string[],
+      headers: Record<string, string>,
+      extra: Partial<autocannon.Options> = {},
+    ): Promise<Load> => {
+      let i = 0;
+      const r = await autocannon({
+        url: base,
+        connections: CONNECTIONS,
+        duration: SECONDS,
+        ...extra,
+        requests: [
+          {
+            method: (extra.method ?? 'GET') as 'GET',
+            headers,
+            body: extra.body as string | undefined,
+            setupRequest: (req) => ({ ...req, path: paths[i++ % paths.length] as string }),
+          },
+        ],
+      });
+      if (r.non2xx > 0 || r.errors > 0) throw new Error(`${base}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+      return { rps: r.requests.average, p99: r.latency.p99 };
+    };
+
+    console.log(
+      `policy bench: ${ROUNDS} rounds x ${SECONDS} s, ${CONNECTIONS} connections, stores of ${SMALL_STORE} and ${stored} policies, ${mongo.description.split(' at ')[0]}`,
+    );
+    const readsSmall: Load[] = [];
+    const readsLarge: Load[] = [];
+    const baseline: Load[] = [];
+    const smallPaths = smallIds.slice(0, READ_IDS).map((id) => `/api/policies/${id}`);
+    const largePaths = spread.map((id) => `/api/policies/${id}`);
+    for (let round = 0; round < ROUNDS; round++) {
+      // Alternate so that machine noise hits every side alike.
+      readsSmall.push(await load(small.api, smallPaths, small.key));
+      baseline.push(await load(bare, ['/me'], {}));
+      readsLarge.push(await load(large.api, largePaths, large.key));
+    }
+
+    const purchases: Load[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      purchases.push(
+        await load(
+          small.api,
+          ['/api/policies/purchase'],
+          { ...small.key, 'content-type': 'application/json' },
+          {
+            method: 'POST',
+            body: small.purchase,
+          },
+        ),
+      );
+    }
+
+    /** `ids.length` activations, each of a different pending policy; req/s over the whole batch. */
+    const activateAll = async (ids: string[]): Promise<Load> => {
       let next = 0;
       const r = await autocannon({
-        url: api,
+        url: small.api,
         connections: CONNECTIONS,
         amount: ids.length,
         requests: [
           {
             method: 'PUT',
-            headers: key,
+            headers: small.key,
             setupRequest: (req) => ({ ...req, path: `/api/policies/${ids[next++]}/activate` }),
           },
         ],
@@ -166,7 +289,7 @@ async function main(): Promise<void> {
     /** The chain alone: the registry client registering `n` policies, CONNECTIONS at a time. */
     const bareRegistrations = async (n: number) => {
       const privateKey = localDevPrivateKey(5);
-      const client = createRegistryClient({
+      const registry = createRegistryClient({
         rpcUrl: chain.rpcUrl,
         registryAddress: await deployRegistry(chain.rpcUrl, privateKey),
         privateKey,
@@ -178,59 +301,73 @@ async function main(): Promise<void> {
           Array.from({ length: CONNECTIONS }, async () => {
             while (next < n) {
               const i = next++;
-              await client.registerPolicy(`bare-${i}-${randomBytes(4).toString('hex')}`, { i });
+              await registry.registerPolicy(`bare-${i}-${randomBytes(4).toString('hex')}`, { i });
             }
           }),
         );
         return n / (Number(process.hrtime.bigint() - started) / 1e9);
       } finally {
-        await client.close();
+        await registry.close();
       }
     };
-
-    const ACTIVATIONS = Number(process.env.BENCH_ACTIVATIONS ?? 300);
-    const activations: Array<{ rps: number; p99: number }> = [];
-    const bare: number[] = [];
+    const activations: Load[] = [];
+    const registrations: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      activations.push(await activateAll(await pendingPolicies(ACTIVATIONS)));
-      bare.push(await bareRegistrations(ACTIVATIONS));
+      activations.push(await activateAll(await buy(small, ACTIVATIONS)));
+      registrations.push(await bareRegistrations(ACTIVATIONS));
     }
 
-    const purchases: Array<{ rps: number; p99: number }> = [];
-    const reads: Array<{ rps: number; p99: number }> = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      purchases.push(
-        await run({
-          url: `${api}/policies/purchase`,
-          method: 'POST',
-          headers: { ...key, 'content-type': 'application/json' },
-          body: purchase,
-        }),
-      );
-      reads.push(await run({ url: `${api}/policies/${policy.id}`, headers: key }));
-    }
-    console.log(
-      `policy bench through the gateway: ${ROUNDS} rounds x ${SECONDS} s, ${CONNECTIONS} connections (medians)`,
-    );
-    const row = (label: string, xs: Array<{ rps: number; p99: number }>) =>
-      console.log(
-        `${label.padEnd(40)} ${median(xs.map((x) => x.rps))
-          .toFixed(0)
-          .padStart(7)} req/s   p99 ${median(xs.map((x) => x.p99))
-          .toFixed(1)
-          .padStart(6)} ms`,
-      );
-    row('POST /api/policies/purchase', purchases);
-    row('GET /api/policies/{id}', reads);
-    row(`PUT /api/policies/{id}/activate (${ACTIVATIONS}/round)`, activations);
-    const bareRate = median(bare);
-    console.log(
-      `${'registry client alone (same chain)'.padEnd(40)} ${bareRate.toFixed(0).padStart(7)} reg/s`,
-    );
-    console.log(
-      `activation through the platform / bare chain registration: ${(median(activations.map((a) => a.rps)) / bareRate).toFixed(2)}`,
-    );
+    const rps = (xs: Load[]) => median(xs.map((x) => x.rps));
+    const p99 = (xs: Load[]) => median(xs.map((x) => x.p99));
+    const readRatio = rps(readsSmall) / rps(baseline);
+    const scaleRatio = rps(readsLarge) / rps(readsSmall);
+    const figure = `${CONNECTIONS} connections`;
+    report([
+      {
+        benchmark: 'policy',
+        figure: `GET /api/policies/{id} through gateway + policy, ${figure}, throughput vs bare express`,
+        value: rps(readsSmall),
+        unit: 'req/s',
+        baseline: rps(baseline),
+        ratio: readRatio,
+        target: '>= 0.25 of bare',
+        met: readRatio >= 0.25,
+      },
+      {
+        benchmark: 'policy',
+        figure: `GET /api/policies/{id}, ${figure}, ${stored} policies stored vs ${SMALL_STORE}`,
+        value: rps(readsLarge),
+        unit: 'req/s',
+        baseline: rps(readsSmall),
+        ratio: scaleRatio,
+        target: '>= 0.80 of the small store',
+        met: scaleRatio >= 0.8,
+      },
+      {
+        benchmark: 'policy',
+        figure: `POST /api/policies/purchase, ${figure}, p99 latency`,
+        value: p99(purchases),
+        unit: 'ms',
+        target: '< 50 ms',
+        met: p99(purchases) < 50,
+      },
+      {
+        benchmark: 'policy',
+        figure: `POST /api/policies/purchase, ${figure}, throughput`,
+        value: rps(purchases),
+        unit: 'req/s',
+      },
+      {
+        benchmark: 'policy',
+        figure: `PUT /api/policies/{id}/activate (${ACTIVATIONS} per round) vs the bare registry client on the same chain`,
+        value: rps(activations),
+        unit: 'req/s',
+        baseline: median(registrations),
+        ratio: rps(activations) / median(registrations),
+      },
+    ]);
   } finally {
+    await client.close();
     await stopProcesses(children);
     await Promise.all([mongo.stop(), redis.stop(), chain.stop()]);
   }

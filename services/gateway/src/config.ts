@@ -19,6 +19,16 @@ export const gatewayConfigSchema = z.object({
   /** express "trust proxy": how many proxy hops set X-Forwarded-For (0 = none, the default). */
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   FORWARD_TIMEOUT_MS: positiveInt(30_000),
+  /** Keep-alive connections to each service the gateway forwards to, at most. */
+  FORWARD_CONNECTIONS: positiveInt(128),
+  /**
+   * Resolved principals (key or sign-in session) kept in this process. Every use is checked
+   * against the organization's version in Redis (one round trip with the rate limit), so
+   * changes apply at once on every replica; the age limit only bounds what a replica that
+   * could not publish a change to Redis leaves behind (docs/decisions.md).
+   */
+  AUTH_CACHE_MAX_ENTRIES: positiveInt(100_000),
+  AUTH_CACHE_MAX_AGE_SECONDS: positiveInt(300),
   OUTBOX_POLL_MS: positiveInt(1_000),
   POLICY_URL: serviceUrl(),
   PAYMENTS_URL: serviceUrl(),

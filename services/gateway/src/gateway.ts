@@ -13,20 +13,22 @@ import type { Logger } from '@parametric/logger';
 import { connectMongo, pingMongo } from '@parametric/mongo';
 import { createProducer } from '@parametric/queue';
 import { connectFailFast } from '@parametric/redis';
-import { type Express, type Request, Router } from 'express';
+import { type Express, type NextFunction, type Request, type Response, Router } from 'express';
 import { accessTokens } from './auth/access-tokens';
 import { requireCapability } from './auth/capabilities';
 import { loginThrottle } from './auth/login-throttle';
 import { dummyHash } from './auth/passwords';
-import { identify, principalOf, requirePrincipal } from './auth/principal';
+import { authenticate, principalCache, principalOf, requirePrincipal } from './auth/principal';
+import { authVersions } from './auth/versions';
 import { dashboardTokenKeys, type GatewayConfig } from './config';
 import { docsAssets, docsRoutes, opsDocsRoutes } from './docs/routes';
 import { forwardingRoutes, opsForwardingRoutes, publicForwardingRoutes } from './forwarding/routes';
+import { upstreams as createUpstreams } from './forwarding/upstreams';
 import { opsRoutes, requireKnownOrganization, requireOpsToken } from './ops/routes';
 import { webhookUrlLookup } from './organizations/webhook-url';
 import { organizationRoutes, registrationRoutes } from './partner-routes';
 import { rateLimit, redisLimit } from './rate-limit/limiter';
-import { gatewayRepositories } from './repositories';
+import { gatewayRepositories, type TenantGatewayData } from './repositories';
 import type { SignInDeps } from './sessions/domain';
 import { signInRoutes, userRoutes } from './users/routes';
 
@@ -41,13 +43,32 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
+/**
+ * Paths under `/api` where a route or limit needs no key or token lives (matched as express
+ * matches them: any case, any tail); anything else skips straight to authentication.
+ */
+const PUBLIC_PATHS = /^\/(openapi\.json|docs|auth|\.well-known)(\/|$)/i;
+
+/** How long a request waits for the auth stamp check before reading MongoDB instead. */
+const AUTH_REDIS_TIMEOUT_MS = 1_000;
+
 /** Starts the gateway: partner API (with `/healthz`, `/readyz`) and the ops API on its own port. */
 export async function startGateway(config: GatewayConfig, logger: Logger): Promise<RunningGateway> {
   const connection = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
   // Rate limiting must not queue commands while Redis is away: fail fast, fall back to memory.
   const redis = await connectFailFast(config.REDIS_URL, logger, 'rate-limits');
 
-  const repositories = gatewayRepositories(connection);
+  // Every gateway replica caches resolved callers; a change made here replaces the
+  // organization's stamp in Redis before it is answered, so every replica reads it afresh.
+  const cacheMaxAgeMs = config.AUTH_CACHE_MAX_AGE_SECONDS * 1000;
+  const versions = authVersions({
+    redis,
+    prefix: config.REDIS_PREFIX,
+    timeoutMs: AUTH_REDIS_TIMEOUT_MS,
+    retryForMs: cacheMaxAgeMs,
+    logger,
+  });
+  const repositories = gatewayRepositories(connection, { authChanged: versions.invalidate });
   await repositories.init();
   // Authentication finds a key by its hash, and the relay moves every organization's events.
   const across = repositories.acrossOrganizations();
@@ -106,10 +127,13 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     logger,
   };
   const invitations = { pepper, invitationTtlSeconds: config.INVITATION_TTL_SECONDS };
+  const upstreams = createUpstreams({ connections: config.FORWARD_CONNECTIONS });
   const webhookUrlOf = webhookUrlLookup({
     webhooksUrl: config.WEBHOOKS_URL,
     signingSecret: config.INTERNAL_SIGNING_SECRET,
     logger,
+    upstreams,
+    cache: { maxEntries: config.AUTH_CACHE_MAX_ENTRIES, maxAgeMs: cacheMaxAgeMs },
   });
 
   const forwarding = {
@@ -122,6 +146,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     signingSecret: config.INTERNAL_SIGNING_SECRET,
     timeoutMs: config.FORWARD_TIMEOUT_MS,
     logger,
+    upstreams,
+    webhookUrlChanged: versions.invalidate,
   };
 
   const partnerApp = createApp(logger);
@@ -129,56 +155,65 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   partnerApp.use(
     healthRoutes({ mongo: () => pingMongo(connection), redis: async () => (await redis.ping()) === 'PONG' }),
   );
-  partnerApp.use('/api', answerOptions(Object.values(PARTNER_ROUTES).flat()));
-  partnerApp.use(
-    '/api',
+  // What needs no key or token, under `/api`, in one router that every other request leaves at
+  // its first layer: the key path does not walk a dozen routers that cannot match it.
+  const publicApi = Router();
+  publicApi.use((req: Request, _res: Response, next: NextFunction) =>
+    next(req.method === 'OPTIONS' || PUBLIC_PATHS.test(req.path) ? undefined : 'router'),
+  );
+  publicApi.use(answerOptions(Object.values(PARTNER_ROUTES).flat()));
+  publicApi.use(
     mountRoutes(Router(), docsRoutes, () => undefined),
     docsAssets(),
   );
   // Registration is limited per client IP (there is no key yet).
-  partnerApp.use(
-    '/api/auth/register-organization',
+  publicApi.use(
+    '/auth/register-organization',
     rateLimit((req) => [{ limit: limits.registration, key: `ip:${clientIp(req)}` }], logger),
   );
-  partnerApp.use(
-    '/api',
-    mountRoutes(Router(), registrationRoutes, () => ({ repositories, pepper })),
-  );
+  publicApi.use(mountRoutes(Router(), registrationRoutes, () => ({ repositories, pepper })));
   // Dashboard sign-in: no key or token yet, so limited per client IP (and failures per account).
-  partnerApp.use(
-    ['/api/auth/login', '/api/auth/refresh', '/api/auth/logout', '/api/auth/accept-invitation'],
+  publicApi.use(
+    ['/auth/login', '/auth/refresh', '/auth/logout', '/auth/accept-invitation'],
     rateLimit((req) => [{ limit: limits.anonymous, key: `ip:${clientIp(req)}` }], logger),
   );
-  partnerApp.use(
-    '/api',
+  publicApi.use(
     mountRoutes(Router(), signInRoutes, (req) => ({ signIn, repositories, clientIp: clientIp(req) })),
   );
   // Public keys for verifying determinations: no key needed, limited per client IP.
-  partnerApp.use(
-    '/api/.well-known',
+  publicApi.use(
+    '/.well-known',
     rateLimit((req) => [{ limit: limits.anonymous, key: `ip:${clientIp(req)}` }], logger),
   );
-  partnerApp.use('/api', publicForwardingRoutes(forwarding));
+  publicApi.use(publicForwardingRoutes(forwarding));
+  partnerApp.use('/api', publicApi);
   partnerApp.use(
     '/api',
-    identify({ pepper, across, accessTokens: tokens }),
-    rateLimit((req) => {
-      if (!req.principal) return [{ limit: limits.anonymous, key: `ip:${clientIp(req)}` }];
-      const picked = [{ limit: limits.partner, key: req.principal.limitKey }];
-      if (req.method === 'POST' && req.path === '/payments/initiate') {
-        picked.push({ limit: limits.paymentsInitiate, key: req.principal.limitKey });
-      }
-      return picked;
-    }, logger),
+    authenticate({
+      pepper,
+      across,
+      accessTokens: tokens,
+      cache: principalCache(config.AUTH_CACHE_MAX_ENTRIES, cacheMaxAgeMs),
+      versions,
+      limits,
+      clientIp,
+      logger,
+    }),
     requirePrincipal,
     requireCapability(),
     mountRoutes(Router(), [...organizationRoutes, ...userRoutes], (req) => {
       const principal = principalOf(req);
+      let tenant: TenantGatewayData | undefined;
       return {
         principal,
-        tenant: repositories.forOrganization(principal.organization._id),
+        // Made when a handler asks: reads of the caller (GET /organizations/me, /auth/session) never do.
+        get tenant() {
+          tenant ??= repositories.forOrganization(principal.organization._id);
+          return tenant;
+        },
         pepper,
-        webhookUrlOf,
+        // Under the stamp this request saw, so a cached URL is only used while it holds.
+        webhookUrlOf: (organizationId: string) => webhookUrlOf(organizationId, req.authVersion),
         invitations,
       };
     }),
@@ -218,6 +253,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     stop: () => {
       stopped ??= (async () => {
         await Promise.all([partnerHttp.close(), opsHttp.close()]);
+        versions.stop();
+        await upstreams.close();
         await relay.stop();
         await producer.close();
         if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());

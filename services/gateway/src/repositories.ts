@@ -10,7 +10,18 @@ import { adminRosterModel, userModel } from './users/model';
  * actions on one organization), or across organizations (registration creating a tenant,
  * authentication finding a key, a user or a refresh token by its secret, the outbox relay).
  */
-export function gatewayRepositories(connection: Connection) {
+export function gatewayRepositories(
+  connection: Connection,
+  options: {
+    /**
+     * Called after a write that changes what gateways cache about an organization (its key, its
+     * state, its users and sessions), before the change is answered: every replica then reads it
+     * afresh on its next request (auth/versions.ts). Domain code calls it through the tenant.
+     */
+    authChanged?: (organizationId: string) => Promise<void>;
+  } = {},
+) {
+  const authChanged = options.authChanged ?? (async () => undefined);
   const organizations = organizationModel(connection);
   const apiKeys = apiKeyModel(connection);
   const users = userModel(connection);
@@ -24,6 +35,8 @@ export function gatewayRepositories(connection: Connection) {
       ),
     forOrganization: (organizationId: string) => ({
       organizationId,
+      /** See `authChanged` above: call after writing the organization, its key, a user or a session. */
+      authChanged: () => authChanged(organizationId),
       organization: organizationDocument(organizations, organizationId),
       apiKey: organizationDocument(apiKeys, organizationId),
       users: scopedTo(users, organizationId),

@@ -18,6 +18,11 @@ async function startService(): Promise<{ url: string; close(): Promise<void> }> 
   app.get('/api/policies/slow', () => {
     // Never answers: the gateway's timeout must cut it off.
   });
+  app.get('/api/policies/stalls', (_req, res) => {
+    // Headers, the start of a body, then nothing: the body must not hang the gateway either.
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('{"success":');
+  });
   app.get('/api/policies/missing', () => {
     throw AppError.notFound('Policy');
   });
@@ -133,6 +138,12 @@ describe('forwarding to the owning service', () => {
     const reply = await t.api('GET', '/policies/slow', { key: org.apiKey });
     expect(reply.status).toBe(503);
     expect(reply.body.error.code).toBe('SERVICE_UNAVAILABLE');
+  });
+
+  it('answers 503 with Retry-After when the service starts answering and then stalls', async () => {
+    const reply = await t.api('GET', '/policies/stalls', { key: org.apiKey });
+    expect([reply.status, reply.body.error.code]).toEqual([503, 'SERVICE_UNAVAILABLE']);
+    expect(reply.headers.get('retry-after')).toBe('5');
   });
 
   it('answers 503 for a service that is not configured', async () => {

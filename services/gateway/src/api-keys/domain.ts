@@ -20,6 +20,7 @@ export async function rotateCredentials(tenant: TenantGatewayData, pepper: strin
     { $set: { ...credentials.record, active: true, rotatedAt: new Date(), revokedAt: null } },
   );
   if (!updated) throw AppError.notFound('API key');
+  await tenant.authChanged();
   return { apiKey: credentials.apiKey, apiSecret: credentials.apiSecret };
 }
 
@@ -32,5 +33,6 @@ export async function revokeApiKey(tenant: TenantGatewayData, callerKeyHash: str
     callerKeyHash === undefined ? {} : { keyHash: callerKeyHash },
     { $set: { active: false, revokedAt: new Date() } },
   );
+  await tenant.authChanged();
   return revoked ? keyMetadata(revoked) : apiKeyMetadata(tenant);
 }

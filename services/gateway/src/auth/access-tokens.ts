@@ -39,11 +39,38 @@ export interface AccessTokenIssuer {
  * EdDSA (so `alg: none` or an HMAC token made with a public key never passes), only our
  * issuer and the dashboard audience.
  */
+/** Seconds of clock skew allowed on `exp` and `iat`, as jose is told below. */
+const CLOCK_TOLERANCE_SECONDS = 5;
+/** Verified tokens remembered per process; about 1 KiB each. */
+const VERIFIED_TOKENS_KEPT = 10_000;
+
 export function accessTokens(
   keys: Ed25519KeyBundle,
   options: { issuer: string; ttlSeconds: number },
 ): AccessTokenIssuer {
   const byKid = new Map(keys.keys.map((k) => [k.kid, k.publicKey]));
+  const maxTokenAge = options.ttlSeconds + 5;
+  /**
+   * A signature check costs more than the rest of a request, and a dashboard sends the same
+   * token for its 15 minutes: a token that verified once is remembered, by its exact text, until
+   * it would fail jose's time checks. Whether its session and user still hold is not a property
+   * of the token, and is checked on every request by the caller.
+   */
+  const verified = new Map<string, AccessClaims>();
+  const stillInTime = (claims: AccessClaims) => {
+    const now = Math.floor(Date.now() / 1000);
+    return (
+      claims.exp > now - CLOCK_TOLERANCE_SECONDS && now - claims.iat - CLOCK_TOLERANCE_SECONDS <= maxTokenAge
+    );
+  };
+  const remember = (token: string, claims: AccessClaims) => {
+    if (verified.size >= VERIFIED_TOKENS_KEPT) {
+      // The oldest first: Map keeps insertion order.
+      const oldest = verified.keys().next();
+      if (!oldest.done) verified.delete(oldest.value);
+    }
+    verified.set(token, claims);
+  };
   return {
     async issue({ userId, organizationId, sessionId, role, capabilities }) {
       const now = Math.floor(Date.now() / 1000);
@@ -59,6 +86,12 @@ export function accessTokens(
       return { token, expiresIn: options.ttlSeconds };
     },
     async verify(token) {
+      const known = verified.get(token);
+      if (known) {
+        if (stillInTime(known)) return known;
+        verified.delete(token);
+        return undefined;
+      }
       try {
         const { payload } = await jwtVerify(
           token,
@@ -73,12 +106,14 @@ export function accessTokens(
             issuer: options.issuer,
             typ: 'JWT',
             requiredClaims: ['sub', 'iat', 'exp', 'jti'],
-            clockTolerance: 5,
-            maxTokenAge: options.ttlSeconds + 5,
+            clockTolerance: CLOCK_TOLERANCE_SECONDS,
+            maxTokenAge,
           },
         );
         const claims = accessClaimsSchema.safeParse(payload);
-        return claims.success ? claims.data : undefined;
+        if (!claims.success) return undefined;
+        remember(token, claims.data);
+        return claims.data;
       } catch {
         return undefined;
       }

@@ -45,8 +45,9 @@ export function capabilityGuards(routes: readonly RouteContract[]): Guard[] {
  */
 export function requireCapability(guards: Guard[] = capabilityGuards(Object.values(PARTNER_ROUTES).flat())) {
   return (req: Request, _res: Response, next: NextFunction): void => {
-    // The path checked must be the path forwarded: `fetch` resolves `.`/`..` segments (also
-    // percent-encoded ones), which would let a checked path land on another route.
+    // The path checked must be the path served: URL parsers on the way (fetch, proxies) resolve
+    // `.`/`..` segments (also percent-encoded ones), which would let a checked path land on
+    // another route.
     if (DOT_SEGMENT.test(req.path)) {
       next(AppError.invalid('Path segments "." and ".." are not allowed'));
       return;

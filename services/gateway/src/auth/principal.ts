@@ -1,11 +1,17 @@
 import { type Capability, ROLE_CAPABILITIES, type Role, roleHas } from '@parametric/contracts';
 import { AppError } from '@parametric/http';
+import type { Logger } from '@parametric/logger';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { hashCredential, sameHash } from '../api-keys/credentials';
+import type { ApiKeyDoc } from '../api-keys/model';
 import type { OrganizationDoc } from '../organizations/model';
+import { consumeAll, type Limit, settle } from '../rate-limit/limiter';
 import type { GatewayDataAcross } from '../repositories';
+import type { SessionDoc } from '../sessions/model';
 import type { UserDoc } from '../users/model';
 import type { AccessTokenIssuer } from './access-tokens';
+import { StampedCache } from './principal-cache';
+import type { AuthVersions, CheckResult } from './versions';
 
 /**
  * Who is calling: the organization behind a valid, active API key (`ORG_ADMIN`), or a
@@ -39,6 +45,8 @@ declare global {
     interface Request {
       principal?: Principal;
       authRefusal?: Refusal;
+      /** The caller's organization's version stamp as this request saw it (versions.ts), if Redis answered. */
+      authVersion?: string;
     }
   }
 }
@@ -48,82 +56,228 @@ const MAX_KEY_LENGTH = 128;
 /** Our access tokens are about 600 bytes; anything much longer is not worth parsing. */
 const MAX_TOKEN_LENGTH = 4096;
 
-/**
- * Resolves the credentials without answering yet, so the rate limiter can count every
- * request (anonymous ones by client IP) before `requirePrincipal` rejects. `x-api-key` is
- * looked up as a key only and a bearer token verified as a dashboard JWT only, so neither
- * ever works as the other.
- */
-export function identify(deps: {
+/** What a replica keeps of a resolved caller (principal-cache.ts), by key hash or by session. */
+type Cached =
+  | { kind: 'apiKey'; organization: OrganizationDoc }
+  | {
+      kind: 'user';
+      organization: OrganizationDoc;
+      user: UserDoc;
+      session: Pick<SessionDoc, '_id' | 'expiresAt'>;
+    };
+
+export interface AuthDeps {
   pepper: string;
   across: Pick<GatewayDataAcross, 'apiKeys' | 'organizations' | 'users' | 'sessions'>;
   accessTokens: AccessTokenIssuer;
-}): RequestHandler {
-  return async (req: Request, _res: Response, next: NextFunction) => {
+  cache: StampedCache<Cached>;
+  versions: AuthVersions;
+  limits: { partner: Limit; anonymous: Limit; paymentsInitiate: Limit };
+  clientIp: (req: Request) => string;
+  logger: Logger;
+}
+
+export function principalCache(maxEntries: number, maxAgeMs: number): StampedCache<Cached> {
+  return new StampedCache<Cached>(maxEntries, maxAgeMs);
+}
+
+/** How a caller was resolved: who, the organization's stamp it was checked under, and the partner point if spent. */
+interface Resolution {
+  principal?: Principal;
+  version?: string;
+  limited?: CheckResult['limited'];
+}
+
+/**
+ * Resolves the credentials and counts the request against its rate limits, without answering
+ * yet, so every request is counted (anonymous ones by client IP) before `requirePrincipal`
+ * rejects. `x-api-key` is looked up as a key only and a bearer token verified as a dashboard
+ * JWT only, so neither ever works as the other.
+ *
+ * A caller resolved before is taken from this replica's cache when the organization's version
+ * stamp in Redis is still the one it was cached under; that check and the partner rate limit
+ * are one Redis round trip, and nothing is read from MongoDB. Any other case reads MongoDB
+ * (after reading the stamp, so what is cached can never be older than its stamp). While Redis
+ * does not answer, nothing is cached or taken from the cache, and the limits fall back to
+ * this replica's memory.
+ */
+export function authenticate(deps: AuthDeps): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction) => {
     const key = req.headers['x-api-key'];
     const authorization = req.headers.authorization;
     const bearer =
       typeof authorization === 'string' ? /^Bearer +(\S+) *$/i.exec(authorization)?.[1] : undefined;
+    let resolution: Resolution = {};
     if (key !== undefined && bearer !== undefined) {
       req.authRefusal = 'both';
-      return next();
-    }
-    if (bearer !== undefined) {
-      req.principal = await userPrincipal(deps, bearer);
-      if (!req.principal) req.authRefusal = 'bearer';
-      return next();
-    }
-    if (key === undefined && authorization !== undefined) {
+    } else if (bearer !== undefined) {
+      resolution = await userPrincipal(deps, bearer);
+      if (!resolution.principal) req.authRefusal = 'bearer';
+    } else if (key === undefined && authorization !== undefined) {
       req.authRefusal = 'scheme';
-      return next();
+    } else if (typeof key === 'string' && key.length > 0 && key.length <= MAX_KEY_LENGTH) {
+      resolution = await keyPrincipal(deps, hashCredential(deps.pepper, key));
     }
-    if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY_LENGTH) return next();
-    const keyHash = hashCredential(deps.pepper, key);
-    const record = await deps.across.apiKeys.findOne({ keyHash, active: true }).lean();
-    if (!record || !sameHash(record.keyHash, keyHash)) return next();
-    const organization = await deps.across.organizations.findById(record._id).lean<OrganizationDoc>();
-    if (organization) {
-      req.principal = {
-        kind: 'apiKey',
-        organization,
-        role: 'ORG_ADMIN',
-        capabilities: ROLE_CAPABILITIES.ORG_ADMIN,
-        keyHash,
-        limitKey: keyHash,
-      };
+    const { principal } = resolution;
+    req.principal = principal;
+    req.authVersion = resolution.version;
+
+    const { limits } = deps;
+    const picked: Array<{ limit: Limit; key: string }> = [];
+    if (!principal) {
+      picked.push({ limit: limits.anonymous, key: `ip:${deps.clientIp(req)}` });
+    } else {
+      if (resolution.limited) {
+        const refused = settle(res, limits.partner.spec, resolution.limited.state, resolution.limited.over);
+        if (refused) return next(refused);
+      } else {
+        picked.push({ limit: limits.partner, key: principal.limitKey });
+      }
+      if (req.method === 'POST' && req.path === '/payments/initiate') {
+        picked.push({ limit: limits.paymentsInitiate, key: principal.limitKey });
+      }
     }
-    next();
+    next(await consumeAll(res, picked, deps.logger));
   };
 }
 
 /**
- * A dashboard user from an access token, checked against the store on every request: the user
- * still active, the sign-in session not revoked, the organization still there. The token's
+ * The stamp check (and, when the cached principal is good, the partner point) in one round
+ * trip. Undefined when Redis does not answer: the cache is then dropped, since a change made
+ * while this replica could not see the stamps would go unnoticed.
+ */
+async function checkStamp(
+  deps: AuthDeps,
+  organizationId: string,
+  expected: string | undefined,
+  limitKey: string,
+): Promise<CheckResult | undefined> {
+  try {
+    return await deps.versions.check(organizationId, expected, deps.limits.partner, limitKey);
+  } catch (err) {
+    deps.cache.clear();
+    deps.logger.warn({ err: (err as Error).message }, 'auth cache: Redis did not answer; reading MongoDB');
+    return undefined;
+  }
+}
+
+async function currentStamp(deps: AuthDeps, organizationId: string): Promise<string | undefined> {
+  try {
+    return await deps.versions.current(organizationId);
+  } catch (err) {
+    deps.cache.clear();
+    deps.logger.warn({ err: (err as Error).message }, 'auth cache: Redis did not answer; reading MongoDB');
+    return undefined;
+  }
+}
+
+function keyPrincipalOf(organization: OrganizationDoc, keyHash: string): Principal {
+  return {
+    kind: 'apiKey',
+    organization,
+    role: 'ORG_ADMIN',
+    capabilities: ROLE_CAPABILITIES.ORG_ADMIN,
+    keyHash,
+    limitKey: keyHash,
+  };
+}
+
+/** The organization behind an active API key, from the cache or from MongoDB. */
+async function keyPrincipal(deps: AuthDeps, keyHash: string): Promise<Resolution> {
+  const cacheKey = `key:${keyHash}`;
+  const cached = deps.cache.get(cacheKey);
+  let organizationId: string;
+  let version: string | undefined;
+  if (cached?.value.kind === 'apiKey') {
+    const check = await checkStamp(deps, cached.organizationId, cached.version, keyHash);
+    if (check?.limited) {
+      return {
+        principal: keyPrincipalOf(cached.value.organization, keyHash),
+        version: check.version,
+        limited: check.limited,
+      };
+    }
+    organizationId = cached.organizationId;
+    version = check?.version;
+  } else {
+    const record = await deps.across.apiKeys.findOne({ keyHash, active: true }, { _id: 1 }).lean();
+    if (!record) return {};
+    organizationId = record._id;
+    version = await currentStamp(deps, organizationId);
+  }
+  // Read after the stamp: the key again (a rotation may have come between), and its organization.
+  const [record, organization] = await Promise.all([
+    deps.across.apiKeys.findById(organizationId).lean<ApiKeyDoc>(),
+    deps.across.organizations.findById(organizationId).lean<OrganizationDoc>(),
+  ]);
+  if (!record?.active || !sameHash(record.keyHash, keyHash) || !organization) {
+    deps.cache.delete(cacheKey);
+    return {};
+  }
+  if (version !== undefined)
+    deps.cache.set(cacheKey, organizationId, version, { kind: 'apiKey', organization });
+  return { principal: keyPrincipalOf(organization, keyHash), version };
+}
+
+/**
+ * A dashboard user from an access token: the user still active, the sign-in session not
+ * revoked, the organization still there, from the cache or from MongoDB. The token's
  * capabilities are narrowed to the user's current role, so a demotion applies at once.
  */
-async function userPrincipal(
-  deps: Parameters<typeof identify>[0],
-  token: string,
-): Promise<Principal | undefined> {
-  if (token.length > MAX_TOKEN_LENGTH) return undefined;
+async function userPrincipal(deps: AuthDeps, token: string): Promise<Resolution> {
+  if (token.length > MAX_TOKEN_LENGTH) return {};
   const claims = await deps.accessTokens.verify(token);
-  if (!claims) return undefined;
+  if (!claims) return {};
+  const principalOf = (organization: OrganizationDoc, user: UserDoc): Principal => {
+    const role = user.role as Role;
+    return {
+      kind: 'user',
+      organization,
+      role,
+      capabilities: claims.caps.filter((capability) => roleHas(role, capability)),
+      user,
+      sessionId: claims.sid,
+      limitKey: `user:${user._id}`,
+    };
+  };
+  const cacheKey = `session:${claims.sid}`;
+  const cached = deps.cache.get(cacheKey);
+  const good =
+    cached?.value.kind === 'user' &&
+    cached.value.user._id === claims.sub &&
+    cached.organizationId === claims.org &&
+    cached.value.session.expiresAt.getTime() > Date.now()
+      ? cached
+      : undefined;
+  // The token names the organization, so the stamp is read before anything else, hit or miss.
+  const check = await checkStamp(deps, claims.org, good?.version, `user:${claims.sub}`);
+  if (good?.value.kind === 'user' && check?.limited) {
+    return {
+      principal: principalOf(good.value.organization, good.value.user),
+      version: check.version,
+      limited: check.limited,
+    };
+  }
   const [user, session, organization] = await Promise.all([
     deps.across.users.findOne({ _id: claims.sub, organizationId: claims.org }).lean<UserDoc>(),
-    deps.across.sessions.findOne({ _id: claims.sid, organizationId: claims.org, userId: claims.sub }).lean(),
+    deps.across.sessions
+      .findOne({ _id: claims.sid, organizationId: claims.org, userId: claims.sub })
+      .lean<SessionDoc>(),
     deps.across.organizations.findById(claims.org).lean<OrganizationDoc>(),
   ]);
-  if (user?.status !== 'ACTIVE' || !session || session.revokedAt || !organization) return undefined;
-  const role = user.role as Role;
-  return {
-    kind: 'user',
-    organization,
-    role,
-    capabilities: claims.caps.filter((capability) => roleHas(role, capability)),
-    user,
-    sessionId: session._id,
-    limitKey: `user:${user._id}`,
-  };
+  if (user?.status !== 'ACTIVE' || !session || session.revokedAt || !organization) {
+    deps.cache.delete(cacheKey);
+    return {};
+  }
+  if (check) {
+    deps.cache.set(cacheKey, claims.org, check.version, {
+      kind: 'user',
+      organization,
+      user,
+      session: { _id: session._id, expiresAt: session.expiresAt },
+    });
+  }
+  return { principal: principalOf(organization, user), version: check?.version };
 }
 
 const REFUSALS: Record<Refusal, () => AppError> = {

@@ -2,6 +2,7 @@ import { AppError, signContext } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import { type NextFunction, type Request, type Response, Router } from 'express';
 import { principalOf } from '../auth/principal';
+import type { UpstreamReply, Upstreams } from './upstreams';
 
 export type ServiceName = 'policy' | 'payments' | 'determinations' | 'webhooks';
 
@@ -18,7 +19,17 @@ export interface ForwardingDeps {
   signingSecret: string;
   timeoutMs: number;
   logger: Logger;
+  upstreams: Upstreams;
+  /**
+   * Called once a request that may change the organization's webhook URL has been forwarded
+   * (whatever the answer: a timed-out change may still have been made), so gateways stop
+   * showing the URL they cached (organizations/webhook-url.ts).
+   */
+  webhookUrlChanged?: (organizationId: string) => Promise<void>;
 }
+
+/** The one partner request that sets the webhook URL (the webhooks service owns it). */
+const SETS_WEBHOOK_URL = /^\/organizations\/me\/webhook\/?$/;
 
 const PASSED_BACK_HEADERS = ['retry-after', 'location'];
 
@@ -49,13 +60,19 @@ export function forwardingRoutes(deps: ForwardingDeps): Router {
         isActive: organization.isActive,
       },
     };
-    await forward(req, res, {
-      service: match.service,
-      base: deps.serviceUrls[match.service],
-      path: `/api${req.url}`,
-      headers: signContext(context, deps.signingSecret),
-      timeoutMs: deps.timeoutMs,
-    });
+    const setsWebhookUrl =
+      match.service === 'webhooks' && req.method === 'PUT' && SETS_WEBHOOK_URL.test(req.path);
+    try {
+      await forward(req, res, deps.upstreams, {
+        service: match.service,
+        base: deps.serviceUrls[match.service],
+        path: `/api${req.url}`,
+        headers: signContext(context, deps.signingSecret),
+        timeoutMs: deps.timeoutMs,
+      });
+    } finally {
+      if (setsWebhookUrl) await deps.webhookUrlChanged?.(organization._id);
+    }
   });
   return router;
 }
@@ -76,7 +93,7 @@ export function opsForwardingRoutes(deps: ForwardingDeps): Router {
     const match = FORWARDED_OPS_ROUTES.find((r) => r.path.test(req.path));
     if (!match) return next();
     const context = { role: 'OPS' as const, requestId: String(req.id), issuedAt: Date.now() };
-    await forward(req, res, {
+    await forward(req, res, deps.upstreams, {
       service: match.service,
       base: deps.serviceUrls[match.service],
       path: `/ops${req.url}`,
@@ -109,30 +126,27 @@ export function publicForwardingRoutes(deps: ForwardingDeps): Router {
         );
       };
       if (!base) throw unavailable();
-      let upstream: globalThis.Response;
+      let upstream: UpstreamReply;
       try {
-        upstream = await fetch(`${base}/api${route.path}`, {
+        upstream = await deps.upstreams.request(base, `/api${route.path}`, {
+          method: 'GET',
           headers: { accept: route.contentType, 'x-request-id': String(req.id) },
-          signal: AbortSignal.timeout(deps.timeoutMs),
+          timeoutMs: deps.timeoutMs,
         });
       } catch (err) {
         req.log.warn({ err, service: route.service }, 'forwarding failed');
         throw unavailable();
       }
-      const body = await upstream.text();
-      if (
-        upstream.status !== 200 ||
-        !(upstream.headers.get('content-type') ?? '').startsWith(route.contentType)
-      ) {
+      if (upstream.status !== 200 || !(upstream.header('content-type') ?? '').startsWith(route.contentType)) {
         req.log.error(
           { service: route.service, status: upstream.status },
           'public route answered unexpectedly',
         );
         throw unavailable();
       }
-      const cacheControl = upstream.headers.get('cache-control');
+      const cacheControl = upstream.header('cache-control');
       if (cacheControl) res.setHeader('Cache-Control', cacheControl);
-      res.status(200).type(route.contentType).send(body);
+      res.status(200).type(route.contentType).send(upstream.text);
     });
   }
   return router;
@@ -145,6 +159,7 @@ export function publicForwardingRoutes(deps: ForwardingDeps): Router {
 async function forward(
   req: Request,
   res: Response,
+  upstreams: Upstreams,
   target: {
     service: ServiceName;
     base?: string;
@@ -163,14 +178,14 @@ async function forward(
   const hasBody = req.body !== undefined && !['GET', 'HEAD'].includes(req.method);
   if (hasBody) headers['content-type'] = 'application/json';
 
-  let upstream: globalThis.Response;
+  // No redirect is followed (undici's request never does): a 3xx goes back with its Location.
+  let upstream: UpstreamReply;
   try {
-    upstream = await fetch(`${target.base}${target.path}`, {
+    upstream = await upstreams.request(target.base, target.path, {
       method: req.method,
       headers,
       body: hasBody ? JSON.stringify(req.body) : undefined,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(target.timeoutMs),
+      timeoutMs: target.timeoutMs,
     });
   } catch (err) {
     req.log.warn({ err, service: target.service }, 'forwarding failed');
@@ -180,8 +195,7 @@ async function forward(
       `The ${target.service} service is not available, try again shortly`,
     );
   }
-  const text = await upstream.text();
-  if (!(upstream.headers.get('content-type') ?? '').includes('application/json')) {
+  if (!(upstream.header('content-type') ?? '').includes('application/json')) {
     req.log.error({ service: target.service, status: upstream.status }, 'service answered without JSON');
     res.setHeader('Retry-After', '5');
     throw new AppError(
@@ -190,8 +204,8 @@ async function forward(
     );
   }
   for (const name of PASSED_BACK_HEADERS) {
-    const value = upstream.headers.get(name);
+    const value = upstream.header(name);
     if (value) res.setHeader(name, value);
   }
-  res.status(upstream.status).type('application/json').send(text);
+  res.status(upstream.status).type('application/json').send(upstream.text);
 }

@@ -45,6 +45,7 @@ export async function recordKybDecision(
     { kybStatus: { $ne: kybStatus } },
     { ...outbox, $set: { ...outbox.$set, kybStatus, kybNotes: notes, kybUpdatedAt: new Date() } },
   );
+  if (updated) await tenant.authChanged();
   return { organization: updated ?? (await load(tenant)), eventRecorded: updated !== null };
 }
 
@@ -52,6 +53,7 @@ export async function recordKybDecision(
 export async function setServiceTier(tenant: TenantGatewayData, serviceTier: OrganizationDoc['serviceTier']) {
   const updated = await tenant.organization.findOneAndUpdate({}, { $set: { serviceTier } });
   if (!updated) throw AppError.notFound('Organization');
+  await tenant.authChanged();
   return updated;
 }
 
@@ -59,6 +61,7 @@ export async function setServiceTier(tenant: TenantGatewayData, serviceTier: Org
 export async function setActive(tenant: TenantGatewayData, isActive: boolean) {
   const updated = await tenant.organization.findOneAndUpdate({}, { $set: { isActive } });
   if (!updated) throw AppError.notFound('Organization');
+  await tenant.authChanged();
   return updated;
 }
 

@@ -94,5 +94,7 @@ export async function updateSettings(
   if (settings.contactPhone !== undefined) changes.contactPhone = settings.contactPhone;
   const updated = await tenant.organization.findOneAndUpdate({}, { $set: changes });
   if (!updated) throw AppError.notFound('Organization');
+  // Cached principals carry the organization, and GET /organizations/me shows its settings.
+  await tenant.authChanged();
   return settingsView(updated);
 }

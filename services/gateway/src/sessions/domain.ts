@@ -48,6 +48,8 @@ export async function login(deps: SignInDeps, input: { email: string; password: 
     ? { passwordHash: await hashPassword(input.password) }
     : {};
   await tenant.users.updateOne({ _id: user._id }, { $set: { lastLoginAt: new Date(), ...rehash } });
+  // The user's other sessions show lastLoginAt (GET /auth/session) from what gateways cached.
+  await tenant.authChanged();
   deps.logger.info({ userId: user._id, organizationId: organization._id, sessionId }, 'dashboard sign-in');
   return issueTokens(deps, tenant, user, sessionId);
 }
@@ -106,6 +108,7 @@ export async function revokeUserSessions(
     { userId, revokedAt: null },
     { $set: { revokedAt: new Date(), revokedReason: reason } },
   );
+  await tenant.authChanged();
 }
 
 async function endSession(tenant: TenantGatewayData, sessionId: string, reason: SessionEndReason) {
@@ -113,6 +116,8 @@ async function endSession(tenant: TenantGatewayData, sessionId: string, reason: 
     { _id: sessionId, revokedAt: null },
     { $set: { revokedAt: new Date(), revokedReason: reason } },
   );
+  // Its access tokens stop on the next request, on every replica.
+  await tenant.authChanged();
 }
 
 async function organizationOf(deps: SignInDeps, organizationId: string): Promise<OrganizationDoc> {

@@ -156,6 +156,8 @@ export async function updateUser(
   }
   if (!wasAdmin && willBeAdmin) await joinAdmins(tenant, userId);
   if (deactivating) await revokeUserSessions(tenant, userId, 'USER_DEACTIVATED');
+  // The user's live tokens see the new role or state on their next request, on any replica.
+  await tenant.authChanged();
   return userView(updated);
 }
 
@@ -194,6 +196,7 @@ export async function acceptInvitation(
   );
   if (!accepted) throw invalidInvitation();
   if (accepted.role === 'ORG_ADMIN') await joinAdmins(tenant, accepted._id);
+  await tenant.authChanged();
   return { user: userView(accepted) };
 }
 

@@ -15,11 +15,34 @@ export function requireKybVerified(organization: OrganizationSnapshot): void {
   }
 }
 
+/** For a crop purchase whether the farmer's plot exists; for a livestock one the farmer's herd. */
+export type PlotOrHerd = boolean | HerdDoc | null;
+
+/**
+ * What the purchase gates look at, read in one round: the reads do not depend on each other,
+ * so a purchase waits for one database round trip instead of four, and the gates then decide
+ * in the spec's order from what was read (an early refusal costs the reads it did not need).
+ */
+export async function readGates(
+  tenant: Tenant,
+  market: string,
+  subject: { farmerId: string } & ({ plotId: string } | { herdId: string }),
+) {
+  const [licence, capacity, farmer, plotOrHerd] = await Promise.all([
+    tenant.licences.findOne({ market: market as LicenceDoc['market'] }).lean<LicenceDoc>(),
+    tenant.capacity.get(),
+    tenant.farmers.findById(subject.farmerId).lean<FarmerDoc>(),
+    'plotId' in subject
+      ? tenant.plots
+          .exists({ _id: subject.plotId, farmerId: subject.farmerId })
+          .then((found) => found !== null)
+      : tenant.herds.findOne({ _id: subject.herdId, farmerId: subject.farmerId }).lean<HerdDoc>(),
+  ]);
+  return { licence, capacity, farmer, plotOrHerd: plotOrHerd as PlotOrHerd };
+}
+
 /** A licence for the organization's market that is still valid `now` (no recorded expiry counts as lapsed). */
-export async function requireCurrentLicence(tenant: Tenant, market: string, now: Date): Promise<void> {
-  const licence = await tenant.licences
-    .findOne({ market: market as LicenceDoc['market'] })
-    .lean<LicenceDoc>();
+export function requireCurrentLicence(licence: LicenceDoc | null, market: string, now: Date): void {
   if (!licence) {
     throw new AppError('REGULATOR_LICENSE_REQUIRED', `No regulator licence on file for market ${market}`);
   }
@@ -32,8 +55,7 @@ export async function requireCurrentLicence(tenant: Tenant, market: string, now:
 }
 
 /** Recorded capacity whose solvency attestation still holds `now`. */
-export async function requireLiveCapacity(tenant: Tenant, now: Date): Promise<CapacityDoc> {
-  const capacity = await tenant.capacity.get();
+export function requireLiveCapacity(capacity: CapacityDoc | null, now: Date): CapacityDoc {
   if (!capacity) throw AppError.invalid('No underwriting capacity is recorded for the organization');
   if (capacity.solvencyAttestedUntil.getTime() <= now.getTime()) {
     throw AppError.invalid(
@@ -44,8 +66,7 @@ export async function requireLiveCapacity(tenant: Tenant, now: Date): Promise<Ca
 }
 
 /** One of the organization's farmers, KYC-approved. */
-export async function requireInsurableFarmer(tenant: Tenant, farmerId: string): Promise<FarmerDoc> {
-  const farmer = await tenant.farmers.findById(farmerId).lean<FarmerDoc>();
+export function requireInsurableFarmer(farmer: FarmerDoc | null): FarmerDoc {
   if (!farmer) throw AppError.notFound('Farmer');
   if (farmer.kycStatus !== 'APPROVED') {
     throw AppError.invalid('The farmer must be KYC-approved to be insured', [
@@ -65,12 +86,13 @@ export function requireCapacityCurrency(capacity: CapacityDoc, currency: string 
   return currency;
 }
 
-export async function requireFarmersPlot(tenant: Tenant, farmerId: string, plotId: string): Promise<void> {
-  if (!(await tenant.plots.exists({ _id: plotId, farmerId }))) throw AppError.notFound('Plot');
+/** The farmer's plot (read by `readGates`: whether it exists for this farmer). */
+export function requireFarmersPlot(found: PlotOrHerd): void {
+  if (found !== true) throw AppError.notFound('Plot');
 }
 
-export async function requireFarmersHerd(tenant: Tenant, farmerId: string, herdId: string): Promise<HerdDoc> {
-  const herd = await tenant.herds.findOne({ _id: herdId, farmerId }).lean<HerdDoc>();
-  if (!herd) throw AppError.notFound('Herd');
-  return herd;
+/** The farmer's herd (read by `readGates`). */
+export function requireFarmersHerd(found: PlotOrHerd): HerdDoc {
+  if (found === null || typeof found === 'boolean') throw AppError.notFound('Herd');
+  return found;
 }

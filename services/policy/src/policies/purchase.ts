@@ -7,6 +7,8 @@ import { releaseCapacity, reserveCapacity } from '../underwriting/domain';
 import { exponentOfCurrency } from '../underwriting/model';
 import {
   type OrganizationSnapshot,
+  type PlotOrHerd,
+  readGates,
   requireCapacityCurrency,
   requireCurrentLicence,
   requireFarmersHerd,
@@ -35,9 +37,9 @@ interface Priced {
 }
 
 /** The sum insured, premium and cover length of a valid body, once its plot or herd is found. */
-async function price(tenant: Tenant, body: PurchaseBody, exponent: number): Promise<Priced> {
+function price(body: PurchaseBody, exponent: number, plotOrHerd: PlotOrHerd): Priced {
   if (body.productType === 'CROP') {
-    await requireFarmersPlot(tenant, body.farmerId, body.plotId);
+    requireFarmersPlot(plotOrHerd);
     const sumInsuredMinor = minorFromNumber(body.sumInsured, exponent);
     return {
       sumInsuredMinor,
@@ -45,7 +47,7 @@ async function price(tenant: Tenant, body: PurchaseBody, exponent: number): Prom
       durationDays: body.durationDays,
     };
   }
-  const herd = await requireFarmersHerd(tenant, body.farmerId, body.herdId);
+  const herd = requireFarmersHerd(plotOrHerd);
   const sumInsuredMinor = livestockSumInsuredMinor(minorFromNumber(herd.estimatedValue, exponent));
   if (sumInsuredMinor < minorFromNumber(RATE_TABLE.minimumSumInsured, exponent)) {
     const minimum = RATE_TABLE.minimumSumInsured;
@@ -108,9 +110,10 @@ function paymentInstructions(policy: PolicyDoc) {
 }
 
 /**
- * Sells a PENDING policy. The body is already valid (the contract checked it); the gates run in
- * the order the spec gives: KYB, licence, capacity and solvency, farmer KYC, then the plot or
- * herd, then the remaining capacity, which is reserved atomically. A reservation whose policy
+ * Sells a PENDING policy. The body is already valid (the contract checked it); the gates decide
+ * in the order the spec gives: KYB, licence, capacity and solvency, farmer KYC, then the plot or
+ * herd, then the remaining capacity, which is reserved atomically. What the gates before the
+ * reservation look at is read in one round (`readGates`). A reservation whose policy
  * could not be written is given back.
  */
 export async function purchasePolicy(
@@ -121,12 +124,19 @@ export async function purchasePolicy(
 ) {
   const market = organization.countryCode;
   requireKybVerified(organization);
-  await requireCurrentLicence(tenant, market, now);
-  const capacity = await requireLiveCapacity(tenant, now);
-  await requireInsurableFarmer(tenant, body.farmerId);
+  const read = await readGates(
+    tenant,
+    market,
+    body.productType === 'CROP'
+      ? { farmerId: body.farmerId, plotId: body.plotId }
+      : { farmerId: body.farmerId, herdId: body.herdId },
+  );
+  requireCurrentLicence(read.licence, market, now);
+  const capacity = requireLiveCapacity(read.capacity, now);
+  requireInsurableFarmer(read.farmer);
   const currency = requireCapacityCurrency(capacity, MARKET_CURRENCY[market as keyof typeof MARKET_CURRENCY]);
   const exponent = exponentOfCurrency(currency);
-  const priced = await price(tenant, body, exponent);
+  const priced = price(body, exponent, read.plotOrHerd);
   const { sumInsuredMinor, durationDays } = priced;
   const settlementMode =
     organization.serviceTier === 'DETERMINATION_AND_SETTLEMENT'
