@@ -62,9 +62,26 @@ interface RuntimeReport {
   date: string;
   node: string;
   runtime: string;
+  /** The commit measured, and whether tracked files differed from it. */
+  commit?: string;
+  dirty?: boolean;
   machine: { platform: string; arch: string; cpus: number; cpuModel: string };
   settings: Record<string, string>;
   benchmarks: BenchRun[];
+}
+
+/** HEAD and whether tracked files differ from it (results name the code they measured). */
+function gitState(): { commit?: string; dirty?: boolean } {
+  const git = (...args: string[]) =>
+    execFileSync('git', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  try {
+    return {
+      commit: git('rev-parse', 'HEAD'),
+      dirty: git('status', '--porcelain', '--untracked-files=no') !== '',
+    };
+  } catch {
+    return {};
+  }
 }
 
 function parseArgs(argv: string[]): { which: 'current' | '24' | 'both'; only?: string[] } {
@@ -201,6 +218,8 @@ function markdown(report: RuntimeReport): string {
   const lines = [
     `## ${report.runtime} (${report.date}, ${report.machine.cpus} × ${report.machine.cpuModel})`,
     '',
+    `Commit: ${report.commit ? `${report.commit.slice(0, 12)}${report.dirty ? ' with local changes' : ''}` : 'unknown'}`,
+    '',
     Object.keys(report.settings).length > 0
       ? `Settings: ${Object.entries(report.settings)
           .map(([k, v]) => `${k}=${v}`)
@@ -270,6 +289,7 @@ async function main(): Promise<void> {
   const list = benchmarks(only);
   const chosen = runtimes(which);
   const date = new Date().toISOString();
+  const { commit, dirty } = gitState();
   const settings = Object.fromEntries(
     Object.entries(process.env)
       .filter(([k, v]) => k.startsWith('BENCH_') && k !== 'BENCH_NODE' && k !== 'BENCH_RESULTS_FILE' && v)
@@ -286,6 +306,8 @@ async function main(): Promise<void> {
       date,
       node: runtime.version,
       runtime: runtime.label,
+      commit,
+      dirty,
       machine: {
         platform: process.platform,
         arch: process.arch,
