@@ -39,8 +39,11 @@ export function typeRank(value: unknown): number {
 const sign = (a: number | string | bigint, b: number | string | bigint) => (a < b ? -1 : a > b ? 1 : 0);
 
 export function compareValues(a: unknown, b: unknown): number {
+  // The common same-type cases first, as the general path below would order them.
   if (typeof a === 'number' && typeof b === 'number' && !Number.isNaN(a) && !Number.isNaN(b))
     return sign(a, b);
+  if (typeof a === 'string' && typeof b === 'string') return sign(a, b);
+  if (a instanceof Date && b instanceof Date) return sign(a.getTime(), b.getTime());
   const rank = typeRank(a);
   const other = typeRank(b);
   if (rank !== other) return sign(rank, other);

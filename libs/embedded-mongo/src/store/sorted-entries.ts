@@ -25,46 +25,86 @@ function comparePrefix(a: readonly unknown[], b: readonly unknown[], n: number):
   return 0;
 }
 
+/** Entries per block at most; a fuller block splits in two. */
+const MAX_BLOCK = 512;
+
+/** Where an entry is: its block and its index in that block. */
+interface Position {
+  block: number;
+  index: number;
+}
+
 /**
- * An index's entries in value order, for scans by range or by a prefix of the fields. Two
- * entries may compare equal with different keys (a string and a symbol), so removal looks
- * for the entry itself among its equals.
+ * An index's entries in value order, for scans by range or by a prefix of the fields: sorted
+ * blocks of at most MAX_BLOCK entries, so adding or removing a key moves at most one block's
+ * worth of entries, however large the index. Two entries may compare equal with different
+ * keys (a string and a symbol), so removal looks for the entry itself among its equals.
  */
 export class SortedEntries {
-  private readonly items: IndexEntry[];
+  private readonly blocks: IndexEntry[][] = [];
 
-  constructor(entries: Iterable<IndexEntry>) {
-    this.items = [...entries].sort((a, b) => comparePrefix(a.values, b.values, a.values.length));
+  /** `maxBlock` is there for tests, to make blocks split often. */
+  constructor(
+    entries: Iterable<IndexEntry>,
+    private readonly maxBlock = MAX_BLOCK,
+  ) {
+    const half = Math.max(1, maxBlock >> 1);
+    const sorted = [...entries].sort((a, b) => comparePrefix(a.values, b.values, a.values.length));
+    for (let i = 0; i < sorted.length; i += half) this.blocks.push(sorted.slice(i, i + half));
   }
 
-  /** Position of the first item for which `before` is false; `before` must hold for a leading run only. */
-  private firstNot(before: (entry: IndexEntry) => boolean): number {
+  /**
+   * The first entry for which `before` is false, in value order; `before` must hold for a
+   * leading run of the entries only. Past the end: the last block's length (or block 0).
+   */
+  private firstNot(before: (entry: IndexEntry) => boolean): Position {
     let lo = 0;
-    let hi = this.items.length;
+    let hi = this.blocks.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (before(this.items[mid] as IndexEntry)) lo = mid + 1;
+      const block = this.blocks[mid] as IndexEntry[];
+      if (before(block[block.length - 1] as IndexEntry)) lo = mid + 1;
       else hi = mid;
     }
-    return lo;
+    if (lo === this.blocks.length) {
+      const last = this.blocks.length - 1;
+      return last < 0
+        ? { block: 0, index: 0 }
+        : { block: last, index: (this.blocks[last] as IndexEntry[]).length };
+    }
+    const block = this.blocks[lo] as IndexEntry[];
+    let from = 0;
+    let to = block.length;
+    while (from < to) {
+      const mid = (from + to) >>> 1;
+      if (before(block[mid] as IndexEntry)) from = mid + 1;
+      else to = mid;
+    }
+    return { block: lo, index: from };
   }
 
   insert(entry: IndexEntry): void {
     const n = entry.values.length;
     const at = this.firstNot((e) => comparePrefix(e.values, entry.values, n) <= 0);
-    this.items.splice(at, 0, entry);
+    if (this.blocks.length === 0) this.blocks.push([]);
+    const block = this.blocks[at.block] as IndexEntry[];
+    block.splice(at.index, 0, entry);
+    if (block.length > this.maxBlock) this.blocks.splice(at.block + 1, 0, block.splice(block.length >> 1));
   }
 
   remove(entry: IndexEntry): void {
     const n = entry.values.length;
-    for (
-      let i = this.firstNot((e) => comparePrefix(e.values, entry.values, n) < 0);
-      i < this.items.length;
-      i++
-    ) {
-      if (this.items[i] === entry) {
-        this.items.splice(i, 1);
-        return;
+    const from = this.firstNot((e) => comparePrefix(e.values, entry.values, n) < 0);
+    for (let b = from.block; b < this.blocks.length; b++) {
+      const block = this.blocks[b] as IndexEntry[];
+      for (let i = b === from.block ? from.index : 0; i < block.length; i++) {
+        const candidate = block[i] as IndexEntry;
+        if (candidate === entry) {
+          block.splice(i, 1);
+          if (block.length === 0) this.blocks.splice(b, 1);
+          return;
+        }
+        if (comparePrefix(candidate.values, entry.values, n) !== 0) return;
       }
     }
   }
@@ -84,18 +124,21 @@ export class SortedEntries {
       const toLower = compareValues(value, range.lower.value);
       return toLower < 0 || (toLower === 0 && !range.lower.inclusive);
     });
-    for (let i = start; i < this.items.length; i++) {
-      const entry = this.items[i] as IndexEntry;
-      if (comparePrefix(entry.values, prefix, n) !== 0) return;
-      if (range) {
-        const value = entry.values[n];
-        if (typeRank(value) !== range.rank) return;
-        if (range.upper) {
-          const toUpper = compareValues(value, range.upper.value);
-          if (toUpper > 0 || (toUpper === 0 && !range.upper.inclusive)) return;
+    for (let b = start.block; b < this.blocks.length; b++) {
+      const block = this.blocks[b] as IndexEntry[];
+      for (let i = b === start.block ? start.index : 0; i < block.length; i++) {
+        const entry = block[i] as IndexEntry;
+        if (comparePrefix(entry.values, prefix, n) !== 0) return;
+        if (range) {
+          const value = entry.values[n];
+          if (typeRank(value) !== range.rank) return;
+          if (range.upper) {
+            const toUpper = compareValues(value, range.upper.value);
+            if (toUpper > 0 || (toUpper === 0 && !range.upper.inclusive)) return;
+          }
         }
+        visit(entry);
       }
-      visit(entry);
     }
   }
 }
