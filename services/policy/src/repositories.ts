@@ -6,6 +6,9 @@ import { plotModel } from './plots/model';
 import { policyModel } from './policies/model';
 import { capacityModel, licenceModel } from './underwriting/model';
 
+/** Tenant bindings kept for reuse (see `forOrganization`). */
+const TENANT_BINDINGS_KEPT = 10_000;
+
 /**
  * The policy service's data, two ways in: bound to one organization (partner request
  * handlers, and ops actions on one organization), or across organizations (farmer KYC by
@@ -20,9 +23,8 @@ export function policyRepositories(connection: Connection) {
     licences: licenceModel(connection),
     capacity: capacityModel(connection),
   };
-  return {
-    init: () => Promise.all(Object.values(models).map((model) => model.init())),
-    forOrganization: (organizationId: string) => ({
+  const bind = (organizationId: string) =>
+    Object.freeze({
       organizationId,
       farmers: scopedTo(models.farmers, organizationId),
       plots: scopedTo(models.plots, organizationId),
@@ -30,7 +32,25 @@ export function policyRepositories(connection: Connection) {
       policies: scopedTo(models.policies, organizationId),
       licences: scopedTo(models.licences, organizationId),
       capacity: organizationDocument(models.capacity, organizationId),
-    }),
+    });
+  // A binding is a few dozen closures over one organization id and never changes: every partner
+  // request made one, so the most recent ones are kept and handed out again (frozen, so no
+  // caller can change what the next one gets).
+  const bound = new Map<string, ReturnType<typeof bind>>();
+  return {
+    init: () => Promise.all(Object.values(models).map((model) => model.init())),
+    forOrganization: (organizationId: string) => {
+      let tenant = bound.get(organizationId);
+      if (!tenant) {
+        if (bound.size >= TENANT_BINDINGS_KEPT) {
+          const oldest = bound.keys().next();
+          if (!oldest.done) bound.delete(oldest.value);
+        }
+        tenant = bind(organizationId);
+        bound.set(organizationId, tenant);
+      }
+      return tenant;
+    },
     acrossOrganizations: () => ({
       farmers: acrossOrganizations(models.farmers),
       policies: acrossOrganizations(models.policies),
