@@ -101,7 +101,8 @@ export class Collection {
 
   /**
    * The documents a plan reaches, in natural order, and how many index keys it read. They
-   * can match the filter the plan was made for; the caller still tests each one.
+   * can match the filter the plan was made for; unless the plan is exact, the caller tests
+   * each one.
    */
   fetch(plan: AccessPlan): { docs: Doc[]; keysExamined: number } {
     if (plan.stage === 'COLLSCAN') return { docs: this.all(), keysExamined: 0 };
