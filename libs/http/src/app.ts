@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Logger } from '@parametric/logger';
 import express, {
   type ErrorRequestHandler,
@@ -7,10 +6,10 @@ import express, {
   type Request,
   type Response,
 } from 'express';
-import { pinoHttp, stdSerializers } from 'pino-http';
 import { z } from 'zod';
 import { errorBody } from './envelope';
 import { AppError, type FieldError } from './errors';
+import { requestLogging } from './request-log';
 import { invalidInput } from './validation';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -19,7 +18,6 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  * (about 1 KiB each, more with many input data hashes). Ops callers are trusted and internal.
  */
 export const MAX_OPS_BODY_BYTES = 16 * 1024 * 1024;
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 /**
  * How deep a JSON body may nest. Our deepest body nests 5 levels; a body nested thousands deep
  * (30 KB is enough) overflows the stack of anything that walks it recursively, re-serialising
@@ -38,22 +36,7 @@ export function createApp(logger: Logger, options: { maxBodyBytes?: number } = {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(
-    pinoHttp({
-      logger,
-      genReqId: (req, res) => {
-        const incoming = req.headers['x-request-id'];
-        const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-        res.setHeader('x-request-id', id);
-        return id;
-      },
-      // Query strings stay out of the log: a partner may put a key in one (`?api_key=`).
-      serializers: { req: withoutQuery },
-      customLogLevel: (_req, res, err) =>
-        err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
-      quietReqLogger: true,
-    }),
-  );
+  app.use(requestLogging(app, logger));
   app.use(requireJsonContentType);
   app.use(
     express.json({ limit: maxBodyBytes, strict: true, type: 'application/json', verify: checkJsonText }),
@@ -107,15 +90,6 @@ function findUnsafeText(value: unknown, path: string): FieldError | undefined {
     if (found) return found;
   }
   return undefined;
-}
-
-/** pino's request serialiser without the query: `url` keeps the path only. */
-function withoutQuery(req: { url?: string; query?: unknown; [key: string]: unknown }) {
-  const serialized = stdSerializers.req(req as never) as unknown as Record<string, unknown>;
-  const url = typeof serialized.url === 'string' ? serialized.url : '';
-  const at = url.indexOf('?');
-  const { query: _query, ...rest } = serialized;
-  return { ...rest, url: at === -1 ? url : `${url.slice(0, at)}?[query redacted]` };
 }
 
 /**

@@ -46,6 +46,11 @@ beforeAll(async () => {
   app.get('/boom-sync', () => {
     throw new Error('db password=hunter2');
   });
+  app.get('/healthz', (_req, res) => res.json({ status: 'ok' }));
+  app.get('/handler-logs', (req, res) => {
+    req.log.info({ step: 'inside' }, 'handler line');
+    res.json({ success: true, data: { ok: true } });
+  });
   app.get('/items/:id', (req, res) => res.json({ success: true, data: { id: req.params.id } }));
   app.get('/set-cookie', (_req, res) => {
     res.setHeader('set-cookie', 'session=cookie-secret-987');
@@ -307,6 +312,29 @@ describe('request logging', () => {
       expect(all).not.toContain(leaked);
     }
     expect(all).toContain('[Redacted]');
+  });
+
+  it('gives a handler a logger whose lines carry the request id', async () => {
+    const response = await fetch(`${baseUrl}/handler-logs`, {
+      headers: { 'x-request-id': 'handler-trace-7' },
+    });
+    await response.arrayBuffer();
+    const [line] = await loggedLines((l) => l.msg === 'handler line');
+    expect(line).toMatchObject({ reqId: 'handler-trace-7', step: 'inside' });
+    const [completed] = await loggedLines((l) => l.msg === 'request completed');
+    expect(completed).toMatchObject({
+      reqId: 'handler-trace-7',
+      req: { method: 'GET', url: '/handler-logs' },
+      res: { statusCode: 200 },
+    });
+  });
+
+  it('logs a client error at warn and keeps health probes out of the info log', async () => {
+    await (await fetch(`${baseUrl}/healthz`)).arrayBuffer();
+    await (await fetch(`${baseUrl}/conflict`)).arrayBuffer();
+    const [conflict] = await loggedLines((l) => l.msg === 'request completed');
+    expect(conflict).toMatchObject({ level: 40, req: { url: '/conflict' }, res: { statusCode: 409 } });
+    expect(logLines.filter((l) => (l.req as { url?: string } | undefined)?.url === '/healthz')).toEqual([]);
   });
 
   it('does not log a set-cookie response header', async () => {

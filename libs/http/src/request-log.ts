@@ -1,0 +1,97 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '@parametric/logger';
+import type { Express, NextFunction, Request, Response } from 'express';
+
+declare module 'node:http' {
+  interface IncomingMessage {
+    /** The request id: the caller's `x-request-id` when well-formed, else a UUID. */
+    id: string;
+    /** A logger whose lines carry `reqId`; made on first use. */
+    log: Logger;
+  }
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+/** Probes hit every pod every few seconds; their successes are logged at debug, not info. */
+const HEALTH_PATHS = new Set(['/healthz', '/readyz']);
+
+/**
+ * Request ids and one log line per request, at the cost of nothing a request does not use.
+ * pino-http made two child loggers per request (with their redaction and serialisers) before
+ * the handler ran, whether anything logged or not: about a fifth of the gateway's CPU at its
+ * hot path. Here `req.log` is made only when a handler logs, and the completion line is
+ * built only when its level is enabled. The line keeps pino-http's shape (`reqId`, `req`,
+ * `res`, `responseTime`, "request completed"/"request aborted"/"request errored").
+ */
+export function requestLogging(app: Express, logger: Logger) {
+  Object.defineProperty(app.request, 'log', {
+    configurable: true,
+    get(this: Request): Logger {
+      const child = logger.child({ reqId: this.id });
+      Object.defineProperty(this, 'log', { value: child, writable: true, configurable: true });
+      return child;
+    },
+    set(this: Request, value: Logger) {
+      Object.defineProperty(this, 'log', { value, writable: true, configurable: true });
+    },
+  });
+
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const incoming = req.headers['x-request-id'];
+    const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    req.id = id;
+    res.setHeader('x-request-id', id);
+    const startedAt = Date.now();
+    const done = (): void => {
+      res.removeListener('finish', done);
+      res.removeListener('close', done);
+      logCompletion(logger, req, res, Date.now() - startedAt);
+    };
+    res.on('finish', done);
+    res.on('close', done);
+    next();
+  };
+}
+
+function logCompletion(logger: Logger, req: Request, res: Response, responseTime: number): void {
+  const status = res.statusCode;
+  const url = req.originalUrl ?? req.url ?? '';
+  const at = url.indexOf('?');
+  const path = at === -1 ? url : url.slice(0, at);
+  const completed = res.writableEnded && !req.readableAborted;
+  const level =
+    status >= 500
+      ? 'error'
+      : status >= 400 || !completed
+        ? 'warn'
+        : HEALTH_PATHS.has(path)
+          ? 'debug'
+          : 'info';
+  if (!logger.isLevelEnabled(level)) return;
+  const line = {
+    reqId: req.id,
+    req: requestView(req, at === -1 ? path : `${path}?[query redacted]`),
+    res: { statusCode: status, headers: res.getHeaders() },
+    responseTime,
+  };
+  if (status >= 500) {
+    logger[level]({ ...line, err: new Error(`failed with status code ${status}`) }, 'request errored');
+  } else {
+    logger[level](line, completed ? 'request completed' : 'request aborted');
+  }
+}
+
+/**
+ * What is logged of a request. Query strings stay out of the log: a partner may put a key in
+ * one (`?api_key=`). Secret headers are redacted by the logger's paths (`req.headers…`).
+ */
+function requestView(req: Request, url: string) {
+  return {
+    id: req.id,
+    method: req.method,
+    url,
+    headers: req.headers,
+    remoteAddress: req.socket?.remoteAddress,
+    remotePort: req.socket?.remotePort,
+  };
+}
