@@ -19,7 +19,17 @@ import { startLocalMongo } from '@parametric/embedded-mongo';
 import { freePort } from '@parametric/local-process';
 import { startLocalRedis } from '@parametric/local-redis';
 import autocannon from 'autocannon';
-import { json, median, report, startProcess, stopProcesses, waitReady } from './support/run';
+import {
+  cpuPerRequest,
+  cpuSplit,
+  json,
+  median,
+  pidListeningOn,
+  report,
+  startProcess,
+  stopProcesses,
+  waitReady,
+} from './support/run';
 
 const ROUNDS = 3;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -32,6 +42,7 @@ const ADMIN_PASSWORD = 'sorghum-rains-bench-2026';
 interface Load {
   rps: number;
   p99: number;
+  requests: number;
 }
 
 /** `headersOf(i)` gives the headers of the i-th request (to cycle over many keys). */
@@ -45,7 +56,7 @@ async function load(url: string, headersOf: (i: number) => Record<string, string
   });
   if (result.non2xx > 0 || result.errors > 0)
     throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  return { rps: result.requests.average, p99: result.latency.p99 };
+  return { rps: result.requests.average, p99: result.latency.p99, requests: result.requests.total };
 }
 
 /** The bare baseline has no `/readyz`: waits until `url` answers (20 s at most). */
@@ -86,32 +97,34 @@ async function main(): Promise<void> {
       REDIS_URL: redis.url,
       INTERNAL_SIGNING_SECRET: randomBytes(24).toString('hex'),
     };
-    children.push(
-      startProcess('services/webhooks/src/main.ts', {
-        ...shared,
-        WEBHOOKS_HOST: '127.0.0.1',
-        WEBHOOKS_PORT: String(webhooksPort),
-        WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
-        // The bench points the webhook at a local address, as npm start lets a developer do.
-        ALLOW_INSECURE_WEBHOOKS: 'true',
-      }),
-      startProcess('services/gateway/src/main.ts', {
-        ...shared,
-        GATEWAY_PORT: String(gatewayPort),
-        OPS_PORT: String(opsPort),
-        OPS_TOKEN: randomBytes(24).toString('hex'),
-        API_KEY_PEPPER: randomBytes(24).toString('hex'),
-        WEBHOOKS_URL: `http://127.0.0.1:${webhooksPort}`,
-        // Every request still goes through the Redis limiter; the budgets are just too big to hit.
-        RATE_LIMIT_POINTS: '1000000000',
-        REGISTRATION_LIMIT_POINTS: '1000000000',
-        // The timing comparison makes hundreds of failed sign-ins on purpose.
-        LOGIN_ACCOUNT_FAILURES: '1000000000',
-        LOGIN_IP_FAILURES: '1000000000',
-        ANONYMOUS_LIMIT_POINTS: '1000000000',
-      }),
-      startProcess('bench/support/bare-express.ts', { ...process.env, PORT: String(barePort) }),
-    );
+    const webhooksProcess = startProcess('services/webhooks/src/main.ts', {
+      ...shared,
+      WEBHOOKS_HOST: '127.0.0.1',
+      WEBHOOKS_PORT: String(webhooksPort),
+      WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
+      // The bench points the webhook at a local address, as npm start lets a developer do.
+      ALLOW_INSECURE_WEBHOOKS: 'true',
+    });
+    const gatewayProcess = startProcess('services/gateway/src/main.ts', {
+      ...shared,
+      GATEWAY_PORT: String(gatewayPort),
+      OPS_PORT: String(opsPort),
+      OPS_TOKEN: randomBytes(24).toString('hex'),
+      API_KEY_PEPPER: randomBytes(24).toString('hex'),
+      WEBHOOKS_URL: `http://127.0.0.1:${webhooksPort}`,
+      // Every request still goes through the Redis limiter; the budgets are just too big to hit.
+      RATE_LIMIT_POINTS: '1000000000',
+      REGISTRATION_LIMIT_POINTS: '1000000000',
+      // The timing comparison makes hundreds of failed sign-ins on purpose.
+      LOGIN_ACCOUNT_FAILURES: '1000000000',
+      LOGIN_IP_FAILURES: '1000000000',
+      ANONYMOUS_LIMIT_POINTS: '1000000000',
+    });
+    const bareProcess = startProcess('bench/support/bare-express.ts', {
+      ...process.env,
+      PORT: String(barePort),
+    });
+    children.push(webhooksProcess, gatewayProcess, bareProcess);
     const api = `http://127.0.0.1:${gatewayPort}/api`;
     const bare = `http://127.0.0.1:${barePort}`;
     await waitReady([gatewayPort, webhooksPort]);
@@ -168,11 +181,25 @@ async function main(): Promise<void> {
     const baseline: Load[] = [];
     const oneKey: Load[] = [];
     const allKeys: Load[] = [];
+    const pids = {
+      bench: process.pid,
+      gateway: gatewayProcess.pid,
+      mongo: pidListeningOn(Number(new URL(mongo.url).port)),
+      redis: redis.pid,
+    };
+    const cpu: Array<Record<string, number>> = [];
+    const bareCpu: Array<Record<string, number>> = [];
     for (let round = 0; round < ROUNDS; round++) {
       // Alternate so that machine noise hits every side alike.
-      gateway.push(await load(`${api}/organizations/me`, () => key));
+      const keyed = await cpuPerRequest(pids, () => load(`${api}/organizations/me`, () => key));
+      gateway.push(keyed.result);
+      cpu.push(keyed.perRequest);
       bearer.push(await load(`${api}/organizations/me`, () => ({ authorization: `Bearer ${accessToken}` })));
-      baseline.push(await load(`${bare}/me`, () => ({})));
+      const plain = await cpuPerRequest({ bench: process.pid, bare: bareProcess.pid }, () =>
+        load(`${bare}/me`, () => ({})),
+      );
+      baseline.push(plain.result);
+      bareCpu.push(plain.perRequest);
       // 1 vs all organizations: the same per-request key choice, over 1 key or over all of them.
       const one = [key];
       const all = keys.map((k) => ({ 'x-api-key': k }));
@@ -185,6 +212,9 @@ async function main(): Promise<void> {
     }
     const rps = (xs: Load[]) => median(xs.map((x) => x.rps));
     const p99 = (xs: Load[]) => median(xs.map((x) => x.p99));
+    console.log(
+      `CPU per request with an API key, µs (median of rounds): ${cpuSplit(cpu)}; bare: ${cpuSplit(bareCpu)}`,
+    );
 
     // Failed sign-ins, one at a time, interleaved so noise hits both kinds alike.
     const unknown: number[] = [];

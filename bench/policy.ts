@@ -17,6 +17,7 @@
  *
  *   npm run bench:policy                  # 3 rounds x 10 s, 10 connections
  *   BENCH_SECONDS=5 BENCH_LARGE_STORE=20000 npm run bench:policy
+ *   BENCH_READS_ONLY=1 BENCH_CPU_PROF=policy/src npm run bench:policy   # profile the reads
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -26,7 +27,18 @@ import { freePort } from '@parametric/local-process';
 import { startLocalRedis } from '@parametric/local-redis';
 import autocannon from 'autocannon';
 import { MongoClient } from 'mongodb';
-import { json, median, report, startProcess, stopProcesses, waitReady } from './support/run';
+import {
+  type BenchFigure,
+  cpuPerRequest,
+  cpuSplit,
+  json,
+  median,
+  pidListeningOn,
+  report,
+  startProcess,
+  stopProcesses,
+  waitReady,
+} from './support/run';
 
 const ROUNDS = 3;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -39,12 +51,15 @@ const ACTIVATIONS = Number(process.env.BENCH_ACTIVATIONS ?? 300);
 interface Load {
   rps: number;
   p99: number;
+  requests: number;
 }
 
 /** The gateway and the policy service, with a sellable organization. */
 interface Platform {
   api: string;
   key: { 'x-api-key': string };
+  /** The processes a read passes through, for the CPU split. */
+  pids: Record<string, number | undefined>;
   purchase: string;
   policyDb: string;
 }
@@ -66,25 +81,24 @@ async function main(): Promise<void> {
         INTERNAL_SIGNING_SECRET: signing,
       };
       const policyDb = 'policy';
-      children.push(
-        startProcess('services/policy/src/main.ts', {
-          ...shared,
-          MONGO_DB: policyDb,
-          POLICY_PORT: String(policyPort),
-          CHAIN_RPC_URL: chain.rpcUrl,
-          CHAIN_REGISTRY_ADDRESS: chain.registryAddress,
-          CHAIN_PRIVATE_KEY: chain.ownerPrivateKey,
-        }),
-        startProcess('services/gateway/src/main.ts', {
-          ...shared,
-          GATEWAY_PORT: String(gatewayPort),
-          OPS_PORT: String(opsPort),
-          OPS_TOKEN: opsToken,
-          API_KEY_PEPPER: randomBytes(24).toString('hex'),
-          POLICY_URL: `http://127.0.0.1:${policyPort}`,
-          RATE_LIMIT_POINTS: '1000000000',
-        }),
-      );
+      const policyProcess = startProcess('services/policy/src/main.ts', {
+        ...shared,
+        MONGO_DB: policyDb,
+        POLICY_PORT: String(policyPort),
+        CHAIN_RPC_URL: chain.rpcUrl,
+        CHAIN_REGISTRY_ADDRESS: chain.registryAddress,
+        CHAIN_PRIVATE_KEY: chain.ownerPrivateKey,
+      });
+      const gatewayProcess = startProcess('services/gateway/src/main.ts', {
+        ...shared,
+        GATEWAY_PORT: String(gatewayPort),
+        OPS_PORT: String(opsPort),
+        OPS_TOKEN: opsToken,
+        API_KEY_PEPPER: randomBytes(24).toString('hex'),
+        POLICY_URL: `http://127.0.0.1:${policyPort}`,
+        RATE_LIMIT_POINTS: '1000000000',
+      });
+      children.push(policyProcess, gatewayProcess);
       const api = `http://127.0.0.1:${gatewayPort}/api`;
       const ops = `http://127.0.0.1:${opsPort}/ops`;
       await waitReady([gatewayPort, policyPort]);
@@ -142,7 +156,14 @@ async function main(): Promise<void> {
         coverageType: 'DROUGHT',
         durationDays: 180,
       });
-      return { api, key, purchase, policyDb };
+      const pids = {
+        bench: process.pid,
+        gateway: gatewayProcess.pid,
+        policy: policyProcess.pid,
+        mongo: pidListeningOn(Number(new URL(mongo.url).port)),
+        redis: redis.pid,
+      };
+      return { api, key, purchase, policyDb, pids };
     };
 
     /** Buys `n` pending policies through the API (10 at a time). */
@@ -165,7 +186,11 @@ async function main(): Promise<void> {
 
     const stack = await startPlatform();
     const barePort = await freePort();
-    children.push(startProcess('bench/support/bare-express.ts', { ...process.env, PORT: String(barePort) }));
+    const bareProcess = startProcess('bench/support/bare-express.ts', {
+      ...process.env,
+      PORT: String(barePort),
+    });
+    children.push(bareProcess);
     const bare = `http://127.0.0.1:${barePort}`;
 
     const bought = await buy(stack, SMALL_STORE);
@@ -199,17 +224,26 @@ async function main(): Promise<void> {
         ],
       });
       if (r.non2xx > 0 || r.errors > 0) throw new Error(`${base}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-      return { rps: r.requests.average, p99: r.latency.p99 };
+      return { rps: r.requests.average, p99: r.latency.p99, requests: r.requests.total };
     };
     /** Reads over `ids` and bare express, alternating so that machine noise hits both alike. */
     const readRounds = async (ids: string[]) => {
       const paths = ids.map((id) => `/api/policies/${id}`);
       const reads: Load[] = [];
       const baseline: Load[] = [];
+      const cpu: Array<Record<string, number>> = [];
+      const bareCpu: Array<Record<string, number>> = [];
       for (let round = 0; round < ROUNDS; round++) {
-        reads.push(await load(stack.api, paths, stack.key));
-        baseline.push(await load(bare, ['/me'], {}));
+        const read = await cpuPerRequest(stack.pids, () => load(stack.api, paths, stack.key));
+        reads.push(read.result);
+        cpu.push(read.perRequest);
+        const plain = await cpuPerRequest({ bench: process.pid, bare: bareProcess.pid }, () =>
+          load(bare, ['/me'], {}),
+        );
+        baseline.push(plain.result);
+        bareCpu.push(plain.perRequest);
       }
+      console.log(`CPU per read, µs (median of rounds): ${cpuSplit(cpu)}; bare: ${cpuSplit(bareCpu)}`);
       return { reads, baseline };
     };
 
@@ -217,6 +251,24 @@ async function main(): Promise<void> {
       `policy bench: ${ROUNDS} rounds x ${SECONDS} s, ${CONNECTIONS} connections, ${mongo.description.split(' at ')[0]}`,
     );
     const small = await readRounds(bought.slice(0, READ_IDS));
+    const readFigure = (): BenchFigure => {
+      const ratio = median(small.reads.map((x) => x.rps)) / median(small.baseline.map((x) => x.rps));
+      return {
+        benchmark: 'policy',
+        figure: `GET /api/policies/{id} through gateway + policy, ${CONNECTIONS} connections, ${SMALL_STORE} policies stored, throughput vs bare express`,
+        value: median(small.reads.map((x) => x.rps)),
+        unit: 'req/s',
+        baseline: median(small.baseline.map((x) => x.rps)),
+        ratio,
+        target: '>= 0.25 of bare',
+        met: ratio >= 0.25,
+      };
+    };
+    // The reads alone (e.g. to profile them with BENCH_CPU_PROF): the other phases are skipped.
+    if (process.env.BENCH_READS_ONLY === '1') {
+      report([readFigure()]);
+      return;
+    }
 
     const purchases: Load[] = [];
     for (let round = 0; round < ROUNDS; round++) {
@@ -246,7 +298,7 @@ async function main(): Promise<void> {
         ],
       });
       if (r.non2xx > 0 || r.errors > 0) throw new Error(`activate: ${r.non2xx} non-2xx, ${r.errors} errors`);
-      return { rps: r.requests.total / (r.duration || 1), p99: r.latency.p99 };
+      return { rps: r.requests.total / (r.duration || 1), p99: r.latency.p99, requests: r.requests.total };
     };
     /** The chain alone: the registry client registering `n` policies, CONNECTIONS at a time. */
     const bareRegistrations = async (n: number) => {
@@ -312,16 +364,7 @@ async function main(): Promise<void> {
     const scaleRatio = largeRatio / readRatio;
     const figure = `${CONNECTIONS} connections`;
     report([
-      {
-        benchmark: 'policy',
-        figure: `GET /api/policies/{id} through gateway + policy, ${figure}, ${SMALL_STORE} policies stored, throughput vs bare express`,
-        value: rps(small.reads),
-        unit: 'req/s',
-        baseline: rps(small.baseline),
-        ratio: readRatio,
-        target: '>= 0.25 of bare',
-        met: readRatio >= 0.25,
-      },
+      readFigure(),
       {
         benchmark: 'policy',
         figure: `GET /api/policies/{id}, ${figure}, ${all.length} policies stored vs ${SMALL_STORE} (ratio: share of bare express in each phase)`,

@@ -1,7 +1,7 @@
 // What every benchmark shares: service processes it starts and stops, and the median it reports.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 
 const root = path.resolve(__dirname, '..', '..');
@@ -11,9 +11,21 @@ export function median(values: number[]): number {
   return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 }
 
-/** A TypeScript entry point (e.g. `services/gateway/src/main.ts`) as its own process. */
+/**
+ * A TypeScript entry point (e.g. `services/gateway/src/main.ts`) as its own process.
+ * `BENCH_CPU_PROF=policy` (any part of the script's path) runs the matching processes with
+ * `--cpu-prof`, writing profiles to `BENCH_CPU_PROF_DIR` (default `bench/profiles`) as they exit.
+ */
 export function startProcess(script: string, env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', script], {
+  const profiled = process.env.BENCH_CPU_PROF;
+  const profile =
+    profiled && script.includes(profiled)
+      ? [
+          '--cpu-prof',
+          `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR ?? path.join(root, 'bench', 'profiles')}`,
+        ]
+      : [];
+  return spawn(process.execPath, [...profile, '--import', 'tsx', script], {
     cwd: root,
     env,
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -97,4 +109,75 @@ export function report(figures: BenchFigure[]): void {
   }
   const file = process.env.BENCH_RESULTS_FILE;
   if (file) appendFileSync(file, figures.map((f) => `${JSON.stringify(f)}\n`).join(''));
+}
+
+/**
+ * CPU time a process has used so far, all its threads, in µs, from Linux's per-thread
+ * scheduler statistics (nanoseconds); undefined where /proc is not there.
+ */
+export function processCpuMicros(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    let ns = 0;
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    }
+    return ns / 1e3;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The process listening on a local TCP port (Linux only): how a benchmark finds a server it did not spawn. */
+export function pidListeningOn(port: number): number | undefined {
+  try {
+    const hex = port.toString(16).toUpperCase().padStart(4, '0');
+    const inodes = new Set<string>();
+    for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+      for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+        const cols = line.trim().split(/\s+/);
+        // state 0A is LISTEN
+        if (cols[1]?.endsWith(`:${hex}`) && cols[3] === '0A' && cols[9]) inodes.add(cols[9]);
+      }
+    }
+    for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+      try {
+        for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+          const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+          const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+          if (inode && inodes.has(inode)) return Number(pid);
+        }
+      } catch {}
+    }
+  } catch {}
+  return undefined;
+}
+
+/**
+ * Where the CPU of a measured phase went, per process, in µs per request: on a machine shared
+ * with other work the throughput moves with the load, the CPU each request costs much less.
+ */
+export async function cpuPerRequest<T extends { requests: number }>(
+  processes: Record<string, number | undefined>,
+  phase: () => Promise<T>,
+): Promise<{ result: T; perRequest: Record<string, number> }> {
+  const before = Object.fromEntries(Object.entries(processes).map(([k, pid]) => [k, processCpuMicros(pid)]));
+  const result = await phase();
+  const perRequest: Record<string, number> = {};
+  for (const [name, pid] of Object.entries(processes)) {
+    const start = before[name];
+    const end = processCpuMicros(pid);
+    if (start !== undefined && end !== undefined && result.requests > 0) {
+      perRequest[name] = Math.round((end - start) / result.requests);
+    }
+  }
+  return { result, perRequest };
+}
+
+/** `cpuPerRequest` figures of several rounds as one line: each process's median, and their sum. */
+export function cpuSplit(rounds: Array<Record<string, number>>): string {
+  const names = Object.keys(rounds[0] ?? {});
+  const medians = names.map((name) => [name, median(rounds.map((r) => r[name] ?? 0))] as const);
+  const total = medians.reduce((sum, [, v]) => sum + v, 0);
+  return `${medians.map(([name, v]) => `${name} ${v}`).join(', ')} (total ${total})`;
 }
