@@ -4,6 +4,7 @@ import express, {
   type Express,
   type NextFunction,
   type Request,
+  type RequestHandler,
   type Response,
 } from 'express';
 import { z } from 'zod';
@@ -31,12 +32,23 @@ export const MAX_JSON_DEPTH = 32;
  * logging with secrets redacted, and JSON bodies of at most 1 MiB (`maxBodyBytes` for an app
  * that serves the ops API). Mount routes, then call `finishApp` to add the 404 and error handlers.
  */
-export function createApp(logger: Logger, options: { maxBodyBytes?: number } = {}): Express {
+export function createApp(
+  logger: Logger,
+  options: {
+    maxBodyBytes?: number;
+    /**
+     * What must run before a body is read: rate limits and authentication, so a refused
+     * caller costs no decompression or parsing (the gateway).
+     */
+    beforeBody?: RequestHandler[];
+  } = {},
+): Express {
   const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(requestLogging(app, logger));
+  for (const handler of options.beforeBody ?? []) app.use(handler);
   app.use(requireJsonContentType);
   app.use(
     express.json({ limit: maxBodyBytes, strict: true, type: 'application/json', verify: checkJsonText }),

@@ -49,6 +49,17 @@ export interface RunningGateway {
  */
 const PUBLIC_PATHS = /^\/(openapi\.json|docs|auth|\.well-known)(\/|$)/i;
 
+/** Partner routes under a public prefix that still need a caller (`GET /auth/session`). */
+const SIGNED_IN_UNDER_PUBLIC = Object.values(PARTNER_ROUTES)
+  .flat()
+  .filter((route) => route.auth === 'partner' && PUBLIC_PATHS.test(route.path))
+  .map((route) => new RegExp(`^${route.path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`, 'i'));
+
+/** Whether a path under `/api` is served without a key or token. */
+function isAnonymousPath(path: string): boolean {
+  return PUBLIC_PATHS.test(path) && !SIGNED_IN_UNDER_PUBLIC.some((route) => route.test(path));
+}
+
 /** How long a request waits for the auth stamp check before reading MongoDB instead. */
 const AUTH_REDIS_TIMEOUT_MS = 1_000;
 
@@ -150,7 +161,46 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     webhookUrlChanged: versions.invalidate,
   };
 
-  const partnerApp = createApp(logger);
+  const ipLimit = (limit: typeof limits.anonymous) =>
+    rateLimit((req) => [{ limit, key: `ip:${clientIp(req)}` }], logger);
+  // Every limit is taken, and every credential resolved, before a body is read: a refused or
+  // anonymous flood costs no decompression or JSON parsing (issue 14, row 4).
+  const beforeBody = Router();
+  beforeBody.use((req: Request, _res: Response, next: NextFunction) =>
+    next(req.method === 'OPTIONS' ? 'router' : undefined),
+  );
+  // Registration is limited per client IP (there is no key yet).
+  beforeBody.use('/auth/register-organization', ipLimit(limits.registration));
+  // Dashboard sign-in: no key or token yet, so limited per client IP (and failures per account).
+  beforeBody.use(
+    ['/auth/login', '/auth/refresh', '/auth/logout', '/auth/accept-invitation'],
+    ipLimit(limits.anonymous),
+  );
+  // Public keys for verifying determinations: no key needed, limited per client IP.
+  beforeBody.use('/.well-known', ipLimit(limits.anonymous));
+  beforeBody.use((req: Request, _res: Response, next: NextFunction) =>
+    next(isAnonymousPath(req.path) ? 'router' : undefined),
+  );
+  // Anything else needs a key or token: resolved and counted (anonymous callers by client IP),
+  // then refused without one, or without the route's capability.
+  beforeBody.use(
+    authenticate({
+      pepper,
+      across,
+      accessTokens: tokens,
+      cache: principalCache(config.AUTH_CACHE_MAX_ENTRIES, cacheMaxAgeMs),
+      versions,
+      limits,
+      clientIp,
+      logger,
+    }),
+    requirePrincipal,
+    requireCapability(),
+  );
+  const earlyApi = Router();
+  earlyApi.use('/api', beforeBody);
+
+  const partnerApp = createApp(logger, { beforeBody: [earlyApi] });
   partnerApp.set('trust proxy', config.TRUST_PROXY_HOPS);
   partnerApp.use(
     healthRoutes({ mongo: () => pingMongo(connection), redis: async () => (await redis.ping()) === 'PONG' }),
@@ -166,41 +216,20 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     mountRoutes(Router(), docsRoutes, () => undefined),
     docsAssets(),
   );
-  // Registration is limited per client IP (there is no key yet).
-  publicApi.use(
-    '/auth/register-organization',
-    rateLimit((req) => [{ limit: limits.registration, key: `ip:${clientIp(req)}` }], logger),
-  );
   publicApi.use(mountRoutes(Router(), registrationRoutes, () => ({ repositories, pepper })));
-  // Dashboard sign-in: no key or token yet, so limited per client IP (and failures per account).
-  publicApi.use(
-    ['/auth/login', '/auth/refresh', '/auth/logout', '/auth/accept-invitation'],
-    rateLimit((req) => [{ limit: limits.anonymous, key: `ip:${clientIp(req)}` }], logger),
-  );
   publicApi.use(
     mountRoutes(Router(), signInRoutes, (req) => ({ signIn, repositories, clientIp: clientIp(req) })),
   );
-  // Public keys for verifying determinations: no key needed, limited per client IP.
-  publicApi.use(
-    '/.well-known',
-    rateLimit((req) => [{ limit: limits.anonymous, key: `ip:${clientIp(req)}` }], logger),
-  );
   publicApi.use(publicForwardingRoutes(forwarding));
   partnerApp.use('/api', publicApi);
-  partnerApp.use(
-    '/api',
-    authenticate({
-      pepper,
-      across,
-      accessTokens: tokens,
-      cache: principalCache(config.AUTH_CACHE_MAX_ENTRIES, cacheMaxAgeMs),
-      versions,
-      limits,
-      clientIp,
-      logger,
-    }),
-    requirePrincipal,
-    requireCapability(),
+  // The caller's routes: reached only with a caller resolved before the body was read (an
+  // anonymous path or an OPTIONS request that nothing above answered is a 404).
+  const callerApi = Router();
+  callerApi.use((req: Request, _res: Response, next: NextFunction) =>
+    next(req.principal ? undefined : 'router'),
+  );
+  partnerApp.use('/api', callerApi);
+  callerApi.use(
     mountRoutes(Router(), [...organizationRoutes, ...userRoutes], (req) => {
       const principal = principalOf(req);
       let tenant: TenantGatewayData | undefined;
@@ -222,10 +251,13 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   finishApp(partnerApp, logger);
 
   // The determination batch door takes up to 1,000 assessments in one body.
-  const opsApp = createApp(logger, { maxBodyBytes: MAX_OPS_BODY_BYTES });
+  // The ops token is checked before a body (up to 16 MiB) is read.
+  const opsApp = createApp(logger, {
+    maxBodyBytes: MAX_OPS_BODY_BYTES,
+    beforeBody: [Router().use('/ops', requireOpsToken(config.OPS_TOKEN))],
+  });
   opsApp.use(
     '/ops',
-    requireOpsToken(config.OPS_TOKEN),
     answerOptions(Object.values(OPS_ROUTES).flat()),
     mountRoutes(Router(), opsDocsRoutes, () => undefined),
     mountRoutes(Router(), opsRoutes, () => ({ repositories, pepper, onEventRecorded: () => relay.kick() })),
