@@ -78,6 +78,13 @@ export const redisPrefix = z
  * shared Redis namespace, and the secret the gateway signs forwarded requests with. Spread it
  * into the service's schema: `z.object({ ...platformService('POLICY', 'policy'), … })`.
  */
+/**
+ * Above every dependency's own limit (chain and M-Pesa calls 10 s, a MongoDB socket 10 s), so
+ * a dependency's precise error answers first and the deadline is the backstop.
+ */
+export const REQUEST_DEADLINE_DEFAULT_MS = 15_000;
+export const OPS_REQUEST_DEADLINE_DEFAULT_MS = 60_000;
+
 export function platformService<P extends string>(prefix: P, database: string) {
   return {
     NODE_ENV: nodeEnv,
@@ -89,6 +96,8 @@ export function platformService<P extends string>(prefix: P, database: string) {
     REDIS_URL: z.string().min(1, 'must be set'),
     REDIS_PREFIX: redisPrefix,
     INTERNAL_SIGNING_SECRET: secret(),
+    REQUEST_DEADLINE_MS: positiveInt(REQUEST_DEADLINE_DEFAULT_MS),
+    OPS_REQUEST_DEADLINE_MS: positiveInt(OPS_REQUEST_DEADLINE_DEFAULT_MS),
   } as {
     NODE_ENV: typeof nodeEnv;
     LOG_LEVEL: typeof logLevel;
@@ -97,6 +106,10 @@ export function platformService<P extends string>(prefix: P, database: string) {
     REDIS_URL: z.ZodString;
     REDIS_PREFIX: typeof redisPrefix;
     INTERNAL_SIGNING_SECRET: ReturnType<typeof secret>;
+    /** How long a request may take before it is answered `503` (every HTTP API of the service). */
+    REQUEST_DEADLINE_MS: ReturnType<typeof positiveInt>;
+    /** The same for the ops APIs, whose batch doors take up to 1,000 items in one call. */
+    OPS_REQUEST_DEADLINE_MS: ReturnType<typeof positiveInt>;
   } & Record<`${P}_HOST`, z.ZodDefault<z.ZodString>> &
     Record<`${P}_PORT`, ReturnType<typeof port>>;
 }

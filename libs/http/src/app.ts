@@ -8,6 +8,7 @@ import express, {
   type Response,
 } from 'express';
 import { z } from 'zod';
+import { answeredAfterDeadline, DEFAULT_REQUEST_DEADLINE_MS, requestDeadline } from './deadline';
 import { errorBody } from './envelope';
 import { AppError, type FieldError } from './errors';
 import { requestLogging } from './request-log';
@@ -41,6 +42,8 @@ export function createApp(
      * caller costs no decompression or parsing (the gateway).
      */
     beforeBody?: RequestHandler[];
+    /** How long a request may take before it is answered `503` (default 15 s). */
+    deadlineMs?: number;
   } = {},
 ): Express {
   const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
@@ -48,6 +51,7 @@ export function createApp(
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(requestLogging(app, logger));
+  app.use(requestDeadline(options.deadlineMs ?? DEFAULT_REQUEST_DEADLINE_MS));
   for (const handler of options.beforeBody ?? []) app.use(handler);
   app.use(requireJsonContentType);
   app.use(
@@ -231,6 +235,13 @@ const BODY_ERRORS: Record<string, string> = {
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req: Request, res: Response, next: NextFunction) => {
     const appError = toAppError(err);
+    if (answeredAfterDeadline(req)) {
+      req.log.warn(
+        { err: appError ? appError.code : err },
+        'request failed after its deadline had answered it',
+      );
+      return;
+    }
     if (!appError) {
       const requestId = String(req.id ?? res.getHeader('x-request-id') ?? '');
       (req.log ?? logger).error({ err, requestId }, 'unhandled error');

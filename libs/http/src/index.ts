@@ -18,6 +18,7 @@ export {
   type RouteContract,
   type SuccessResponse,
 } from './contract';
+export { answeredAfterDeadline, DEFAULT_REQUEST_DEADLINE_MS } from './deadline';
 export { errorBody, type Pagination, paginationOf } from './envelope';
 export { AppError, ERROR_STATUS, type ErrorCode, type FieldError } from './errors';
 export {

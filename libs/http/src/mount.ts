@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import type { z } from 'zod';
 import { type DataResponse, expressPath, type PageResponse, type RouteContract } from './contract';
+import { answeredAfterDeadline } from './deadline';
 import { paginationOf } from './envelope';
 import { parseInput } from './validation';
 
@@ -61,6 +62,13 @@ export function mountRoutes<Ctx>(
       async (req: Request, res: Response, next: NextFunction) => {
         const input = parseInput(contract, req);
         const reply = await binding.handle(input, contextOf(req));
+        if (answeredAfterDeadline(req)) {
+          req.log.warn(
+            { operationId: contract.operationId },
+            'request completed after its deadline had answered it',
+          );
+          return;
+        }
         const spec = contract.responses[reply.status];
         if (!spec)
           return next(new Error(`${contract.operationId} answered undeclared status ${reply.status}`));

@@ -451,3 +451,47 @@ describe('hostile requests (issue 14)', () => {
     expect(reply.status).toBe(400);
   });
 });
+
+describe('request deadline', () => {
+  let slow: Server;
+  let slowUrl: string;
+  beforeAll(async () => {
+    const app = createApp(logger, { deadlineMs: 100 });
+    app.get('/late-answer', async (_req, res) => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      res.json({ success: true, data: { late: true } });
+    });
+    app.get('/late-failure', async () => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      throw new Error('gave up on a hung dependency');
+    });
+    app.get('/quick', (_req, res) => res.json({ success: true, data: { quick: true } }));
+    finishApp(app, logger);
+    slow = app.listen(0, '127.0.0.1');
+    await once(slow, 'listening');
+    slowUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    slow.closeAllConnections();
+    await new Promise<void>((resolve, reject) => slow.close((error) => (error ? reject(error) : resolve())));
+  });
+
+  it.each(['/late-answer', '/late-failure'])(
+    'answers %s with 503 SERVICE_UNAVAILABLE at the deadline and drops what the handler does later',
+    async (path) => {
+      const response = await fetch(`${slowUrl}${path}`);
+      expect(response.status).toBe(503);
+      expect(response.headers.get('retry-after')).toBe('5');
+      const body = (await response.json()) as { error: { code: string; message: string } };
+      expect(body.error).toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+      expect(body.error.message).toMatch(/did not complete within 0\.1 s/);
+      // The handler finishes later without breaking the connection or the server.
+      await loggedLines(
+        (line) => /after its deadline/.test(String(line.msg)) || line.msg === 'unhandled error',
+      );
+      expect(logLines.some((line) => line.msg === 'unhandled error')).toBe(false);
+      const quick = await fetch(`${slowUrl}/quick`);
+      expect(quick.status).toBe(200);
+    },
+  );
+});

@@ -120,7 +120,11 @@ export async function startDeterminations(
 
   // Internal only (behind the gateway, which limits partner bodies to 1 MiB); the ops batch
   // door takes up to 1,000 assessments in one body.
-  const app = createApp(logger, { maxBodyBytes: MAX_OPS_BODY_BYTES });
+  const app = createApp(logger, {
+    maxBodyBytes: MAX_OPS_BODY_BYTES,
+    // Partner reads and the ops batch door share this app; partners meet the gateway's deadline first.
+    deadlineMs: config.OPS_REQUEST_DEADLINE_MS,
+  });
   app.use(healthRoutes({ mongo: () => pingMongo(connection) }));
   // Public: anyone holding a determination verifies it with these keys (no context needed).
   app.use('/api/.well-known', (_req, res, next) => {

@@ -200,7 +200,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const earlyApi = Router();
   earlyApi.use('/api', beforeBody);
 
-  const partnerApp = createApp(logger, { beforeBody: [earlyApi] });
+  const partnerApp = createApp(logger, { beforeBody: [earlyApi], deadlineMs: config.REQUEST_DEADLINE_MS });
   partnerApp.set('trust proxy', config.TRUST_PROXY_HOPS);
   partnerApp.use(
     healthRoutes({ mongo: () => pingMongo(connection), redis: async () => (await redis.ping()) === 'PONG' }),
@@ -254,6 +254,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   // The ops token is checked before a body (up to 16 MiB) is read.
   const opsApp = createApp(logger, {
     maxBodyBytes: MAX_OPS_BODY_BYTES,
+    deadlineMs: config.OPS_REQUEST_DEADLINE_MS,
     beforeBody: [Router().use('/ops', requireOpsToken(config.OPS_TOKEN))],
   });
   opsApp.use(

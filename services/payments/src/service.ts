@@ -190,7 +190,7 @@ export async function startPayments(
     );
   }
 
-  const app = createApp(logger);
+  const app = createApp(logger, { deadlineMs: config.REQUEST_DEADLINE_MS });
   app.use(healthRoutes({ mongo: () => pingMongo(connection) }));
   app.use(
     '/api',
@@ -227,7 +227,7 @@ export async function startPayments(
   );
   finishApp(app, logger);
 
-  const callbackApp = createApp(logger);
+  const callbackApp = createApp(logger, { deadlineMs: config.REQUEST_DEADLINE_MS });
   callbackApp.use(healthRoutes({ mongo: () => pingMongo(connection) }));
   callbackApp.use(
     callbackRoutes({

@@ -154,7 +154,7 @@ export async function startPolicy(
     );
   }
 
-  const app = createApp(logger);
+  const app = createApp(logger, { deadlineMs: config.REQUEST_DEADLINE_MS });
   app.use(healthRoutes({ mongo: () => pingMongo(connection) }));
   app.use(
     '/api',
