@@ -38,6 +38,21 @@ export const opsOrganizationSchema = organizationSchema
   })
   .meta({ id: 'OpsOrganization' });
 
+/**
+ * The organization as `GET /ops/organizations/{id}` reads it: the above plus the webhook URL, read
+ * from the webhooks service (which owns it) exactly as `GET /organizations/me` reads it, so ops
+ * and the partner see one value. The write actions' answers leave it out: they report what they
+ * changed, and none of them depends on the webhooks service being up.
+ */
+export const opsOrganizationReadSchema = opsOrganizationSchema
+  .extend({
+    webhookUrl: z.string().nullable().meta({
+      description:
+        'The webhook URL the webhooks service holds for the organization (what the partner sees on GET /organizations/me); null until one is set',
+    }),
+  })
+  .meta({ id: 'OpsOrganizationRead' });
+
 export const kybBody = z
   .strictObject({
     status: z.enum(['VERIFIED', 'REJECTED'], { error: 'must be VERIFIED or REJECTED' }),
@@ -132,7 +147,13 @@ export const opsGetOrganization = defineRoute({
   tags: ['Organizations'],
   auth: 'opsBearer',
   params: idParams,
-  responses: { 200: { description: 'The organization as ops see it', data: opsOrganizationSchema } },
+  responses: {
+    200: {
+      description:
+        'The organization as ops see it, with its webhook URL (503 SERVICE_UNAVAILABLE while the webhooks service cannot be asked)',
+      data: opsOrganizationReadSchema,
+    },
+  },
   errors: [],
 });
 
