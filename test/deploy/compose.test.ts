@@ -421,6 +421,16 @@ const MPESA_SIMULATOR = {
 };
 const RATE_SIMULATOR = { service: 'rate-simulator', bin: 'libs/rate-simulator/bin/rate-simulator.js' };
 
+/**
+ * Local-only companions that may hold a service's own secret besides it: the one-shot
+ * `chain-setup` (the policy image deploying the local registry) uses the policy service's chain
+ * endpoint and owner key, anvil's public dev key.
+ */
+const OWN_SECRET_COMPANIONS: Record<string, string[]> = {
+  CHAIN_RPC_URL: ['chain-setup'],
+  CHAIN_PRIVATE_KEY: ['chain-setup'],
+};
+
 /** Compose services that hold this variable in their environment. */
 const holdersOf = (doc: Obj, key: string): string[] =>
   Object.entries(objAt(doc, 'services'))
@@ -437,8 +447,11 @@ const ownSecretsPrivate: FileCheck = (doc) =>
     for (const { service: owner, keys } of OWN_SECRETS) {
       for (const key of keys) {
         const holders = holdersOf(doc, key);
-        if (JSON.stringify(holders) !== JSON.stringify([owner]))
-          problem(`${key} is given to ${holders.join(', ') || 'no service'}, not ${owner} only`);
+        const allowed = [owner, ...(OWN_SECRET_COMPANIONS[key] ?? [])].sort();
+        if (JSON.stringify([...holders].sort()) !== JSON.stringify(allowed))
+          problem(
+            `${key} is given to ${holders.join(', ') || 'no service'}, not ${allowed.join(' and ')} only`,
+          );
       }
     }
     for (const key of Object.values(MPESA_SIMULATOR.credentials)) {
@@ -1032,6 +1045,21 @@ describe('each check fails on a broken copy of docker-compose.yml', () => {
       'payments with another signing secret',
       sharedSettings,
       (d) => (envOf(d, 'payments').INTERNAL_SIGNING_SECRET = 'local-dev-other-signing-secret'),
+    ],
+    [
+      'the gateway given the chain key too',
+      ownSecretsPrivate,
+      (d) => (envOf(d, 'gateway').CHAIN_PRIVATE_KEY = envOf(d, 'policy').CHAIN_PRIVATE_KEY),
+    ],
+    [
+      'determinations given the webhook encryption key too',
+      ownSecretsPrivate,
+      (d) => (envOf(d, 'determinations').WEBHOOK_SECRET_KEY = envOf(d, 'webhooks').WEBHOOK_SECRET_KEY),
+    ],
+    [
+      'payments given the ops token too',
+      ownSecretsPrivate,
+      (d) => (envOf(d, 'payments').OPS_TOKEN = envOf(d, 'gateway').OPS_TOKEN),
     ],
     [
       'the gateway given the M-Pesa consumer secret too',

@@ -422,9 +422,16 @@ const PROVIDER_CREDENTIALS = [
 ];
 
 describe('the services’ own Secrets', () => {
-  test('are the gateway dashboard token key, the determinations signing key and the payments provider credentials', () => {
+  test('are the gateway credentials and dashboard token key, the webhooks encryption key, the policy chain credentials, the determinations signing key and the payments provider credentials', () => {
     expect(OWN_SECRETS).toEqual([
+      { secret: 'gateway-credentials', service: 'gateway', keys: ['OPS_TOKEN', 'API_KEY_PEPPER'] },
       { secret: 'gateway-dashboard-token-key', service: 'gateway', keys: ['DASHBOARD_TOKEN_KEYS'] },
+      { secret: 'webhooks-encryption-key', service: 'webhooks', keys: ['WEBHOOK_SECRET_KEY'] },
+      {
+        secret: 'policy-chain-credentials',
+        service: 'policy',
+        keys: ['CHAIN_RPC_URL', 'CHAIN_PRIVATE_KEY'],
+      },
       {
         secret: 'determinations-signing-key',
         service: 'determinations',
@@ -964,10 +971,16 @@ describe('each check fails on a broken copy of the manifests', () => {
       (p) => delete (configMapOf(p).data as Obj).POLICY_URL,
     ],
     [
-      'no WEBHOOK_SECRET_KEY in the Secret',
+      'no WEBHOOK_SECRET_KEY in its Secret',
       environment,
       'webhooks',
-      (p) => delete (p.exampleSecret.stringData as Obj).WEBHOOK_SECRET_KEY,
+      (p) => delete ((p.ownSecrets['webhooks-encryption-key'] as Obj).stringData as Obj).WEBHOOK_SECRET_KEY,
+    ],
+    [
+      'no INTERNAL_SIGNING_SECRET in the shared Secret',
+      environment,
+      'webhooks',
+      (p) => delete (p.exampleSecret.stringData as Obj).INTERNAL_SIGNING_SECRET,
     ],
     ['no WEBHOOKS_PORT', environment, 'webhooks', (p) => delete (configMapOf(p).data as Obj).WEBHOOKS_PORT],
     [
@@ -1113,9 +1126,37 @@ describe('each check fails on a broken copy of the manifests', () => {
       (p) => ((p.exampleSecret.stringData as Obj).EXTRA_TOKEN = 'CHANGE_ME'),
     ],
     [
-      'a Secret without WEBHOOK_SECRET_KEY',
+      'a Secret without INTERNAL_SIGNING_SECRET',
       secretKeys,
-      (p) => delete (p.exampleSecret.stringData as Obj).WEBHOOK_SECRET_KEY,
+      (p) => delete (p.exampleSecret.stringData as Obj).INTERNAL_SIGNING_SECRET,
+    ],
+    [
+      'WEBHOOK_SECRET_KEY back in platform-secrets (every service reads it)',
+      ownSecretsPrivate,
+      (p) => ((p.exampleSecret.stringData as Obj).WEBHOOK_SECRET_KEY = 'CHANGE_ME'),
+    ],
+    [
+      'CHAIN_PRIVATE_KEY back in platform-secrets (every service reads it)',
+      ownSecretsPrivate,
+      (p) => ((p.exampleSecret.stringData as Obj).CHAIN_PRIVATE_KEY = 'CHANGE_ME'),
+    ],
+    [
+      'the gateway taking the chain key by secretKeyRef',
+      ownSecretsPrivate,
+      (p) => setEnvFrom(containerOf(p, 'gateway'), 'CHAIN_PRIVATE_KEY', 'policy-chain-credentials'),
+    ],
+    [
+      'payments reading the webhooks encryption key Secret wholesale',
+      ownSecretsPrivate,
+      (p) =>
+        listAt(containerOf(p, 'payments'), 'envFrom').push({
+          secretRef: { name: 'webhooks-encryption-key' },
+        }),
+    ],
+    [
+      'webhooks given OPS_TOKEN from the gateway credentials',
+      ownSecretsPrivate,
+      (p) => setEnvFrom(containerOf(p, 'webhooks'), 'OPS_TOKEN', 'gateway-credentials'),
     ],
     [
       'MONGO_URL in the ConfigMap',

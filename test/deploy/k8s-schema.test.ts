@@ -142,10 +142,13 @@ describe('k8s/base kustomization', () => {
     expect(kustomization.raw.secretGenerator).toBeUndefined();
   });
 
-  test('the example Secrets include the gateway dashboard token key’s, the determinations signing key’s and the payments provider credentials’ own', () => {
+  test('the example Secrets are platform-secrets and each service’s own', () => {
     expect(EXAMPLE_SECRETS).toEqual([
       'platform-secrets',
+      'gateway-credentials',
       'gateway-dashboard-token-key',
+      'webhooks-encryption-key',
+      'policy-chain-credentials',
       'determinations-signing-key',
       'payments-provider-credentials',
     ]);

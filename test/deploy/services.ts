@@ -56,10 +56,14 @@ const gateway: DeployedService = {
     ops: { containerPort: 3001, env: 'OPS_PORT' },
   },
   publicPorts: ['http'],
-  secretEnv: ['MONGO_URL', 'REDIS_URL', 'OPS_TOKEN', 'INTERNAL_SIGNING_SECRET', 'API_KEY_PEPPER'],
-  // The dashboard token keys: every gateway replica signs and verifies with them (required in
-  // production), and no other service may see them.
-  ownSecrets: { 'gateway-dashboard-token-key': ['DASHBOARD_TOKEN_KEYS'] },
+  secretEnv: ['MONGO_URL', 'REDIS_URL', 'INTERNAL_SIGNING_SECRET'],
+  ownSecrets: {
+    // The ops API's token and the API key pepper: only the gateway serves the ops API and checks keys.
+    'gateway-credentials': ['OPS_TOKEN', 'API_KEY_PEPPER'],
+    // The dashboard token keys: every gateway replica signs and verifies with them (required in
+    // production), and no other service may see them.
+    'gateway-dashboard-token-key': ['DASHBOARD_TOKEN_KEYS'],
+  },
   nonSecretEnv: [
     'NODE_ENV',
     'LOG_LEVEL',
@@ -86,8 +90,9 @@ const webhooks: DeployedService = {
   ports: { http: { containerPort: 3000, env: 'WEBHOOKS_PORT' } },
   // No public routes: only the gateway calls it.
   publicPorts: [],
-  secretEnv: ['MONGO_URL', 'REDIS_URL', 'INTERNAL_SIGNING_SECRET', 'WEBHOOK_SECRET_KEY'],
-  ownSecrets: {},
+  secretEnv: ['MONGO_URL', 'REDIS_URL', 'INTERNAL_SIGNING_SECRET'],
+  // The key sealing partners' webhook signing secrets at rest: no other service may see it.
+  ownSecrets: { 'webhooks-encryption-key': ['WEBHOOK_SECRET_KEY'] },
   nonSecretEnv: ['NODE_ENV', 'LOG_LEVEL', 'WEBHOOKS_PORT', 'MONGO_DB', 'REDIS_PREFIX'],
   optionalEnv: [],
   // The delivery workers let the attempts in flight finish (each bounded by
@@ -109,9 +114,10 @@ const policy: DeployedService = {
   ports: { http: { containerPort: 3000, env: 'POLICY_PORT' } },
   // No public routes: only the gateway calls it (its partner and ops routes, signed contexts).
   publicPorts: [],
-  // CHAIN_RPC_URL is a secret: hosted RPC providers put the API key in the URL.
-  secretEnv: ['MONGO_URL', 'REDIS_URL', 'INTERNAL_SIGNING_SECRET', 'CHAIN_RPC_URL', 'CHAIN_PRIVATE_KEY'],
-  ownSecrets: {},
+  secretEnv: ['MONGO_URL', 'REDIS_URL', 'INTERNAL_SIGNING_SECRET'],
+  // The registry owner's key, and CHAIN_RPC_URL (a secret: hosted RPC providers put the API key
+  // in the URL): only the policy service talks to the chain.
+  ownSecrets: { 'policy-chain-credentials': ['CHAIN_RPC_URL', 'CHAIN_PRIVATE_KEY'] },
   // CHAIN_REGISTRY_ADDRESS differs per environment (each chain has its own registry).
   nonSecretEnv: [
     'NODE_ENV',

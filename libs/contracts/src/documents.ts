@@ -37,7 +37,7 @@ const all = (routes: Readonly<Record<ServiceName, readonly RouteContract[]>>) =>
 
 const PARTNER_DESCRIPTION = `Parametric crop and livestock insurance for partner organizations: onboard farmers, register plots and herds, buy policies, activate them, and receive signed events.
 
-Every call carries \`x-api-key\` (except registration, the dashboard sign-in routes and these docs); the dashboard sends a user's bearer token instead. Responses use the envelopes \`{ success: true, data }\`, \`{ success: true, data: [...], pagination }\` and \`{ success: false, error: { code, message, details? } }\`; branch on \`error.code\`. Limits: 100 requests per 60 s per key (headers \`X-RateLimit-*\` on every response). The partner's guide is docs/api.md in the platform repository.`;
+Every call carries \`x-api-key\` (except registration, the dashboard sign-in routes and these docs); the dashboard sends a user's bearer token instead. Responses use the envelopes \`{ success: true, data }\`, \`{ success: true, data: [...], pagination }\` and \`{ success: false, error: { code, message, details? } }\`; branch on \`error.code\`. Limits: 100 requests per 60 s per organization, whichever key or dashboard user sends them (headers \`X-RateLimit-*\` on every response). The partner's guide is docs/api.md in the platform repository.`;
 
 let partner: ReturnType<typeof openApiDocument> | undefined;
 let ops: ReturnType<typeof openApiDocument> | undefined;

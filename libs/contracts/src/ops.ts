@@ -6,8 +6,27 @@ import { apiKeyMetadataSchema, credentialsSchema, organizationSchema, SERVICE_TI
 import { farmerSchema } from './policy/farmers';
 import { POLICY_NUMBER_PATTERN, policySchema } from './policy/policies';
 
+/** The years an ops date (a licence expiry, a solvency attestation) may fall in. */
+export const OPS_DATE_MIN_YEAR = 2000;
+export const OPS_DATE_MAX_YEAR = 9999;
+
+/**
+ * An ISO 8601 date-time between the years 2000 and 9999 (UTC): a year such as 0000 is a typing
+ * mistake, not a licence, and would make every expiry check pass or fail for the wrong reason.
+ */
 const isoDate = z.iso
   .datetime({ offset: true, error: 'must be an ISO 8601 date-time' })
+  .refine(
+    (v) => {
+      const year = new Date(v).getUTCFullYear();
+      // Not a date at all is the format check's message, not this one's.
+      return Number.isNaN(year) || (year >= OPS_DATE_MIN_YEAR && year <= OPS_DATE_MAX_YEAR);
+    },
+    {
+      error: `must be a date-time between ${OPS_DATE_MIN_YEAR}-01-01 and ${OPS_DATE_MAX_YEAR}-12-31 (UTC)`,
+      abort: true,
+    },
+  )
   .transform((v) => new Date(v));
 
 export const opsOrganizationSchema = organizationSchema
@@ -18,6 +37,21 @@ export const opsOrganizationSchema = organizationSchema
     apiKey: apiKeyMetadataSchema.nullable(),
   })
   .meta({ id: 'OpsOrganization' });
+
+/**
+ * The organization as `GET /ops/organizations/{id}` reads it: the above plus the webhook URL, read
+ * from the webhooks service (which owns it) exactly as `GET /organizations/me` reads it, so ops
+ * and the partner see one value. The write actions' answers leave it out: they report what they
+ * changed, and none of them depends on the webhooks service being up.
+ */
+export const opsOrganizationReadSchema = opsOrganizationSchema
+  .extend({
+    webhookUrl: z.string().nullable().meta({
+      description:
+        'The webhook URL the webhooks service holds for the organization (what the partner sees on GET /organizations/me); null until one is set',
+    }),
+  })
+  .meta({ id: 'OpsOrganizationRead' });
 
 export const kybBody = z
   .strictObject({
@@ -113,7 +147,13 @@ export const opsGetOrganization = defineRoute({
   tags: ['Organizations'],
   auth: 'opsBearer',
   params: idParams,
-  responses: { 200: { description: 'The organization as ops see it', data: opsOrganizationSchema } },
+  responses: {
+    200: {
+      description:
+        'The organization as ops see it, with its webhook URL (503 SERVICE_UNAVAILABLE while the webhooks service cannot be asked)',
+      data: opsOrganizationReadSchema,
+    },
+  },
   errors: [],
 });
 

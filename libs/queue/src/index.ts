@@ -1,4 +1,10 @@
-export type { RedisConnection } from './connection';
+export {
+  QUEUE_COMMAND_TIMEOUT_MS,
+  QUEUE_CONNECT_TIMEOUT_MS,
+  QUEUE_OPERATION_TIMEOUT_MS,
+  QueueTimeoutError,
+  type RedisConnection,
+} from './connection';
 export {
   type JobOutboxEntry,
   type JobOutboxFields,

@@ -1,5 +1,12 @@
 import { type DefaultJobOptions, type Job, type JobsOptions, Queue } from 'bullmq';
-import { closeOwned, type RedisConnection, resolveConnection } from './connection';
+import {
+  closeOwned,
+  QUEUE_COMMAND_TIMEOUT_MS,
+  QUEUE_OPERATION_TIMEOUT_MS,
+  type RedisConnection,
+  resolveConnection,
+  withDeadline,
+} from './connection';
 import type { Payload, QueueName } from './registry';
 import { validatePayload } from './validate';
 
@@ -9,6 +16,14 @@ export interface ProducerOptions {
   prefix?: string;
   /** Connection errors BullMQ reports; defaults to console.error. */
   onError?: (error: Error) => void;
+  /** Per-command timeout of the connection this creates from a URL (`QUEUE_COMMAND_TIMEOUT_MS`). */
+  commandTimeoutMs?: number;
+  /**
+   * The most one `add`, `ensure` or `schedule` may take, connecting included
+   * (`QUEUE_OPERATION_TIMEOUT_MS`); past it the call rejects with `QueueTimeoutError`. Applies to a
+   * caller's own client too, which may have no command timeout of its own.
+   */
+  operationTimeoutMs?: number;
 }
 
 export interface AddOptions {
@@ -20,6 +35,7 @@ export interface AddOptions {
 
 export interface Producer<N extends QueueName> {
   readonly name: N;
+  /** Rejects with `QueueTimeoutError` when Redis does not answer in time (the job may still land). */
   add(payload: Payload<N>, opts?: AddOptions): Promise<Job<Payload<N>>>;
   /**
    * Makes sure a job with this id is waiting, delayed or running: if BullMQ still holds a
@@ -49,11 +65,20 @@ export const DEFAULT_JOB_OPTIONS = {
   removeOnFail: { age: 7 * 24 * 3600 },
 } satisfies DefaultJobOptions;
 
-/** Enqueues validated jobs on one registered queue. */
+/**
+ * Enqueues validated jobs on one registered queue. A connection created from a URL has a connect
+ * and a command timeout, and every operation a deadline, so a hung Redis fails a producer's call
+ * instead of holding it (and whatever awaits it) until Redis comes back.
+ */
 export function createProducer<N extends QueueName>(name: N, options: ProducerOptions): Producer<N> {
+  const commandTimeoutMs = options.commandTimeoutMs ?? QUEUE_COMMAND_TIMEOUT_MS;
   const connection = resolveConnection(options.connection, {
     connectionName: `${options.prefix ?? 'bull'}:${name}:producer`,
+    commandTimeout: commandTimeoutMs,
   });
+  const deadlineMs = options.operationTimeoutMs ?? QUEUE_OPERATION_TIMEOUT_MS;
+  const bounded = <T>(what: string, operation: () => Promise<T>): Promise<T> =>
+    withDeadline(operation(), deadlineMs, `${what} on queue ${name}`, commandTimeoutMs);
   // Untyped inside: BullMQ's generics cannot resolve a payload type that depends on `N`; the
   // public `add` is typed, and `validatePayload` is what actually guarantees the shape.
   const queue: Queue = new Queue(name, {
@@ -63,28 +88,38 @@ export function createProducer<N extends QueueName>(name: N, options: ProducerOp
   });
   queue.on('error', options.onError ?? ((error) => console.error(`[queue ${name}] producer error`, error)));
 
+  /** Validated before the deadline starts: a bad payload is an `InvalidPayloadError`, never a timeout. */
+  const enqueue = async (data: Payload<N>, opts: AddOptions) => {
+    const jobOptions: JobsOptions = {};
+    if (opts.jobId !== undefined) jobOptions.jobId = opts.jobId;
+    if (opts.delay !== undefined) jobOptions.delay = opts.delay;
+    if (opts.attempts !== undefined) jobOptions.attempts = opts.attempts;
+    return (await queue.add(name, data, jobOptions)) as Job<Payload<N>>;
+  };
+
   return {
     name,
     async add(payload, opts = {}) {
       const data = validatePayload(name, payload);
-      const jobOptions: JobsOptions = {};
-      if (opts.jobId !== undefined) jobOptions.jobId = opts.jobId;
-      if (opts.delay !== undefined) jobOptions.delay = opts.delay;
-      if (opts.attempts !== undefined) jobOptions.attempts = opts.attempts;
-      return (await queue.add(name, data, jobOptions)) as Job<Payload<N>>;
+      return bounded('add', () => enqueue(data, opts));
     },
     async ensure(payload, opts) {
-      const existing = await queue.getJob(opts.jobId);
-      if (existing) {
-        if (LIVE_STATES.has(await existing.getState())) return 'queued';
-        await existing.remove();
-      }
-      await this.add(payload, opts);
-      return 'added';
+      const data = validatePayload(name, payload);
+      return bounded('ensure', async () => {
+        const existing = await queue.getJob(opts.jobId);
+        if (existing) {
+          if (LIVE_STATES.has(await existing.getState())) return 'queued' as const;
+          await existing.remove();
+        }
+        await enqueue(data, opts);
+        return 'added' as const;
+      });
     },
     async schedule(schedulerId, everyMs, payload) {
       const data = validatePayload(name, payload);
-      await queue.upsertJobScheduler(schedulerId, { every: everyMs }, { name, data });
+      await bounded('schedule', () =>
+        queue.upsertJobScheduler(schedulerId, { every: everyMs }, { name, data }),
+      );
     },
     async close() {
       try {

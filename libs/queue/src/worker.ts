@@ -44,6 +44,11 @@ export function createWorker<N extends QueueName>(
   if (typeof options.connection !== 'string' && options.connection.options.maxRetriesPerRequest !== null) {
     throw new Error(`createWorker("${name}"): the ioredis client needs maxRetriesPerRequest: null`);
   }
+  // A connect timeout (resolveConnection) but no command timeout: BullMQ duplicates this client
+  // for its blocking fetch (BZPOPMIN for up to `drainDelay` s), which a command timeout would
+  // abort on every idle wait. A hung Redis cannot park the worker anyway: BullMQ races that fetch
+  // against a watchdog (block time + 1 s) and resets the blocking connection when it fires, and
+  // the job's lock expiring hands a job stuck mid-write to another worker.
   const connection = resolveConnection(options.connection, {
     maxRetriesPerRequest: null,
     connectionName: `${options.prefix ?? 'bull'}:${name}:worker`,

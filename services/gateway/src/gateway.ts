@@ -261,7 +261,13 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     '/ops',
     answerOptions(Object.values(OPS_ROUTES).flat()),
     mountRoutes(Router(), opsDocsRoutes, () => undefined),
-    mountRoutes(Router(), opsRoutes, () => ({ repositories, pepper, onEventRecorded: () => relay.kick() })),
+    mountRoutes(Router(), opsRoutes, () => ({
+      repositories,
+      pepper,
+      onEventRecorded: () => relay.kick(),
+      // Asked afresh on every ops read (no stamp): ops reads are rare, and this is the partner view's lookup.
+      webhookUrlOf: (organizationId: string) => webhookUrlOf(organizationId),
+    })),
   );
   // Underwriting lives in the policy service, which cannot tell whether an organization exists.
   opsApp.use(

@@ -403,16 +403,20 @@ describe('tokens that are not ours', () => {
 });
 
 describe('rate limits for dashboard users', () => {
-  it('count per user, with the X-RateLimit headers', async () => {
-    const user = await signInAs(gw, org.apiKey, 'ORG_VIEWER');
+  it("count against the organization's one budget, shared with its API key, with the X-RateLimit headers", async () => {
+    const own = await gw.register();
+    const user = await signInAs(gw, own.apiKey, 'ORG_VIEWER');
+    const other = await signInAs(gw, own.apiKey, 'ORG_ADMIN');
     const reply = await gw.api('GET', '/organizations/me', { token: user.accessToken });
     expect(reply.headers.get('x-ratelimit-limit')).toBe('100');
     const before = Number(reply.headers.get('x-ratelimit-remaining'));
     const next = await gw.api('GET', '/organizations/me', { token: user.accessToken });
     expect(Number(next.headers.get('x-ratelimit-remaining'))).toBe(before - 1);
-    // The organization's key has its own budget.
-    const keyed = await gw.api('GET', '/organizations/me', { key: org.apiKey });
-    expect(Number(keyed.headers.get('x-ratelimit-remaining'))).not.toBe(before - 2);
+    // The organization's key and its other users spend the same budget (spec 8: per organization).
+    const keyed = await gw.api('GET', '/organizations/me', { key: own.apiKey });
+    expect(Number(keyed.headers.get('x-ratelimit-remaining'))).toBe(before - 2);
+    const colleague = await gw.api('GET', '/organizations/me', { token: other.accessToken });
+    expect(Number(colleague.headers.get('x-ratelimit-remaining'))).toBe(before - 3);
   });
 });
 

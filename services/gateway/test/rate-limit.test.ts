@@ -45,6 +45,53 @@ describe('rate limits (spec section 8)', () => {
       expectRateHeaders(refused.headers, 100);
       expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
     });
+
+    it('keeps one budget per organization across a key rotation: the new key continues the count', async () => {
+      const { apiKey } = await t.register();
+      for (let i = 1; i <= 60; i++) {
+        const reply = await t.api('GET', '/organizations/me', { key: apiKey });
+        expect(reply.headers.get('x-ratelimit-remaining')).toBe(String(100 - i));
+      }
+      const rotated = await t.api('POST', '/organizations/me/api-key/rotate', { key: apiKey });
+      expect(rotated.status).toBe(200);
+      expect(rotated.headers.get('x-ratelimit-remaining')).toBe('39');
+      const newKey: string = rotated.body.data.apiKey;
+      expect(newKey).not.toBe(apiKey);
+      for (let i = 62; i <= 100; i++) {
+        const reply = await t.api('GET', '/organizations/me', { key: newKey });
+        expect(reply.status).toBe(200);
+        expect(reply.headers.get('x-ratelimit-remaining')).toBe(String(100 - i));
+      }
+      const refused = await t.api('GET', '/organizations/me', { key: newKey });
+      expect(refused.status).toBe(429);
+      expect(refused.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
+      expect(refused.body.error.details.limit).toBe(100);
+      expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
+    });
+
+    it('99 requests, rotate, repeat: the new key gets no fresh budget (row 3)', async () => {
+      const { apiKey } = await t.register();
+      for (let i = 1; i <= 99; i++) {
+        expect((await t.api('GET', '/organizations/me', { key: apiKey })).status).toBe(200);
+      }
+      const rotated = await t.api('POST', '/organizations/me/api-key/rotate', { key: apiKey });
+      expect(rotated.status).toBe(200);
+      expect(rotated.headers.get('x-ratelimit-remaining')).toBe('0');
+      const newKey: string = rotated.body.data.apiKey;
+      const refused = await t.api('GET', '/organizations/me', { key: newKey });
+      expect(refused.status).toBe(429);
+      expect(refused.body.error.details.limit).toBe(100);
+      // Rotating again does not buy a budget either.
+      const again = await t.api('POST', '/organizations/me/api-key/rotate', { key: newKey });
+      expect(again.status).toBe(429);
+      // The replaced key is not the organization any more: it is refused as a stranger (by IP).
+      expect((await t.api('GET', '/organizations/me', { key: apiKey })).status).toBe(401);
+      // Another organization is untouched.
+      const other = await t.register();
+      const fresh = await t.api('GET', '/organizations/me', { key: other.apiKey });
+      expect(fresh.status).toBe(200);
+      expect(fresh.headers.get('x-ratelimit-remaining')).toBe('99');
+    });
   });
 
   describe('with small limits', () => {

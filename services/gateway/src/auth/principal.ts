@@ -24,7 +24,7 @@ export type Principal =
       role: 'ORG_ADMIN';
       capabilities: readonly Capability[];
       keyHash: string;
-      /** What the partner rate limit counts against. */
+      /** What the partner rate limit counts against: the organization (`organizationLimitKey`). */
       limitKey: string;
     }
   | {
@@ -75,6 +75,15 @@ export interface AuthDeps {
   limits: { partner: Limit; anonymous: Limit; paymentsInitiate: Limit };
   clientIp: (req: Request) => string;
   logger: Logger;
+}
+
+/**
+ * The partner rate limits' bucket: the organization, whatever credential it calls with (spec 8:
+ * per organization). Its API key (any key it has had: a rotation does not refill the budget)
+ * and every dashboard user of the organization spend the same budget.
+ */
+export function organizationLimitKey(organizationId: string): string {
+  return `org:${organizationId}`;
 }
 
 export function principalCache(maxEntries: number, maxAgeMs: number): StampedCache<Cached> {
@@ -178,7 +187,7 @@ function keyPrincipalOf(organization: OrganizationDoc, keyHash: string): Princip
     role: 'ORG_ADMIN',
     capabilities: ROLE_CAPABILITIES.ORG_ADMIN,
     keyHash,
-    limitKey: keyHash,
+    limitKey: organizationLimitKey(organization._id),
   };
 }
 
@@ -189,7 +198,12 @@ async function keyPrincipal(deps: AuthDeps, keyHash: string): Promise<Resolution
   let organizationId: string;
   let version: string | undefined;
   if (cached?.value.kind === 'apiKey') {
-    const check = await checkStamp(deps, cached.organizationId, cached.version, keyHash);
+    const check = await checkStamp(
+      deps,
+      cached.organizationId,
+      cached.version,
+      organizationLimitKey(cached.organizationId),
+    );
     if (check?.limited) {
       return {
         principal: keyPrincipalOf(cached.value.organization, keyHash),
@@ -237,7 +251,7 @@ async function userPrincipal(deps: AuthDeps, token: string): Promise<Resolution>
       capabilities: claims.caps.filter((capability) => roleHas(role, capability)),
       user,
       sessionId: claims.sid,
-      limitKey: `user:${user._id}`,
+      limitKey: organizationLimitKey(organization._id),
     };
   };
   const cacheKey = `session:${claims.sid}`;
@@ -250,7 +264,7 @@ async function userPrincipal(deps: AuthDeps, token: string): Promise<Resolution>
       ? cached
       : undefined;
   // The token names the organization, so the stamp is read before anything else, hit or miss.
-  const check = await checkStamp(deps, claims.org, good?.version, `user:${claims.sub}`);
+  const check = await checkStamp(deps, claims.org, good?.version, organizationLimitKey(claims.org));
   if (good?.value.kind === 'user' && check?.limited) {
     return {
       principal: principalOf(good.value.organization, good.value.user),

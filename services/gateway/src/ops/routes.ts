@@ -39,13 +39,19 @@ export interface OpsContext {
   pepper: string;
   /** Called after a write that recorded an event, so the relay picks it up at once. */
   onEventRecorded: () => void;
+  /**
+   * The organization's webhook URL from the webhooks service (organizations/webhook-url.ts), the
+   * lookup `GET /organizations/me` uses: one truth for partners and ops.
+   */
+  webhookUrlOf: (organizationId: string) => Promise<string | null>;
 }
 
 /** The ops interface (docs/ops.md): admin actions on one organization, which partners cannot take. */
 export const opsRoutes: Binding<OpsContext>[] = [
-  implement(opsGetOrganization, async ({ params }, { repositories }) =>
-    ok(await opsOrganizationView(repositories.forOrganization(params.id))),
-  ),
+  implement(opsGetOrganization, async ({ params }, { repositories, webhookUrlOf }) => {
+    const view = await opsOrganizationView(repositories.forOrganization(params.id));
+    return ok({ ...view, webhookUrl: await webhookUrlOf(view.id) });
+  }),
   implement(opsSetKyb, async ({ params, body }, { repositories, onEventRecorded }) => {
     const tenant = repositories.forOrganization(params.id);
     const { organization, eventRecorded } = await recordKybDecision(tenant, body);

@@ -1,6 +1,6 @@
 import type { capacityBody, licenceBody } from '@parametric/contracts';
 import { AppError } from '@parametric/http';
-import { minorFromNumber } from '@parametric/money';
+import { formatMinor, minorFromNumber } from '@parametric/money';
 import type { z } from 'zod';
 import type { TenantPolicyData } from '../repositories';
 import { type CapacityDoc, capacityView, exponentOfCurrency, type LicenceDoc, licenceView } from './model';
@@ -17,22 +17,66 @@ export async function recordLicence(tenant: Tenant, input: z.output<typeof licen
   return licenceView(licence as LicenceDoc);
 }
 
+/** How many times a capacity write is tried again when a reservation moved under it. */
+const CAPACITY_WRITE_ATTEMPTS = 5;
+
 /**
- * Records capacity (exact minor units) and the solvency attestation. The currency may change
- * only while nothing is reserved: reservations are amounts in the currency they were made in.
+ * Records capacity (exact minor units) and the solvency attestation, in one conditional write:
+ * the capacity may not go below what policies already reserve (the remaining capacity never goes
+ * negative), and the currency may change only while nothing is reserved (reservations are amounts
+ * in the currency they were made in). The conditions are checked by MongoDB in the write itself,
+ * so a purchase reserving at the same moment cannot slip under the new amount: either the
+ * reservation's conditional `$inc` (`reserveCapacity`) sees the new amount, or this write sees
+ * the reservation.
  */
 export async function recordCapacity(tenant: Tenant, input: z.output<typeof capacityBody>) {
-  const amountMinor = minorFromNumber(input.amount, exponentOfCurrency(input.currency));
-  const existing = await tenant.capacity.get();
-  if (existing && existing.currency !== input.currency && existing.reservedMinor > 0n) {
-    throw AppError.invalid('Capacity already has reservations in another currency', [
-      { field: 'currency', message: `must stay ${existing.currency} while policies reserve capacity` },
-    ]);
+  const exponent = exponentOfCurrency(input.currency);
+  const amountMinor = minorFromNumber(input.amount, exponent);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      // An upsert whose conditions only an existing document can fail: with no document it
+      // inserts (nothing reserved yet); with one that fails them, the insert collides on `_id`.
+      const capacity = await tenant.capacity.findOneAndUpdate(
+        {
+          $expr: {
+            $and: [
+              { $lte: ['$reservedMinor', amountMinor] },
+              { $or: [{ $eq: ['$currency', input.currency] }, { $eq: ['$reservedMinor', 0] }] },
+            ],
+          },
+        },
+        {
+          $set: { amountMinor, currency: input.currency, solvencyAttestedUntil: input.solvencyAttestedUntil },
+        },
+        { upsert: true, setDefaultsOnInsert: true },
+      );
+      return capacityView(capacity as CapacityDoc);
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== 11000) throw err;
+    }
+    const existing = await tenant.capacity.get();
+    if (existing && existing.reservedMinor > 0n && existing.currency !== input.currency) {
+      throw AppError.invalid('Capacity already has reservations in another currency', [
+        { field: 'currency', message: `must stay ${existing.currency} while policies reserve capacity` },
+      ]);
+    }
+    if (existing && existing.reservedMinor > amountMinor) {
+      const reserved = formatMinor(existing.reservedMinor, exponent);
+      throw AppError.invalid(
+        `Capacity cannot be set below the ${reserved} ${existing.currency} that policies already reserve`,
+        [
+          {
+            field: 'amount',
+            message: `must be at least ${reserved} (${existing.currency} already reserved by policies; the remaining capacity may not go below 0)`,
+          },
+        ],
+      );
+    }
+    // The reservation that stood in the way was released meanwhile: write again.
+    if (attempt >= CAPACITY_WRITE_ATTEMPTS) {
+      throw new Error('capacity write kept colliding with reservations; giving up');
+    }
   }
-  const capacity = await tenant.capacity.upsert({
-    $set: { amountMinor, currency: input.currency, solvencyAttestedUntil: input.solvencyAttestedUntil },
-  });
-  return capacityView(capacity as CapacityDoc);
 }
 
 /** The organization's licences (by market) and capacity, as ops read them. */
