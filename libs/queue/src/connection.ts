@@ -14,9 +14,9 @@ export const QUEUE_CONNECT_TIMEOUT_MS = 2_000;
  * connection is duplicated by BullMQ for its blocking fetch (BZPOPMIN, which legitimately waits
  * `drainDelay` seconds), and a command timeout there would abort every idle wait.
  */
-export const QUEUE_COMMAND_TIMEOUT_MS = 500;
+export const QUEUE_COMMAND_TIMEOUT_MS = 2_000;
 /** The most a whole `producer.add` (or `ensure`, `schedule`) may take, connecting included. */
-export const QUEUE_OPERATION_TIMEOUT_MS = 3_000;
+export const QUEUE_OPERATION_TIMEOUT_MS = 5_000;
 
 /**
  * A queue operation Redis did not complete in time. The operation may still take effect once
