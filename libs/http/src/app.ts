@@ -44,13 +44,15 @@ export function createApp(
     beforeBody?: RequestHandler[];
     /** How long a request may take before it is answered `503` (default 15 s). */
     deadlineMs?: number;
+    /** Rewrites a request's path before it is logged (a secret in the path, e.g. a callback token). */
+    loggedPath?: (path: string) => string;
   } = {},
 ): Express {
   const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(requestLogging(app, logger));
+  app.use(requestLogging(app, logger, options.loggedPath));
   app.use(requestDeadline(options.deadlineMs ?? DEFAULT_REQUEST_DEADLINE_MS));
   for (const handler of options.beforeBody ?? []) app.use(handler);
   app.use(requireJsonContentType);

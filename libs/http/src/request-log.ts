@@ -23,7 +23,12 @@ const HEALTH_PATHS = new Set(['/healthz', '/readyz']);
  * built only when its level is enabled. The line keeps pino-http's shape (`reqId`, `req`,
  * `res`, `responseTime`, "request completed"/"request aborted"/"request errored").
  */
-export function requestLogging(app: Express, logger: Logger) {
+export function requestLogging(
+  app: Express,
+  logger: Logger,
+  /** Rewrites a path before it is logged, e.g. to hide a secret path segment. */
+  loggedPath: (path: string) => string = (path) => path,
+) {
   Object.defineProperty(app.request, 'log', {
     configurable: true,
     get(this: Request): Logger {
@@ -45,7 +50,7 @@ export function requestLogging(app: Express, logger: Logger) {
     const done = (): void => {
       res.removeListener('finish', done);
       res.removeListener('close', done);
-      logCompletion(logger, req, res, Date.now() - startedAt);
+      logCompletion(logger, req, res, Date.now() - startedAt, loggedPath);
     };
     res.on('finish', done);
     res.on('close', done);
@@ -53,7 +58,13 @@ export function requestLogging(app: Express, logger: Logger) {
   };
 }
 
-function logCompletion(logger: Logger, req: Request, res: Response, responseTime: number): void {
+function logCompletion(
+  logger: Logger,
+  req: Request,
+  res: Response,
+  responseTime: number,
+  loggedPath: (path: string) => string,
+): void {
   const status = res.statusCode;
   const url = req.originalUrl ?? req.url ?? '';
   const at = url.indexOf('?');
@@ -70,7 +81,7 @@ function logCompletion(logger: Logger, req: Request, res: Response, responseTime
   if (!logger.isLevelEnabled(level)) return;
   const line = {
     reqId: req.id,
-    req: requestView(req, at === -1 ? path : `${path}?[query redacted]`),
+    req: requestView(req, at === -1 ? loggedPath(path) : `${loggedPath(path)}?[query redacted]`),
     res: { statusCode: status, headers: res.getHeaders() },
     responseTime,
   };

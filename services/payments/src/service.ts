@@ -227,7 +227,11 @@ export async function startPayments(
   );
   finishApp(app, logger);
 
-  const callbackApp = createApp(logger, { deadlineMs: config.REQUEST_DEADLINE_MS });
+  const callbackApp = createApp(logger, {
+    deadlineMs: config.REQUEST_DEADLINE_MS,
+    // The callback URLs carry a secret path token (Daraja cannot send headers of ours).
+    loggedPath: (path) => path.replace(/^\/mpesa\/[^/]+/i, '/mpesa/[Redacted]'),
+  });
   callbackApp.use(healthRoutes({ mongo: () => pingMongo(connection) }));
   callbackApp.use(
     callbackRoutes({

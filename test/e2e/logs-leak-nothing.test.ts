@@ -1,0 +1,291 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import path from 'node:path';
+import { localDevPrivateKey } from '@parametric/chain';
+import { freePort } from '@parametric/local-process';
+import { eventually } from '@parametric/test-harness';
+
+/**
+ * Issue 14: the platform as `npm start` runs it, every service logging at `debug`, through a
+ * whole Tier 2 flow (registration, dashboard sign-in, webhook, farmer, KYC, purchase, M-Pesa
+ * premium, activation on chain, a triggered determination, its payout). Then every line any
+ * process wrote is searched for what must never be logged: keys, secrets, tokens, passwords,
+ * private keys, and the farmer's national ID and phone number in any of its spellings.
+ */
+
+const root = path.resolve(__dirname, '..', '..');
+const ADMIN_PASSWORD = 'sorghum-and-millet-2026';
+const NATIONAL_ID = 'KE73910284';
+// Spellings of the farmer's number that could reach a log: E.164, Daraja's MSISDN, local.
+const PHONE = '+254712398761';
+const PHONE_SPELLINGS = [PHONE, '254712398761', '0712398761'];
+
+jest.setTimeout(240_000);
+
+interface Running {
+  child: ChildProcess;
+  output: () => string;
+}
+
+async function startPlatform(env: NodeJS.ProcessEnv): Promise<Running> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: false,
+  });
+  let text = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    text += chunk.toString('utf8');
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    text += chunk.toString('utf8');
+  });
+  return { child, output: () => text };
+}
+
+async function call(method: string, url: string, headers: Record<string, string>, body?: unknown) {
+  const res = await fetch(url, {
+    method,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  // biome-ignore lint/suspicious/noExplicitAny: the envelope's data as JSON, walked by the flow
+  const json = (await res.json()) as { data?: any; error?: unknown };
+  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${JSON.stringify(json)}`);
+  return json.data;
+}
+
+describe('logs of a whole flow under npm start', () => {
+  let platform: Running;
+  const secrets = {
+    OPS_TOKEN: randomBytes(24).toString('base64url'),
+    INTERNAL_SIGNING_SECRET: randomBytes(24).toString('base64url'),
+    API_KEY_PEPPER: randomBytes(24).toString('base64url'),
+    PAYMENTS_CALLBACK_TOKEN: randomBytes(24).toString('base64url'),
+    WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
+  };
+  const leaked: Record<string, string> = {};
+  let ports: Record<string, number>;
+
+  beforeAll(async () => {
+    const names = [
+      'GATEWAY_PORT',
+      'OPS_PORT',
+      'WEBHOOKS_PORT',
+      'POLICY_PORT',
+      'DETERMINATIONS_PORT',
+      'PAYMENTS_PORT',
+      'PAYMENTS_CALLBACK_PORT',
+      'WEBHOOK_RECEIVER_PORT',
+      'RATE_SIMULATOR_PORT',
+      'MPESA_SIMULATOR_PORT',
+    ];
+    ports = Object.fromEntries(await Promise.all(names.map(async (n) => [n, await freePort()] as const)));
+    const env: NodeJS.ProcessEnv = { ...process.env, ...secrets, LOG_LEVEL: 'debug' };
+    // Its own MongoDB, Redis and chain, as a newcomer's `npm start` has.
+    for (const shared of [
+      'MONGO_URL',
+      'REDIS_URL',
+      'CHAIN_RPC_URL',
+      'CHAIN_REGISTRY_ADDRESS',
+      'CHAIN_PRIVATE_KEY',
+    ]) {
+      delete env[shared];
+    }
+    for (const [name, port] of Object.entries(ports)) env[name] = String(port);
+    platform = await startPlatform(env);
+    await eventually(
+      async () => {
+        if (platform.child.exitCode !== null) throw new Error(`npm start exited:\n${platform.output()}`);
+        expect(platform.output()).toContain('Press Ctrl-C to stop.');
+      },
+      { timeout: 120_000, interval: 250, message: 'the npm start banner' },
+    );
+  });
+
+  afterAll(async () => {
+    if (platform.child.exitCode === null && platform.child.signalCode === null) {
+      const exited = once(platform.child, 'exit');
+      platform.child.kill('SIGTERM');
+      await exited;
+    }
+  });
+
+  it('writes no key, secret, token, password, private key, national ID or phone number', async () => {
+    const api = `http://127.0.0.1:${ports.GATEWAY_PORT}/api`;
+    const ops = `http://127.0.0.1:${ports.OPS_PORT}/ops`;
+    const asOps = { authorization: `Bearer ${secrets.OPS_TOKEN}` };
+
+    const { organization } = await call(
+      'POST',
+      `${api}/auth/register-organization`,
+      {},
+      {
+        name: 'Log Scan Co-op',
+        type: 'COOPERATIVE',
+        countryCode: 'KE',
+        adminEmail: 'finance@logscan.example',
+        adminPassword: ADMIN_PASSWORD,
+      },
+    );
+    leaked.apiKey = organization.apiKey;
+    leaked.apiSecret = organization.apiSecret;
+    const key = { 'x-api-key': organization.apiKey };
+
+    const session = await call(
+      'POST',
+      `${api}/auth/login`,
+      {},
+      {
+        email: 'finance@logscan.example',
+        password: ADMIN_PASSWORD,
+      },
+    );
+    leaked.accessToken = session.accessToken;
+    leaked.refreshToken = session.refreshToken;
+    await call('GET', `${api}/organizations/me`, { authorization: `Bearer ${session.accessToken}` });
+    const refreshed = await call('POST', `${api}/auth/refresh`, {}, { refreshToken: session.refreshToken });
+    leaked.refreshedAccessToken = refreshed.accessToken;
+    leaked.refreshedRefreshToken = refreshed.refreshToken;
+
+    const webhook = await call('PUT', `${api}/organizations/me/webhook`, key, {
+      url: `http://127.0.0.1:${ports.WEBHOOK_RECEIVER_PORT}/hooks`,
+    });
+    leaked.webhookSecret = webhook.secret;
+    // The local partner endpoint verifies signatures with the secret the partner was given.
+    const told = await fetch(`http://127.0.0.1:${ports.WEBHOOK_RECEIVER_PORT}/_secret`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ secret: webhook.secret }),
+    });
+    expect(told.ok).toBe(true);
+
+    await call('POST', `${ops}/organizations/${organization.id}/kyb`, asOps, { status: 'VERIFIED' });
+    await call('POST', `${ops}/organizations/${organization.id}/service-tier`, asOps, {
+      serviceTier: 'DETERMINATION_AND_SETTLEMENT',
+    });
+    await call('POST', `${ops}/organizations/${organization.id}/licences`, asOps, {
+      market: 'KE',
+      licenceNumber: 'IRA-LOG-1',
+      expiresAt: '2099-01-01T00:00:00Z',
+    });
+    await call('POST', `${ops}/organizations/${organization.id}/capacity`, asOps, {
+      amount: 10_000_000,
+      currency: 'KES',
+      solvencyAttestedUntil: '2099-01-01T00:00:00Z',
+    });
+    const farmer = await call('POST', `${api}/farmers`, key, {
+      firstName: 'Wanjiru',
+      lastName: 'Kamau',
+      phoneNumber: PHONE,
+      nationalId: NATIONAL_ID,
+      region: 'Nakuru',
+    });
+    await call('POST', `${ops}/farmers/${farmer.id}/kyc`, asOps, { status: 'APPROVED' });
+    const plot = await call('POST', `${api}/plots`, key, {
+      farmerId: farmer.id,
+      name: 'River field',
+      latitude: -0.3031,
+      longitude: 36.08,
+      areaHectares: 2,
+      cropType: 'MAIZE',
+    });
+    const { policy } = await call('POST', `${api}/policies/purchase`, key, {
+      farmerId: farmer.id,
+      productType: 'CROP',
+      plotId: plot.id,
+      sumInsured: 60_000,
+      coverageType: 'DROUGHT',
+      durationDays: 180,
+    });
+    await call('POST', `${api}/payments/initiate`, key, {
+      reference: policy.id,
+      amount: policy.premium,
+      phoneNumber: PHONE,
+    });
+    // The simulator's farmer accepts the prompt; the callback settles it; the policy activates.
+    await eventually(
+      async () => expect((await call('GET', `${api}/policies/${policy.id}`, key)).status).toBe('ACTIVE'),
+      { timeout: 60_000, interval: 500, message: 'the paid policy activated' },
+    );
+    const now = Date.now();
+    await call('POST', `${ops}/determinations`, asOps, {
+      idempotencyKey: `log-scan-${randomUUID()}`,
+      policyId: policy.id,
+      kind: 'CROP_DAMAGE',
+      methodologyVersion: 'drought-index-v2.1',
+      triggered: true,
+      damagePercentBp: 2_500,
+      assessedAt: new Date(now - 60_000).toISOString(),
+      evidence: {
+        indexName: 'CHIRPS cumulative rainfall deficit',
+        indexValue: 41.5,
+        triggerThreshold: 60,
+        exitThreshold: 20,
+        dataSource: 'CHIRPS',
+        dataSourceVersion: '2.0',
+        periodStart: new Date(now - 86_400_000).toISOString(),
+        periodEnd: new Date(now + 86_400_000).toISOString(),
+        inputDataHashes: [{ name: 'chirps.tif', sha256: 'a'.repeat(64) }],
+        location: { latitude: -0.3031, longitude: 36.08 },
+      },
+    });
+    // Every event delivered to the partner's endpoint, the payout's included.
+    await eventually(
+      async () => {
+        const log = await call('GET', `${api}/organizations/me/webhook/deliveries`, key);
+        const deliveries = log.deliveries as Array<{
+          event: string;
+          status: string;
+          lastError: string | null;
+        }>;
+        // Everything delivered (the last error shows when not), the payout's event included.
+        expect(deliveries.filter((d) => d.status !== 'DELIVERED')).toEqual([]);
+        expect(deliveries.map((d) => d.event)).toEqual(
+          expect.arrayContaining(['policy.activated', 'payout.completed']),
+        );
+      },
+      { timeout: 90_000, interval: 1_000, message: 'the flow’s webhooks delivered' },
+    );
+
+    // Stop it as Ctrl-C does, so the shutdown's lines are scanned too.
+    const exited = once(platform.child, 'exit');
+    platform.child.kill('SIGTERM');
+    await exited;
+    // Every log line, whichever process wrote it (JSON lines: the banner is no log line, and
+    // shows the developer the demo organization's key on purpose).
+    const lines = platform
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{') && line.includes('"level"'));
+    expect(lines.some((line) => line.includes('"msg":"request completed"'))).toBe(true);
+
+    const forbidden: Record<string, string> = {
+      ...leaked,
+      ...secrets,
+      adminPassword: ADMIN_PASSWORD,
+      nationalId: NATIONAL_ID,
+      ...Object.fromEntries(PHONE_SPELLINGS.map((spelling, i) => [`phone${i}`, spelling])),
+      // npm start's local chain registers with anvil's first account: with or without its 0x.
+      chainPrivateKey: localDevPrivateKey(0).slice(2),
+    };
+    const patterns: Record<string, RegExp> = {
+      'a PEM private key': /-----BEGIN [A-Z ]*PRIVATE KEY-----/,
+      'an API key': /pik_(live|test|reg)_[A-Za-z0-9]{16,}/,
+      'an M-Pesa consumer key of this run': /local-[0-9a-f]{24}/,
+    };
+    /** Each finding with the first line it is on (the value itself blanked out). */
+    const found: string[] = [];
+    for (const [name, value] of Object.entries(forbidden)) {
+      const line = lines.find((l) => l.toLowerCase().includes(value.toLowerCase()));
+      if (value && line) found.push(`${name}: ${line.split(value).join('<HERE>').slice(0, 400)}`);
+    }
+    for (const [name, pattern] of Object.entries(patterns)) {
+      const line = lines.find((l) => pattern.test(l));
+      if (line) found.push(`${name}: ${line.replace(pattern, '<HERE>').slice(0, 400)}`);
+    }
+    expect(found).toEqual([]);
+  });
+});
