@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { localDevPrivateKey } from '@parametric/chain';
 import { freePort } from '@parametric/local-process';
@@ -110,6 +111,15 @@ describe('logs of a whole flow under npm start', () => {
       const exited = once(platform.child, 'exit');
       platform.child.kill('SIGTERM');
       await exited;
+    }
+  });
+
+  it('binds the internal services and the ops API to loopback only', () => {
+    for (const name of ['OPS_PORT', 'WEBHOOKS_PORT', 'POLICY_PORT', 'DETERMINATIONS_PORT', 'PAYMENTS_PORT']) {
+      expect({ name, addresses: listeningAddresses(ports[name] as number) }).toEqual({
+        name,
+        addresses: ['127.0.0.1'],
+      });
     }
   });
 
@@ -289,3 +299,28 @@ describe('logs of a whole flow under npm start', () => {
     expect(found).toEqual([]);
   });
 });
+
+/** The local addresses a TCP port is listened on (Linux's socket tables), e.g. `127.0.0.1`. */
+function listeningAddresses(port: number): string[] {
+  const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  const found = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const [local, , state] = line.trim().split(/\s+/).slice(1);
+      if (state !== '0A' || !local?.endsWith(`:${hex}`)) continue;
+      const address = local.slice(0, -5);
+      if (address.length === 8) {
+        // IPv4, little-endian bytes.
+        found.add(
+          (address.match(/../g) ?? [])
+            .reverse()
+            .map((byte) => Number.parseInt(byte, 16))
+            .join('.'),
+        );
+      } else {
+        found.add(address === '00000000000000000000000000000000' ? '::' : `ipv6:${address}`);
+      }
+    }
+  }
+  return [...found];
+}
