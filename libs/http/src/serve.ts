@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { type Express, Router } from 'express';
 
 /**
@@ -47,18 +47,42 @@ export interface Listening {
   close(): Promise<void>;
 }
 
+/**
+ * After SIGTERM, how long a connection with nothing in flight stays open: a request the client
+ * has already sent may still be in the socket's buffer, unparsed, and closing the connection
+ * then would reset it unanswered.
+ */
+const DRAIN_GRACE_MS = 500;
+
 /** Listens and resolves once bound (port 0 picks a free one). */
 export async function listen(app: Express, port: number, host: string): Promise<Listening> {
   const server = app.listen(port, host);
   await new Promise((resolve, reject) => server.once('listening', resolve).once('error', reject));
   const bound = (server.address() as AddressInfo).port;
+  let draining = false;
+  // While draining, every answer closes its connection, so keep-alive clients move elsewhere.
+  server.prependListener('request', (_req, res) => {
+    if (draining) res.shouldKeepAlive = false;
+  });
   return {
     server,
     url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${bound}`,
     close: () =>
       new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
+        draining = true;
+        let sweeper: NodeJS.Timeout | undefined;
+        // net's close, not http's: http's also drops every connection without a request in
+        // progress at once, including one whose request is still unread in its buffer.
+        net.Server.prototype.close.call(server, () => {
+          clearInterval(sweeper);
+          resolve();
+        });
+        const grace = setTimeout(() => {
+          server.closeIdleConnections();
+          sweeper = setInterval(() => server.closeIdleConnections(), 100);
+          sweeper.unref();
+        }, DRAIN_GRACE_MS);
+        grace.unref();
       }),
   };
 }

@@ -1,0 +1,161 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import path from 'node:path';
+import { freePort } from '@parametric/local-process';
+import {
+  eventually,
+  testMongoUrl,
+  testRedisUrl,
+  uniqueDatabaseName,
+  uniqueRedisPrefix,
+} from '@parametric/test-harness';
+import mongoose from 'mongoose';
+
+/**
+ * Issue 14: SIGTERM while partner requests are in flight. The gateway is its own process, as in
+ * production; every request it had accepted gets an answer, and what it answered is what it
+ * wrote (no registration answered 201 and lost, none written and never answered).
+ */
+const root = path.resolve(__dirname, '..', '..', '..');
+const IN_FLIGHT = 40;
+
+describe('the gateway process stopping under load', () => {
+  it('answers every accepted request before it exits, and its answers match what it wrote', async () => {
+    const port = await freePort();
+    const dbName = uniqueDatabaseName('gateway_shutdown');
+    const child = spawn(process.execPath, ['--import', 'tsx', 'services/gateway/src/main.ts'], {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: {
+        ...process.env,
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'warn',
+        GATEWAY_HOST: '127.0.0.1',
+        GATEWAY_PORT: String(port),
+        OPS_HOST: '127.0.0.1',
+        OPS_PORT: String(await freePort()),
+        MONGO_URL: testMongoUrl(),
+        MONGO_DB: dbName,
+        REDIS_URL: testRedisUrl(),
+        REDIS_PREFIX: uniqueRedisPrefix('gateway_shutdown'),
+        OPS_TOKEN: 'test-ops-token-0123456789abcdef',
+        INTERNAL_SIGNING_SECRET: 'test-internal-signing-secret-0123',
+        API_KEY_PEPPER: 'test-api-key-pepper-0123456789',
+        REGISTRATION_LIMIT_POINTS: '100000',
+      },
+    });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+    });
+    const exited = once(child, 'exit');
+    const db = await mongoose.createConnection(testMongoUrl(), { dbName }).asPromise();
+    try {
+      await eventually(
+        async () => expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200),
+        {
+          timeout: 30_000,
+          interval: 100,
+          message: 'the gateway ready',
+        },
+      );
+
+      // Every registration hashes its admin's password (scrypt, in libuv's pool of 4 threads)
+      // and writes to MongoDB: all 40 are read by the gateway at once, then take a while to get
+      // through the pool. SIGTERM arrives once the first is written, with the rest in flight.
+      // Raw sockets, so the test knows every request was connected and written before SIGTERM.
+      const requests = Array.from({ length: IN_FLIGHT }, (_, i) =>
+        rawPost(port, '/api/auth/register-organization', {
+          name: `Shutdown Co-op ${i}`,
+          type: 'COOPERATIVE',
+          countryCode: 'KE',
+          adminEmail: `admin${i}@shutdown.example`,
+          adminPassword: 'maize-harvest-2026-long',
+        }),
+      );
+      await Promise.all(requests.map((r) => r.written));
+      const answers = requests.map((r) => r.answer);
+      await eventually(
+        async () => expect(await db.collection('organizations').countDocuments()).toBeGreaterThan(0),
+        {
+          timeout: 10_000,
+          interval: 5,
+          message: 'the first registration written',
+        },
+      );
+      child.kill('SIGTERM');
+      const settled = await Promise.all(answers);
+      const [code] = await exited;
+
+      expect(code).toBe(0);
+      // No request dropped without an answer: each is a 201, or a definite refusal.
+      const unanswered = settled.filter((a) => a.status === 0);
+      expect(unanswered).toEqual([]);
+      expect(settled.filter((a) => a.status !== 201 && a.status !== 503)).toEqual([]);
+      // What was answered 201 is exactly what was written.
+      const answeredIds = settled
+        .map((a) => a.body?.data?.organization.id)
+        .filter((id): id is string => typeof id === 'string')
+        .sort();
+      const written = (
+        await db
+          .collection('organizations')
+          .find({}, { projection: { _id: 1 } })
+          .toArray()
+      )
+        .map((o) => String(o._id))
+        .sort();
+      expect(written).toEqual(answeredIds);
+      expect(stderr).not.toMatch(/unhandled|did not stop/i);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await db.dropDatabase().catch(() => undefined);
+      await db.close();
+    }
+  });
+});
+
+interface RawAnswer {
+  status: number;
+  body?: { data?: { organization: { id: string } } };
+  error?: string;
+}
+
+/** One POST on its own connection: `written` once it is all sent, `answer` when the connection ends. */
+function rawPost(
+  port: number,
+  path: string,
+  body: unknown,
+): { written: Promise<void>; answer: Promise<RawAnswer> } {
+  const payload = JSON.stringify(body);
+  const socket = connect(port, '127.0.0.1');
+  const written = new Promise<void>((resolve, reject) => {
+    socket.once('connect', () =>
+      socket.write(
+        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\nConnection: close\r\n\r\n${payload}`,
+        (err) => (err ? reject(err) : resolve()),
+      ),
+    );
+    socket.once('error', reject);
+  });
+  const answer = new Promise<RawAnswer>((resolve) => {
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      text += chunk;
+    });
+    socket.on('error', (err) => resolve({ status: 0, error: err.message }));
+    socket.on('close', () => {
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
+      if (status === 0)
+        return resolve({ status: 0, error: text === '' ? 'closed without an answer' : text.slice(0, 200) });
+      try {
+        resolve({ status, body: JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) });
+      } catch {
+        resolve({ status, error: 'unreadable body' });
+      }
+    });
+  });
+  return { written, answer };
+}
