@@ -1,7 +1,7 @@
 import { defineRoute } from '@parametric/http';
 import { MARKET_CURRENCY, MARKETS } from '@parametric/money';
 import { z } from 'zod';
-import { idParams, timestamp } from './common';
+import { idParams, pageQuery, timestamp, uuid } from './common';
 import { apiKeyMetadataSchema, credentialsSchema, organizationSchema, SERVICE_TIERS } from './gateway';
 import { farmerSchema } from './policy/farmers';
 import { POLICY_NUMBER_PATTERN, policySchema } from './policy/policies';
@@ -335,6 +335,61 @@ export const getOpsOpenApiDocument = defineRoute({
 });
 
 /** Ops routes the gateway serves itself. */
+/** One ops action as the audit trail keeps it. */
+export const auditEntrySchema = z
+  .object({
+    id: z.string(),
+    at: z.string().meta({ description: 'When the action was answered (ISO 8601)' }),
+    actor: z.string().meta({ description: 'Who: the ops token that acted, as `ops-token:<fingerprint>`' }),
+    action: z.string().meta({ description: 'The operationId of the ops route, e.g. `opsSetKyb`' }),
+    method: z.string(),
+    path: z.string().meta({ description: 'The path called, ids included' }),
+    organizationId: z.string().nullable(),
+    targetId: z
+      .string()
+      .nullable()
+      .meta({ description: 'The id in the path (organization, farmer, policy, payout…)' }),
+    status: z.number().int().meta({ description: 'The HTTP status the action was answered with' }),
+    requestId: z.string(),
+    request: z
+      .unknown()
+      .meta({ description: 'The body sent, secrets and personal data redacted; null without one' }),
+    before: z.unknown().meta({
+      description:
+        'The organization before the action, for actions on an organization the gateway holds; else null',
+    }),
+    after: z
+      .unknown()
+      .meta({ description: 'What the action answered (`data`), redacted like `request`; null when refused' }),
+  })
+  .meta({ id: 'AuditEntry' });
+
+export const auditQuery = pageQuery
+  .extend({
+    organizationId: uuid.optional(),
+    action: z
+      .string()
+      .regex(/^ops[A-Za-z]+$/, 'must be an ops operationId, e.g. opsSetKyb')
+      .optional(),
+    from: timestamp.optional(),
+    to: timestamp.optional(),
+  })
+  .strict();
+
+export const opsListAudit = defineRoute({
+  operationId: 'opsListAudit',
+  method: 'get',
+  path: '/audit',
+  summary: 'The audit trail of ops actions',
+  description:
+    'Every ops action that changes something (KYB, service tier, activation, key rotation, licences, capacity, KYC, determination ingestion, payout retries…), newest first: who, what, when, the answer, and before/after. Append-only: no route edits or deletes an entry.',
+  tags: ['Audit'],
+  auth: 'opsBearer',
+  query: auditQuery,
+  responses: { 200: { description: 'A page of audit entries', item: auditEntrySchema } },
+  errors: [],
+});
+
 export const GATEWAY_OPS_ROUTES = [
   opsGetOrganization,
   opsSetKyb,
@@ -342,6 +397,7 @@ export const GATEWAY_OPS_ROUTES = [
   opsDeactivate,
   opsActivate,
   opsRotateApiKey,
+  opsListAudit,
 ] as const;
 
 /** Ops routes the policy service serves (the gateway forwards them). */

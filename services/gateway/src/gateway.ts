@@ -14,6 +14,8 @@ import { connectMongo, pingMongo } from '@parametric/mongo';
 import { createProducer } from '@parametric/queue';
 import { connectFailFast } from '@parametric/redis';
 import { type Express, type NextFunction, type Request, type Response, Router } from 'express';
+import { auditRoutes } from './audit/routes';
+import { recordOpsActions } from './audit/trail';
 import { accessTokens } from './auth/access-tokens';
 import { requireCapability } from './auth/capabilities';
 import { loginThrottle } from './auth/login-throttle';
@@ -257,10 +259,13 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     deadlineMs: config.OPS_REQUEST_DEADLINE_MS,
     beforeBody: [Router().use('/ops', requireOpsToken(config.OPS_TOKEN))],
   });
+  const audit = repositories.opsAudit();
   opsApp.use(
     '/ops',
+    recordOpsActions({ audit, repositories, opsToken: config.OPS_TOKEN, logger }),
     answerOptions(Object.values(OPS_ROUTES).flat()),
     mountRoutes(Router(), opsDocsRoutes, () => undefined),
+    mountRoutes(Router(), auditRoutes, () => ({ audit })),
     mountRoutes(Router(), opsRoutes, () => ({
       repositories,
       pepper,

@@ -1,6 +1,7 @@
 import { acrossOrganizations, organizationDocument, scopedTo } from '@parametric/mongo';
 import type { Connection } from 'mongoose';
 import { apiKeyModel } from './api-keys/model';
+import { auditModel } from './audit/model';
 import { organizationModel } from './organizations/model';
 import { refreshTokenModel, sessionModel } from './sessions/model';
 import { adminRosterModel, userModel } from './users/model';
@@ -28,10 +29,11 @@ export function gatewayRepositories(
   const adminRosters = adminRosterModel(connection);
   const sessions = sessionModel(connection);
   const refreshTokens = refreshTokenModel(connection);
+  const audit = auditModel(connection);
   return {
     init: () =>
       Promise.all(
-        [organizations, apiKeys, users, adminRosters, sessions, refreshTokens].map((m) => m.init()),
+        [organizations, apiKeys, users, adminRosters, sessions, refreshTokens, audit].map((m) => m.init()),
       ),
     forOrganization: (organizationId: string) => ({
       organizationId,
@@ -44,6 +46,8 @@ export function gatewayRepositories(
       sessions: scopedTo(sessions, organizationId),
       refreshTokens: scopedTo(refreshTokens, organizationId),
     }),
+    /** The ops audit trail (audit/trail.ts): ops act across organizations, so it is not scoped. */
+    opsAudit: () => audit,
     acrossOrganizations: () => ({
       organizations: acrossOrganizations(organizations),
       apiKeys: acrossOrganizations(apiKeys),

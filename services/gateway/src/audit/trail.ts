@@ -1,0 +1,222 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { GATEWAY_OPS_ROUTES, OPS_ROUTES } from '@parametric/contracts';
+import type { RouteContract } from '@parametric/http';
+import type { Logger } from '@parametric/logger';
+import type { NextFunction, Request, Response } from 'express';
+import { opsOrganizationView } from '../ops/domain';
+import type { GatewayRepositories } from '../repositories';
+import type { AuditEntryDoc, AuditModel } from './model';
+
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** A stored request or answer larger than this is summarised (a 1,000-assessment batch is ~1 MB). */
+const MAX_STORED_JSON = 16 * 1024;
+/** Fields never stored: secrets handed out or taken in, and farmers' personal identifiers. */
+const REDACTED_FIELDS = new Set([
+  'apiKey',
+  'apiSecret',
+  'secret',
+  'webhookSecret',
+  'password',
+  'adminPassword',
+  'token',
+  'accessToken',
+  'refreshToken',
+  'invitationToken',
+  'privateKey',
+  'keyHash',
+  'secretHash',
+  'nationalId',
+  'phoneNumber',
+]);
+
+interface Matcher {
+  contract: RouteContract;
+  pattern: RegExp;
+  /** Whether the gateway holds what the action changes (an organization), so it can read `before`. */
+  onOrganization: boolean;
+}
+
+const GATEWAY_OWNED = new Set<RouteContract>(GATEWAY_OPS_ROUTES as readonly RouteContract[]);
+
+const MATCHERS: Matcher[] = Object.values(OPS_ROUTES)
+  .flat()
+  .filter((contract) => WRITE_METHODS.has(contract.method.toUpperCase()))
+  .map((contract) => ({
+    contract,
+    pattern: new RegExp(`^${contract.path.replace(/\{[^}]+\}/g, '([^/]+)')}/?$`, 'i'),
+    onOrganization: GATEWAY_OWNED.has(contract) && contract.path.startsWith('/organizations/{id}'),
+  }));
+
+/** Who acted: the ops token, by a fingerprint that names it without revealing it. */
+export function opsActor(token: string): string {
+  return `ops-token:${createHash('sha256').update(token).digest('hex').slice(0, 12)}`;
+}
+
+/**
+ * Records every ops action that changes something, once it is answered and before the answer
+ * leaves: who (the token's fingerprint), what (the route's operationId, the path, the body),
+ * when, the answer, and for actions on an organization the organization before and after. A
+ * failed attempt is recorded too (with its status). Mount after the ops token check.
+ */
+export function recordOpsActions(deps: {
+  audit: AuditModel;
+  repositories: GatewayRepositories;
+  opsToken: string;
+  logger: Logger;
+}) {
+  const actor = opsActor(deps.opsToken);
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const method = req.method.toUpperCase();
+    if (!WRITE_METHODS.has(method)) return next();
+    let matched: { matcher: Matcher; targetId: string | null } | undefined;
+    for (const matcher of MATCHERS) {
+      if (matcher.contract.method.toUpperCase() !== method) continue;
+      const found = matcher.pattern.exec(req.path);
+      if (found) {
+        matched = { matcher, targetId: found[1] ? decodeURIComponent(found[1]) : null };
+        break;
+      }
+    }
+    if (!matched) return next();
+    const { matcher, targetId } = matched;
+    const organizationId = matcher.contract.path.startsWith('/organizations/{id}') ? targetId : null;
+    const before =
+      matcher.onOrganization && targetId ? await organizationSnapshot(deps.repositories, targetId) : null;
+
+    const send = res.send.bind(res);
+    let recorded = false;
+    res.send = ((body?: unknown) => {
+      if (recorded) return send(body);
+      recorded = true;
+      const answer = answerData(body);
+      const entry: AuditEntryDoc = {
+        _id: randomUUID(),
+        at: new Date(),
+        actor,
+        action: matcher.contract.operationId,
+        method,
+        path: `/ops${req.path}`,
+        organizationId: organizationId ?? stringField(answer, 'organizationId'),
+        targetId,
+        status: res.statusCode,
+        requestId: String(req.id),
+        request: stored(req.body ?? null),
+        before: stored(before),
+        after: res.statusCode < 300 ? stored(answer) : null,
+      };
+      // Written before the answer leaves: an action whose entry could not be written is still
+      // answered (it happened), and the failure is logged at error for ops to see.
+      deps.audit
+        .create(entry)
+        .catch((err: unknown) =>
+          deps.logger.error(
+            { err, action: entry.action, requestId: entry.requestId },
+            'audit entry not written',
+          ),
+        )
+        .finally(() => send(body));
+      return res;
+    }) as Response['send'];
+    next();
+  };
+}
+
+async function organizationSnapshot(repositories: GatewayRepositories, organizationId: string) {
+  try {
+    return await opsOrganizationView(repositories.forOrganization(organizationId));
+  } catch {
+    return null; // no such organization: the action will say so
+  }
+}
+
+/** The `data` of a JSON envelope the action answered with, if it is one. */
+function answerData(body: unknown): unknown {
+  try {
+    const parsed =
+      typeof body === 'string'
+        ? JSON.parse(body)
+        : Buffer.isBuffer(body)
+          ? JSON.parse(body.toString('utf8'))
+          : body;
+    return parsed && typeof parsed === 'object' && 'data' in parsed
+      ? (parsed as { data: unknown }).data
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+function stringField(value: unknown, field: string): string | null {
+  const found = value && typeof value === 'object' ? (value as Record<string, unknown>)[field] : undefined;
+  return typeof found === 'string' ? found : null;
+}
+
+/** What is stored of a body: secrets and personal identifiers out, large bodies summarised. */
+function stored(value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  const redacted = redact(value);
+  const size = Buffer.byteLength(JSON.stringify(redacted));
+  return size > MAX_STORED_JSON ? { omitted: `${size} bytes of JSON` } : redacted;
+}
+
+function redact(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(redact);
+  if (value === null || typeof value !== 'object' || value instanceof Date) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, inner]) => [
+      key,
+      REDACTED_FIELDS.has(key) ? '[Redacted]' : redact(inner),
+    ]),
+  );
+}
+
+/** GET /ops/audit: newest first, filtered by organization, action and time. */
+export async function listAudit(
+  audit: AuditModel,
+  query: {
+    page: number;
+    limit: number;
+    organizationId?: string;
+    action?: string;
+    from?: string;
+    to?: string;
+  },
+) {
+  const filter: Record<string, unknown> = {};
+  if (query.organizationId) filter.organizationId = query.organizationId;
+  if (query.action) filter.action = query.action;
+  if (query.from || query.to) {
+    filter.at = {
+      ...(query.from ? { $gte: new Date(query.from) } : {}),
+      ...(query.to ? { $lte: new Date(query.to) } : {}),
+    };
+  }
+  const [entries, total] = await Promise.all([
+    audit
+      .find(filter)
+      .sort({ at: -1, _id: -1 })
+      .skip((query.page - 1) * query.limit)
+      .limit(query.limit)
+      .lean<AuditEntryDoc[]>(),
+    audit.countDocuments(filter),
+  ]);
+  return { items: entries.map(auditEntryView), total };
+}
+
+export function auditEntryView(entry: AuditEntryDoc) {
+  return {
+    id: entry._id,
+    at: entry.at.toISOString(),
+    actor: entry.actor,
+    action: entry.action,
+    method: entry.method,
+    path: entry.path,
+    organizationId: entry.organizationId ?? null,
+    targetId: entry.targetId ?? null,
+    status: entry.status,
+    requestId: entry.requestId,
+    request: entry.request ?? null,
+    before: entry.before ?? null,
+    after: entry.after ?? null,
+  };
+}
