@@ -18,6 +18,8 @@ module.exports = {
     '<rootDir>/services/**/*.test.ts',
     '<rootDir>/test/**/*.test.ts',
   ],
+  // The fault suite kills and restarts service processes: its own run (npm run test:faults).
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/faults/'],
   modulePathIgnorePatterns: ['<rootDir>/.tmp/'],
   globalSetup: '<rootDir>/libs/test-harness/src/global-setup.ts',
   globalTeardown: '<rootDir>/libs/test-harness/src/global-teardown.ts',

@@ -20,10 +20,19 @@ export interface RegistrationInput {
 }
 
 /**
+ * How old a dashboard user must be, with no organization behind it, to count as left over from a
+ * registration that died half-way (a registration takes well under a second).
+ */
+const ORPHAN_AGE_MS = 60_000;
+
+/**
  * A new organization (a new tenant, hence across organizations) and its first credential,
- * and with `adminEmail` its first dashboard user. The user is written first, so an email
- * already taken stops the registration before the organization exists. The plaintext key
- * and secret are returned here and never stored.
+ * and with `adminEmail` its first dashboard user. The organization is written last, so a
+ * process killed half-way leaves no organization without its key or admin: only parts nobody
+ * can reach (a key and a user of an organization that does not exist). The user is written
+ * first, so an email already taken stops the registration before anything else; a user left
+ * by a registration that died half-way is reclaimed when its email registers again. The
+ * plaintext key and secret are returned here and never stored.
  */
 export async function registerOrganization(
   repositories: GatewayRepositories,
@@ -35,15 +44,20 @@ export async function registerOrganization(
   const tenant = repositories.forOrganization(organizationId);
   let admin: UserDoc | undefined;
   if (input.adminEmail !== undefined && input.adminPassword !== undefined) {
-    admin = await createFirstAdmin(tenant, {
-      email: input.adminEmail,
-      password: input.adminPassword,
-      name: input.name,
-    });
+    const first = { email: input.adminEmail, password: input.adminPassword, name: input.name };
+    try {
+      admin = await createFirstAdmin(tenant, first);
+    } catch (err) {
+      if (!(err instanceof AppError && err.code === 'CONFLICT' && (await reclaimOrphan(across, first.email))))
+        throw err;
+      admin = await createFirstAdmin(tenant, first);
+    }
   }
   const credentials = issueCredentials(pepper, 'reg');
   let organization: OrganizationDoc;
   try {
+    await across.apiKeys.create({ _id: organizationId, ...credentials.record });
+    if (admin) await joinAdmins(tenant, admin._id);
     const created = await across.organizations.create({
       _id: organizationId,
       name: input.name,
@@ -53,8 +67,6 @@ export async function registerOrganization(
       contactPhone: input.contactPhone ?? null,
     });
     organization = created.toObject() as OrganizationDoc;
-    await across.apiKeys.create({ _id: organizationId, ...credentials.record });
-    if (admin) await joinAdmins(tenant, admin._id);
   } catch (err) {
     // An organization nobody can authenticate as is worse than none.
     await Promise.all([
@@ -97,4 +109,20 @@ export async function updateSettings(
   // Cached principals carry the organization, and GET /organizations/me shows its settings.
   await tenant.authChanged();
   return settingsView(updated);
+}
+
+/**
+ * Frees an email held by a user whose organization was never written (its registration died
+ * between the two writes) and is old enough that no registration is still making it. Answers
+ * whether it did.
+ */
+async function reclaimOrphan(across: ReturnType<GatewayRepositories['acrossOrganizations']>, email: string) {
+  const holder = await across.users.findOne({ email }).lean<UserDoc>();
+  if (!holder || holder.createdAt.getTime() > Date.now() - ORPHAN_AGE_MS) return false;
+  if (await across.organizations.exists({ _id: holder.organizationId })) return false;
+  await Promise.all([
+    across.users.deleteOne({ _id: holder._id, organizationId: holder.organizationId }),
+    across.apiKeys.deleteOne({ _id: holder.organizationId }),
+  ]);
+  return true;
 }

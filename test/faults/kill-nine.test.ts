@@ -1,0 +1,280 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import path from 'node:path';
+import { createEvent } from '@parametric/events';
+import { signContext } from '@parametric/http';
+import { freePort } from '@parametric/local-process';
+import { createProducer } from '@parametric/queue';
+import {
+  eventually,
+  testMongoUrl,
+  testRedisUrl,
+  uniqueDatabaseName,
+  uniqueRedisPrefix,
+} from '@parametric/test-harness';
+import { startWebhookReceiver } from '@parametric/webhook-receiver';
+import mongoose from 'mongoose';
+
+/**
+ * `npm run test:faults`: services killed with SIGKILL in the middle of their work, as a node
+ * failure or the OOM killer does, then started again. After recovery: what partners saw, and
+ * zero events lost, zero side effects duplicated (deliveries may repeat, as at-least-once
+ * allows, always with the same `body.id`). The figures are printed as a table at the end.
+ */
+const root = path.resolve(__dirname, '..', '..');
+const SIGNING = 'test-internal-signing-secret-0123';
+jest.setTimeout(180_000);
+
+interface Row {
+  fault: string;
+  partnersSaw: string;
+  expected: number;
+  done: number;
+  lost: number;
+  duplicated: number;
+}
+const table: Row[] = [];
+
+afterAll(() => {
+  const lines = [
+    '',
+    '| fault | what partners saw | expected | done after recovery | lost | duplicated side effects |',
+    '|---|---|---|---|---|---|',
+    ...table.map(
+      (r) => `| ${r.fault} | ${r.partnersSaw} | ${r.expected} | ${r.done} | ${r.lost} | ${r.duplicated} |`,
+    ),
+    '',
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+});
+
+function service(script: string, env: NodeJS.ProcessEnv): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', script], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'error', ...env },
+  });
+}
+
+async function kill9(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGKILL');
+  await exited;
+}
+
+async function waitReady(port: number): Promise<void> {
+  await eventually(async () => expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200), {
+    timeout: 60_000,
+    interval: 100,
+    message: `the service on ${port} ready`,
+  });
+}
+
+describe('kill -9 mid-flow, then restart', () => {
+  it('webhooks killed mid-delivery: every event reaches the partner, one delivery row each', async () => {
+    const EVENTS = 60;
+    const receiver = await startWebhookReceiver({ respond: () => ({ delayMs: 50 }) });
+    const port = await freePort();
+    const dbName = uniqueDatabaseName('faults_webhooks');
+    const env = {
+      WEBHOOKS_HOST: '127.0.0.1',
+      WEBHOOKS_PORT: String(port),
+      MONGO_URL: testMongoUrl(),
+      MONGO_DB: dbName,
+      REDIS_URL: testRedisUrl(),
+      REDIS_PREFIX: uniqueRedisPrefix('faults_webhooks'),
+      INTERNAL_SIGNING_SECRET: SIGNING,
+      WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
+      ALLOW_INSECURE_WEBHOOKS: 'true',
+      DELIVERY_BACKOFF_MS: '100,200,300,400,500',
+      RECONCILE_INTERVAL_MS: '1000',
+      RECONCILE_GRACE_MS: '2000',
+      WORKER_LOCK_MS: '3000',
+    };
+    let webhooks = service('services/webhooks/src/main.ts', env);
+    const events = createProducer('events', { connection: env.REDIS_URL, prefix: env.REDIS_PREFIX });
+    const db = await mongoose.createConnection(testMongoUrl(), { dbName }).asPromise();
+    try {
+      await waitReady(port);
+      const organizationId = randomUUID();
+      const configured = await fetch(`http://127.0.0.1:${port}/api/organizations/me/webhook`, {
+        method: 'PUT',
+        headers: {
+          'content-type': 'application/json',
+          ...signContext(
+            { organizationId, role: 'ORG_ADMIN', requestId: randomUUID(), issuedAt: Date.now() },
+            SIGNING,
+          ),
+        },
+        body: JSON.stringify({ url: receiver.url }),
+      });
+      receiver.setSecret(((await configured.json()) as { data: { secret: string } }).data.secret);
+
+      const sent = Array.from({ length: EVENTS }, () =>
+        createEvent('kyb.verified', organizationId, { organizationId, kybStatus: 'VERIFIED' }),
+      );
+      await Promise.all(sent.map((event) => events.add(event, { jobId: event.id })));
+      await eventually(() => expect(receiver.verified().length).toBeGreaterThanOrEqual(10), {
+        timeout: 30_000,
+        interval: 5,
+        message: 'deliveries under way',
+      });
+      await kill9(webhooks);
+      const atKill = new Set(receiver.verified().map((d) => (d.body as { id: string }).id)).size;
+      webhooks = service('services/webhooks/src/main.ts', env);
+      await waitReady(port);
+
+      const ids = new Set(sent.map((e) => e.id));
+      await eventually(
+        () => {
+          const got = new Set(receiver.verified().map((d) => (d.body as { id: string }).id));
+          expect([...ids].filter((id) => !got.has(id))).toEqual([]);
+        },
+        { timeout: 90_000, interval: 200, message: 'every event delivered after the restart' },
+      );
+      const received = receiver.verified().map((d) => (d.body as { id: string }).id);
+      // Repeats are allowed (at-least-once), but only of events that were sent, same body.id.
+      const repeats = receiver.received.filter((d) => d.verified && d.duplicate);
+      expect(repeats.filter((d) => !ids.has((d.body as { id: string }).id))).toEqual([]);
+      expect(received.filter((id) => !ids.has(id))).toEqual([]);
+      const rows = await db.collection('webhook_deliveries').find({}).toArray();
+      const rowIds = rows.map((r) => String(r._id));
+      expect(new Set(rowIds).size).toBe(rowIds.length);
+      expect(rowIds.sort()).toEqual([...ids].sort());
+      await eventually(
+        async () =>
+          expect(
+            await db.collection('webhook_deliveries').countDocuments({ status: { $ne: 'DELIVERED' } }),
+          ).toBe(0),
+        { timeout: 30_000, interval: 200, message: 'every row DELIVERED' },
+      );
+      table.push({
+        fault: `webhooks SIGKILL after ${atKill} of ${EVENTS} deliveries`,
+        partnersSaw: `${repeats.length} repeated deliveries (same body.id)`,
+        expected: EVENTS,
+        done: new Set(received).size,
+        lost: [...ids].filter((id) => !received.includes(id)).length,
+        duplicated: rowIds.length - new Set(rowIds).size,
+      });
+    } finally {
+      await kill9(webhooks);
+      await events.close();
+      await receiver.close();
+      await db.dropDatabase().catch(() => undefined);
+      await db.close();
+    }
+  });
+
+  it('gateway killed mid-registration: no organization half-made, every answered one complete', async () => {
+    const REGISTRATIONS = 40;
+    const port = await freePort();
+    const dbName = uniqueDatabaseName('faults_gateway');
+    const env = {
+      GATEWAY_HOST: '127.0.0.1',
+      GATEWAY_PORT: String(port),
+      OPS_HOST: '127.0.0.1',
+      OPS_PORT: String(await freePort()),
+      MONGO_URL: testMongoUrl(),
+      MONGO_DB: dbName,
+      REDIS_URL: testRedisUrl(),
+      REDIS_PREFIX: uniqueRedisPrefix('faults_gateway'),
+      OPS_TOKEN: 'test-ops-token-0123456789abcdef',
+      INTERNAL_SIGNING_SECRET: SIGNING,
+      API_KEY_PEPPER: 'test-api-key-pepper-0123456789',
+      REGISTRATION_LIMIT_POINTS: '100000',
+      OUTBOX_POLL_MS: '100',
+    };
+    let gateway = service('services/gateway/src/main.ts', env);
+    const db = await mongoose.createConnection(testMongoUrl(), { dbName }).asPromise();
+    try {
+      await waitReady(port);
+      const answers = Array.from({ length: REGISTRATIONS }, (_, i) =>
+        rawPost(port, '/api/auth/register-organization', {
+          name: `Fault Co-op ${i}`,
+          type: 'COOPERATIVE',
+          countryCode: 'KE',
+          adminEmail: `admin${i}@faults.example`,
+          adminPassword: 'maize-harvest-2026-long',
+        }),
+      );
+      await eventually(
+        async () => expect(await db.collection('organizations').countDocuments()).toBeGreaterThan(3),
+        {
+          timeout: 30_000,
+          interval: 5,
+          message: 'registrations under way',
+        },
+      );
+      await kill9(gateway);
+      const settled = await Promise.all(answers);
+      gateway = service('services/gateway/src/main.ts', env);
+      await waitReady(port);
+
+      const answered = settled.filter((a) => a.status === 201).map((a) => a.organizationId as string);
+      const organizations = await db.collection('organizations').find({}).toArray();
+      const keys = await db.collection('api_keys').find({}).toArray();
+      const users = await db.collection('users').find({}).toArray();
+      const keyed = new Set(keys.map((k) => String(k.organizationId ?? k._id)));
+      const withAdmin = new Set(users.map((u) => String(u.organizationId)));
+      // Every organization written is whole (its key and its admin), whether or not its
+      // answer made it out before the kill; every one answered 201 exists.
+      const partial = organizations.filter((o) => !keyed.has(String(o._id)) || !withAdmin.has(String(o._id)));
+      expect(partial.map((o) => o._id)).toEqual([]);
+      expect(answered.filter((id) => !organizations.some((o) => String(o._id) === id))).toEqual([]);
+      // An email is one user: a retry of an unanswered registration cannot make a second one.
+      const emails = users.map((u) => u.email);
+      expect(new Set(emails).size).toBe(emails.length);
+      // The kyb.pending-style events of every organization are relayed after the restart.
+      await eventually(
+        async () =>
+          expect(await db.collection('organizations').countDocuments({ outboxPending: true })).toBe(0),
+        { timeout: 30_000, interval: 200, message: 'the outbox drained after the restart' },
+      );
+      table.push({
+        fault: `gateway SIGKILL during ${REGISTRATIONS} registrations`,
+        partnersSaw: `${answered.length} × 201, ${settled.length - answered.length} connections cut`,
+        expected: organizations.length,
+        done: organizations.length - partial.length,
+        lost: answered.filter((id) => !organizations.some((o) => String(o._id) === id)).length,
+        duplicated: emails.length - new Set(emails).size,
+      });
+    } finally {
+      await kill9(gateway);
+      await db.dropDatabase().catch(() => undefined);
+      await db.close();
+    }
+  });
+});
+
+/** One POST on its own connection; resolves with the status (0 when cut) and the organization id. */
+function rawPost(
+  port: number,
+  path: string,
+  body: unknown,
+): Promise<{ status: number; organizationId?: string }> {
+  const payload = JSON.stringify(body);
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1', () =>
+      socket.write(
+        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\nConnection: close\r\n\r\n${payload}`,
+      ),
+    );
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      text += chunk;
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
+      let organizationId: string | undefined;
+      try {
+        organizationId = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)).data?.organization?.id;
+      } catch {}
+      resolve({ status, organizationId });
+    });
+  });
+}
