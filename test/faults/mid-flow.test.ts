@@ -6,6 +6,7 @@ import path from 'node:path';
 import { createEvent } from '@parametric/events';
 import { signContext } from '@parametric/http';
 import { freePort } from '@parametric/local-process';
+import { startLocalRedis } from '@parametric/local-redis';
 import { createProducer } from '@parametric/queue';
 import {
   eventually,
@@ -73,7 +74,7 @@ async function waitReady(port: number): Promise<void> {
   });
 }
 
-describe('kill -9 mid-flow, then restart', () => {
+describe('faults mid-flow (SIGKILL, a hung Redis), then recovery', () => {
   it('webhooks killed mid-delivery: every event reaches the partner, one delivery row each', async () => {
     const EVENTS = 60;
     const receiver = await startWebhookReceiver({ respond: () => ({ delayMs: 50 }) });
@@ -163,6 +164,96 @@ describe('kill -9 mid-flow, then restart', () => {
       await kill9(webhooks);
       await events.close();
       await receiver.close();
+      await db.dropDatabase().catch(() => undefined);
+      await db.close();
+    }
+  });
+
+  it('Redis hung for 5 s mid-delivery (SIGSTOP, then SIGCONT): every event delivered, one row each', async () => {
+    const EVENTS = 60;
+    const redis = await startLocalRedis({});
+    const receiver = await startWebhookReceiver();
+    const port = await freePort();
+    const dbName = uniqueDatabaseName('faults_redis');
+    const env = {
+      WEBHOOKS_HOST: '127.0.0.1',
+      WEBHOOKS_PORT: String(port),
+      MONGO_URL: testMongoUrl(),
+      MONGO_DB: dbName,
+      REDIS_URL: redis.url,
+      REDIS_PREFIX: uniqueRedisPrefix('faults_redis'),
+      INTERNAL_SIGNING_SECRET: SIGNING,
+      WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
+      ALLOW_INSECURE_WEBHOOKS: 'true',
+      DELIVERY_BACKOFF_MS: '100,200,300,400,500',
+      RECONCILE_INTERVAL_MS: '1000',
+      RECONCILE_GRACE_MS: '2000',
+    };
+    const webhooks = service('services/webhooks/src/main.ts', env);
+    const events = createProducer('events', { connection: redis.url, prefix: env.REDIS_PREFIX });
+    const db = await mongoose.createConnection(testMongoUrl(), { dbName }).asPromise();
+    try {
+      await waitReady(port);
+      const organizationId = randomUUID();
+      const configured = await fetch(`http://127.0.0.1:${port}/api/organizations/me/webhook`, {
+        method: 'PUT',
+        headers: {
+          'content-type': 'application/json',
+          ...signContext(
+            { organizationId, role: 'ORG_ADMIN', requestId: randomUUID(), issuedAt: Date.now() },
+            SIGNING,
+          ),
+        },
+        body: JSON.stringify({ url: receiver.url }),
+      });
+      receiver.setSecret(((await configured.json()) as { data: { secret: string } }).data.secret);
+      const sent = Array.from({ length: EVENTS }, () =>
+        createEvent('kyb.verified', organizationId, { organizationId, kybStatus: 'VERIFIED' }),
+      );
+      const ids = new Set(sent.map((e) => e.id));
+      await Promise.all(sent.slice(0, EVENTS / 2).map((event) => events.add(event, { jobId: event.id })));
+      await eventually(() => expect(receiver.verified().length).toBeGreaterThanOrEqual(5), {
+        timeout: 30_000,
+        interval: 5,
+        message: 'deliveries under way',
+      });
+      process.kill(redis.pid as number, 'SIGSTOP');
+      const atHang = receiver.verified().length;
+      // The relay's adds while Redis hangs fail within their deadline; it retries them later.
+      const during = await Promise.allSettled(
+        sent.slice(EVENTS / 2).map((event) => events.add(event, { jobId: event.id })),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      const answeredWhileHung = (await fetch(`http://127.0.0.1:${port}/healthz`)).status;
+      process.kill(redis.pid as number, 'SIGCONT');
+      const retried = sent.slice(EVENTS / 2).filter((_, i) => during[i]?.status === 'rejected');
+      await Promise.all(retried.map((event) => events.add(event, { jobId: event.id })));
+
+      await eventually(
+        () => {
+          const got = new Set(receiver.verified().map((d) => (d.body as { id: string }).id));
+          expect([...ids].filter((id) => !got.has(id))).toEqual([]);
+        },
+        { timeout: 90_000, interval: 200, message: 'every event delivered after Redis came back' },
+      );
+      const rowIds = (await db.collection('webhook_deliveries').find({}).toArray()).map((r) => String(r._id));
+      expect(rowIds.sort()).toEqual([...ids].sort());
+      const repeats = receiver.received.filter((d) => d.verified && d.duplicate).length;
+      table.push({
+        fault: `Redis hung 5 s after ${atHang} of ${EVENTS} deliveries`,
+        partnersSaw: `${repeats} repeated deliveries; the service answered /healthz ${answeredWhileHung} meanwhile; ${retried.length} enqueues refused within their deadline and retried`,
+        expected: EVENTS,
+        done: new Set(receiver.verified().map((d) => (d.body as { id: string }).id)).size,
+        lost: [...ids].filter((id) => !receiver.verified().some((d) => (d.body as { id: string }).id === id))
+          .length,
+        duplicated: rowIds.length - new Set(rowIds).size,
+      });
+    } finally {
+      if (redis.pid) process.kill(redis.pid, 'SIGCONT');
+      await kill9(webhooks);
+      await events.close();
+      await receiver.close();
+      await redis.stop();
       await db.dropDatabase().catch(() => undefined);
       await db.close();
     }
