@@ -3,20 +3,27 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import path from 'node:path';
+import { policyRefOf, policyRegistryAbi } from '@parametric/chain';
 import { createEvent } from '@parametric/events';
 import { signContext } from '@parametric/http';
 import { freePort } from '@parametric/local-process';
 import { startLocalRedis } from '@parametric/local-redis';
-import { createProducer } from '@parametric/queue';
+import { createProducer, policyActivationJobId } from '@parametric/queue';
 import {
+  connectRedis,
   eventually,
+  testChain,
   testMongoUrl,
   testRedisUrl,
   uniqueDatabaseName,
   uniqueRedisPrefix,
 } from '@parametric/test-harness';
 import { startWebhookReceiver } from '@parametric/webhook-receiver';
+import { Queue } from 'bullmq';
 import mongoose from 'mongoose';
+import { createPublicClient, http } from 'viem';
+import { startTestGateway } from '../../services/gateway/test/support';
+import { cropPurchase, type PolicyPlatform, sellableOrg } from '../../services/policy/test/support';
 
 /**
  * `npm run test:faults`: services killed with SIGKILL in the middle of their work, as a node
@@ -254,6 +261,132 @@ describe('faults mid-flow (SIGKILL, a hung Redis), then recovery', () => {
       await events.close();
       await receiver.close();
       await redis.stop();
+      await db.dropDatabase().catch(() => undefined);
+      await db.close();
+    }
+  });
+
+  it('policy killed mid-activation (Tier 2, from the queue): each policy registered on chain once, one policy.activated each', async () => {
+    const POLICIES = 12;
+    const chain = await testChain();
+    const policyPort = await freePort();
+    const prefix = uniqueRedisPrefix('faults_policy');
+    const policyDb = uniqueDatabaseName('faults_policy');
+    const policyEnv = {
+      POLICY_HOST: '127.0.0.1',
+      POLICY_PORT: String(policyPort),
+      MONGO_URL: testMongoUrl(),
+      MONGO_DB: policyDb,
+      REDIS_URL: testRedisUrl(),
+      REDIS_PREFIX: prefix,
+      INTERNAL_SIGNING_SECRET: SIGNING,
+      CHAIN_RPC_URL: chain.rpcUrl,
+      CHAIN_REGISTRY_ADDRESS: chain.registryAddress,
+      CHAIN_PRIVATE_KEY: chain.privateKey,
+      OUTBOX_POLL_MS: '100',
+      ACTIVATION_RETRY_BASE_MS: '200',
+      ACTIVATION_RETRY_MAX_MS: '400',
+      SWEEP_INTERVAL_MS: '500',
+    };
+    let policy = service('services/policy/src/main.ts', policyEnv);
+    const gateway = await startTestGateway({
+      POLICY_URL: `http://127.0.0.1:${policyPort}`,
+      REDIS_PREFIX: prefix,
+      INTERNAL_SIGNING_SECRET: SIGNING,
+      RATE_LIMIT_POINTS: '100000',
+    });
+    const activations = createProducer('policy-activations', { connection: testRedisUrl(), prefix });
+    const redis = connectRedis();
+    const eventsQueue = new Queue('events', { connection: redis, prefix });
+    const db = await mongoose.createConnection(testMongoUrl(), { dbName: policyDb }).asPromise();
+    try {
+      await waitReady(policyPort);
+      const org = await sellableOrg({ gateway } as PolicyPlatform, { tier: 'DETERMINATION_AND_SETTLEMENT' });
+      const bought: string[] = [];
+      for (let i = 0; i < POLICIES; i++) {
+        const reply = await gateway.api('POST', '/policies/purchase', {
+          key: org.apiKey,
+          body: cropPurchase(org),
+        });
+        expect(reply.status).toBe(201);
+        bought.push(reply.body.data.policy.id);
+      }
+      // What the payments service does once each premium is received.
+      await Promise.all(
+        bought.map((policyId, i) =>
+          activations.add(
+            { policyId, organizationId: org.id, paymentId: `ws_CO_fault_${i}` },
+            { jobId: policyActivationJobId(policyId) },
+          ),
+        ),
+      );
+      const active = () =>
+        db.collection('policies').countDocuments({ _id: { $in: bought as never[] }, status: 'ACTIVE' });
+      await eventually(async () => expect(await active()).toBeGreaterThanOrEqual(2), {
+        timeout: 60_000,
+        interval: 5,
+        message: 'activations under way',
+      });
+      await kill9(policy);
+      const killedAt = Date.now();
+      const atKill = await active();
+      policy = service('services/policy/src/main.ts', policyEnv);
+      await waitReady(policyPort);
+      await eventually(async () => expect(await active()).toBe(POLICIES), {
+        timeout: 90_000,
+        interval: 200,
+        message: 'every paid policy active after the restart',
+      });
+      const recoveredIn = Math.round((Date.now() - killedAt) / 1000);
+
+      // On chain: one registration per policy, whatever was in flight when the process died.
+      const client = createPublicClient({ transport: http(chain.rpcUrl) });
+      const logs = await client.getContractEvents({
+        address: chain.registryAddress,
+        abi: policyRegistryAbi,
+        eventName: 'PolicyRegistered',
+        fromBlock: 0n,
+      });
+      const refs = new Set(bought.map((id) => policyRefOf(id)));
+      const ours = logs.filter((log) => refs.has(log.args.policyRef as `0x${string}`));
+      expect(ours).toHaveLength(POLICIES);
+      // One policy.activated per policy reached the events queue (its consumer is not running).
+      const activated = await eventually(
+        async () => {
+          const jobs = await eventsQueue.getJobs([
+            'waiting',
+            'delayed',
+            'prioritized',
+            'active',
+            'completed',
+          ]);
+          const found = jobs.filter((j) => j.data.event === 'policy.activated');
+          expect(found.length).toBeGreaterThanOrEqual(POLICIES);
+          return found;
+        },
+        { timeout: 30_000, interval: 200, message: 'policy.activated relayed for every policy' },
+      );
+      const perPolicy = new Map<string, number>();
+      for (const job of activated) {
+        const id = (job.data.data as { policyId: string }).policyId;
+        perPolicy.set(id, (perPolicy.get(id) ?? 0) + 1);
+      }
+      expect([...perPolicy.entries()].filter(([, n]) => n !== 1)).toEqual([]);
+      expect([...perPolicy.keys()].sort()).toEqual([...bought].sort());
+      table.push({
+        fault: `policy SIGKILL after ${atKill} of ${POLICIES} queued activations`,
+        partnersSaw: `the rest PENDING, all ACTIVE ${recoveredIn} s after the kill (in-flight jobs wait out their 30 s lock)`,
+        expected: POLICIES,
+        done: await active(),
+        lost: POLICIES - perPolicy.size,
+        duplicated: ours.length - refs.size + activated.length - perPolicy.size,
+      });
+    } finally {
+      await kill9(policy);
+      await activations.close();
+      await eventsQueue.close();
+      await redis.quit();
+      await gateway.stop();
       await db.dropDatabase().catch(() => undefined);
       await db.close();
     }
