@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { connect } from 'node:net';
 import path from 'node:path';
 import { policyRefOf, policyRegistryAbi } from '@parametric/chain';
 import { createEvent } from '@parametric/events';
@@ -12,13 +11,14 @@ import { createProducer, policyActivationJobId } from '@parametric/queue';
 import {
   connectRedis,
   eventually,
+  rawPost,
   testChain,
   testMongoUrl,
   testRedisUrl,
   uniqueDatabaseName,
   uniqueRedisPrefix,
 } from '@parametric/test-harness';
-import { startWebhookReceiver } from '@parametric/webhook-receiver';
+import { startWebhookReceiver, type WebhookReceiver } from '@parametric/webhook-receiver';
 import { Queue } from 'bullmq';
 import mongoose from 'mongoose';
 import { createPublicClient, http } from 'viem';
@@ -81,6 +81,53 @@ async function waitReady(port: number): Promise<void> {
   });
 }
 
+/** The webhooks service's environment for a fault scenario: fast retries and reconciliation. */
+function webhooksEnv(port: number, dbName: string, redisUrl: string, prefix: string) {
+  return {
+    WEBHOOKS_HOST: '127.0.0.1',
+    WEBHOOKS_PORT: String(port),
+    MONGO_URL: testMongoUrl(),
+    MONGO_DB: dbName,
+    REDIS_URL: redisUrl,
+    REDIS_PREFIX: prefix,
+    INTERNAL_SIGNING_SECRET: SIGNING,
+    WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
+    ALLOW_INSECURE_WEBHOOKS: 'true',
+    DELIVERY_BACKOFF_MS: '100,200,300,400,500',
+    RECONCILE_INTERVAL_MS: '1000',
+    RECONCILE_GRACE_MS: '2000',
+  };
+}
+
+/** A partner with its webhook pointed at `receiver` (which learns the secret); its organization id. */
+async function partnerOf(port: number, receiver: WebhookReceiver): Promise<string> {
+  const organizationId = randomUUID();
+  const configured = await fetch(`http://127.0.0.1:${port}/api/organizations/me/webhook`, {
+    method: 'PUT',
+    headers: {
+      'content-type': 'application/json',
+      ...signContext(
+        { organizationId, role: 'ORG_ADMIN', requestId: randomUUID(), issuedAt: Date.now() },
+        SIGNING,
+      ),
+    },
+    body: JSON.stringify({ url: receiver.url }),
+  });
+  receiver.setSecret(((await configured.json()) as { data: { secret: string } }).data.secret);
+  return organizationId;
+}
+
+/** `n` events for one organization, as the outbox relays put them on the queue. */
+function kybEvents(organizationId: string, n: number) {
+  return Array.from({ length: n }, () =>
+    createEvent('kyb.verified', organizationId, { organizationId, kybStatus: 'VERIFIED' }),
+  );
+}
+
+/** The distinct `body.id`s a receiver has verified. */
+const deliveredIds = (receiver: WebhookReceiver) =>
+  new Set(receiver.verified().map((d) => (d.body as { id: string }).id));
+
 describe('faults mid-flow (SIGKILL, a hung Redis), then recovery', () => {
   it('webhooks killed mid-delivery: every event reaches the partner, one delivery row each', async () => {
     const EVENTS = 60;
@@ -88,18 +135,7 @@ describe('faults mid-flow (SIGKILL, a hung Redis), then recovery', () => {
     const port = await freePort();
     const dbName = uniqueDatabaseName('faults_webhooks');
     const env = {
-      WEBHOOKS_HOST: '127.0.0.1',
-      WEBHOOKS_PORT: String(port),
-      MONGO_URL: testMongoUrl(),
-      MONGO_DB: dbName,
-      REDIS_URL: testRedisUrl(),
-      REDIS_PREFIX: uniqueRedisPrefix('faults_webhooks'),
-      INTERNAL_SIGNING_SECRET: SIGNING,
-      WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
-      ALLOW_INSECURE_WEBHOOKS: 'true',
-      DELIVERY_BACKOFF_MS: '100,200,300,400,500',
-      RECONCILE_INTERVAL_MS: '1000',
-      RECONCILE_GRACE_MS: '2000',
+      ...webhooksEnv(port, dbName, testRedisUrl(), uniqueRedisPrefix('faults_webhooks')),
       WORKER_LOCK_MS: '3000',
     };
     let webhooks = service('services/webhooks/src/main.ts', env);
@@ -107,23 +143,7 @@ describe('faults mid-flow (SIGKILL, a hung Redis), then recovery', () => {
     const db = await mongoose.createConnection(testMongoUrl(), { dbName }).asPromise();
     try {
       await waitReady(port);
-      const organizationId = randomUUID();
-      const configured = await fetch(`http://127.0.0.1:${port}/api/organizations/me/webhook`, {
-        method: 'PUT',
-        headers: {
-          'content-type': 'application/json',
-          ...signContext(
-            { organizationId, role: 'ORG_ADMIN', requestId: randomUUID(), issuedAt: Date.now() },
-            SIGNING,
-          ),
-        },
-        body: JSON.stringify({ url: receiver.url }),
-      });
-      receiver.setSecret(((await configured.json()) as { data: { secret: string } }).data.secret);
-
-      const sent = Array.from({ length: EVENTS }, () =>
-        createEvent('kyb.verified', organizationId, { organizationId, kybStatus: 'VERIFIED' }),
-      );
+      const sent = kybEvents(await partnerOf(port, receiver), EVENTS);
       await Promise.all(sent.map((event) => events.add(event, { jobId: event.id })));
       await eventually(() => expect(receiver.verified().length).toBeGreaterThanOrEqual(10), {
         timeout: 30_000,
@@ -138,7 +158,7 @@ describe('faults mid-flow (SIGKILL, a hung Redis), then recovery', () => {
       const ids = new Set(sent.map((e) => e.id));
       await eventually(
         () => {
-          const got = new Set(receiver.verified().map((d) => (d.body as { id: string }).id));
+          const got = deliveredIds(receiver);
           expect([...ids].filter((id) => !got.has(id))).toEqual([]);
         },
         { timeout: 90_000, interval: 200, message: 'every event delivered after the restart' },
@@ -182,41 +202,13 @@ describe('faults mid-flow (SIGKILL, a hung Redis), then recovery', () => {
     const receiver = await startWebhookReceiver();
     const port = await freePort();
     const dbName = uniqueDatabaseName('faults_redis');
-    const env = {
-      WEBHOOKS_HOST: '127.0.0.1',
-      WEBHOOKS_PORT: String(port),
-      MONGO_URL: testMongoUrl(),
-      MONGO_DB: dbName,
-      REDIS_URL: redis.url,
-      REDIS_PREFIX: uniqueRedisPrefix('faults_redis'),
-      INTERNAL_SIGNING_SECRET: SIGNING,
-      WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
-      ALLOW_INSECURE_WEBHOOKS: 'true',
-      DELIVERY_BACKOFF_MS: '100,200,300,400,500',
-      RECONCILE_INTERVAL_MS: '1000',
-      RECONCILE_GRACE_MS: '2000',
-    };
+    const env = webhooksEnv(port, dbName, redis.url, uniqueRedisPrefix('faults_redis'));
     const webhooks = service('services/webhooks/src/main.ts', env);
     const events = createProducer('events', { connection: redis.url, prefix: env.REDIS_PREFIX });
     const db = await mongoose.createConnection(testMongoUrl(), { dbName }).asPromise();
     try {
       await waitReady(port);
-      const organizationId = randomUUID();
-      const configured = await fetch(`http://127.0.0.1:${port}/api/organizations/me/webhook`, {
-        method: 'PUT',
-        headers: {
-          'content-type': 'application/json',
-          ...signContext(
-            { organizationId, role: 'ORG_ADMIN', requestId: randomUUID(), issuedAt: Date.now() },
-            SIGNING,
-          ),
-        },
-        body: JSON.stringify({ url: receiver.url }),
-      });
-      receiver.setSecret(((await configured.json()) as { data: { secret: string } }).data.secret);
-      const sent = Array.from({ length: EVENTS }, () =>
-        createEvent('kyb.verified', organizationId, { organizationId, kybStatus: 'VERIFIED' }),
-      );
+      const sent = kybEvents(await partnerOf(port, receiver), EVENTS);
       const ids = new Set(sent.map((e) => e.id));
       await Promise.all(sent.slice(0, EVENTS / 2).map((event) => events.add(event, { jobId: event.id })));
       await eventually(() => expect(receiver.verified().length).toBeGreaterThanOrEqual(5), {
@@ -238,7 +230,7 @@ describe('faults mid-flow (SIGKILL, a hung Redis), then recovery', () => {
 
       await eventually(
         () => {
-          const got = new Set(receiver.verified().map((d) => (d.body as { id: string }).id));
+          const got = deliveredIds(receiver);
           expect([...ids].filter((id) => !got.has(id))).toEqual([]);
         },
         { timeout: 90_000, interval: 200, message: 'every event delivered after Redis came back' },
@@ -415,7 +407,7 @@ describe('faults mid-flow (SIGKILL, a hung Redis), then recovery', () => {
     const db = await mongoose.createConnection(testMongoUrl(), { dbName }).asPromise();
     try {
       await waitReady(port);
-      const answers = Array.from({ length: REGISTRATIONS }, (_, i) =>
+      const requests = Array.from({ length: REGISTRATIONS }, (_, i) =>
         rawPost(port, '/api/auth/register-organization', {
           name: `Fault Co-op ${i}`,
           type: 'COOPERATIVE',
@@ -433,11 +425,13 @@ describe('faults mid-flow (SIGKILL, a hung Redis), then recovery', () => {
         },
       );
       await kill9(gateway);
-      const settled = await Promise.all(answers);
+      const settled = await Promise.all(requests.map((r) => r.answer));
       gateway = service('services/gateway/src/main.ts', env);
       await waitReady(port);
 
-      const answered = settled.filter((a) => a.status === 201).map((a) => a.organizationId as string);
+      const answered = settled
+        .filter((a) => a.status === 201)
+        .map((a) => a.body.data.organization.id as string);
       const organizations = await db.collection('organizations').find({}).toArray();
       const keys = await db.collection('api_keys').find({}).toArray();
       const users = await db.collection('users').find({}).toArray();
@@ -472,33 +466,3 @@ describe('faults mid-flow (SIGKILL, a hung Redis), then recovery', () => {
     }
   });
 });
-
-/** One POST on its own connection; resolves with the status (0 when cut) and the organization id. */
-function rawPost(
-  port: number,
-  path: string,
-  body: unknown,
-): Promise<{ status: number; organizationId?: string }> {
-  const payload = JSON.stringify(body);
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1', () =>
-      socket.write(
-        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\nConnection: close\r\n\r\n${payload}`,
-      ),
-    );
-    let text = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      text += chunk;
-    });
-    socket.on('error', () => undefined);
-    socket.on('close', () => {
-      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
-      let organizationId: string | undefined;
-      try {
-        organizationId = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)).data?.organization?.id;
-      } catch {}
-      resolve({ status, organizationId });
-    });
-  });
-}

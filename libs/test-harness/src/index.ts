@@ -13,4 +13,5 @@ export {
   uniqueDatabaseName,
 } from './mongo';
 export { outcome } from './outcome';
+export { type RawAnswer, rawPost } from './raw-http';
 export { connectRedis, testRedisUrl, uniqueRedisPrefix } from './redis';

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { connect } from 'node:net';
 import path from 'node:path';
 import { freePort } from '@parametric/local-process';
 import {
   eventually,
+  rawPost,
   testMongoUrl,
   testRedisUrl,
   uniqueDatabaseName,
@@ -115,47 +115,3 @@ describe('the gateway process stopping under load', () => {
     }
   });
 });
-
-interface RawAnswer {
-  status: number;
-  body?: { data?: { organization: { id: string } } };
-  error?: string;
-}
-
-/** One POST on its own connection: `written` once it is all sent, `answer` when the connection ends. */
-function rawPost(
-  port: number,
-  path: string,
-  body: unknown,
-): { written: Promise<void>; answer: Promise<RawAnswer> } {
-  const payload = JSON.stringify(body);
-  const socket = connect(port, '127.0.0.1');
-  const written = new Promise<void>((resolve, reject) => {
-    socket.once('connect', () =>
-      socket.write(
-        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\nConnection: close\r\n\r\n${payload}`,
-        (err) => (err ? reject(err) : resolve()),
-      ),
-    );
-    socket.once('error', reject);
-  });
-  const answer = new Promise<RawAnswer>((resolve) => {
-    let text = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      text += chunk;
-    });
-    socket.on('error', (err) => resolve({ status: 0, error: err.message }));
-    socket.on('close', () => {
-      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
-      if (status === 0)
-        return resolve({ status: 0, error: text === '' ? 'closed without an answer' : text.slice(0, 200) });
-      try {
-        resolve({ status, body: JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) });
-      } catch {
-        resolve({ status, error: 'unreadable body' });
-      }
-    });
-  });
-  return { written, answer };
-}
