@@ -22,7 +22,7 @@ import { startWebhookReceiver, type WebhookReceiver } from '@parametric/webhook-
 import { Queue } from 'bullmq';
 import mongoose from 'mongoose';
 import { createPublicClient, http } from 'viem';
-import { startTestGateway } from '../../services/gateway/test/support';
+import { gatewayProcessEnv, startTestGateway } from '../../services/gateway/test/support';
 import { cropPurchase, type PolicyPlatform, sellableOrg } from '../../services/policy/test/support';
 
 /**
@@ -388,21 +388,7 @@ describe('faults mid-flow (SIGKILL, a hung Redis), then recovery', () => {
     const REGISTRATIONS = 40;
     const port = await freePort();
     const dbName = uniqueDatabaseName('faults_gateway');
-    const env = {
-      GATEWAY_HOST: '127.0.0.1',
-      GATEWAY_PORT: String(port),
-      OPS_HOST: '127.0.0.1',
-      OPS_PORT: String(await freePort()),
-      MONGO_URL: testMongoUrl(),
-      MONGO_DB: dbName,
-      REDIS_URL: testRedisUrl(),
-      REDIS_PREFIX: uniqueRedisPrefix('faults_gateway'),
-      OPS_TOKEN: 'test-ops-token-0123456789abcdef',
-      INTERNAL_SIGNING_SECRET: SIGNING,
-      API_KEY_PEPPER: 'test-api-key-pepper-0123456789',
-      REGISTRATION_LIMIT_POINTS: '100000',
-      OUTBOX_POLL_MS: '100',
-    };
+    const env = { ...(await gatewayProcessEnv(port, dbName)), OUTBOX_POLL_MS: '100' };
     let gateway = service('services/gateway/src/main.ts', env);
     const db = await mongoose.createConnection(testMongoUrl(), { dbName }).asPromise();
     try {

@@ -2,15 +2,9 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import { freePort } from '@parametric/local-process';
-import {
-  eventually,
-  rawPost,
-  testMongoUrl,
-  testRedisUrl,
-  uniqueDatabaseName,
-  uniqueRedisPrefix,
-} from '@parametric/test-harness';
+import { eventually, rawPost, testMongoUrl, uniqueDatabaseName } from '@parametric/test-harness';
 import mongoose from 'mongoose';
+import { gatewayProcessEnv } from './support';
 
 /**
  * Issue 14: SIGTERM while partner requests are in flight. The gateway is its own process, as in
@@ -27,23 +21,7 @@ describe('the gateway process stopping under load', () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'services/gateway/src/main.ts'], {
       cwd: root,
       stdio: ['ignore', 'ignore', 'pipe'],
-      env: {
-        ...process.env,
-        NODE_ENV: 'test',
-        LOG_LEVEL: 'warn',
-        GATEWAY_HOST: '127.0.0.1',
-        GATEWAY_PORT: String(port),
-        OPS_HOST: '127.0.0.1',
-        OPS_PORT: String(await freePort()),
-        MONGO_URL: testMongoUrl(),
-        MONGO_DB: dbName,
-        REDIS_URL: testRedisUrl(),
-        REDIS_PREFIX: uniqueRedisPrefix('gateway_shutdown'),
-        OPS_TOKEN: 'test-ops-token-0123456789abcdef',
-        INTERNAL_SIGNING_SECRET: 'test-internal-signing-secret-0123',
-        API_KEY_PEPPER: 'test-api-key-pepper-0123456789',
-        REGISTRATION_LIMIT_POINTS: '100000',
-      },
+      env: { ...process.env, ...(await gatewayProcessEnv(port, dbName)), LOG_LEVEL: 'warn' },
     });
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => {

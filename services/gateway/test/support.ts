@@ -1,3 +1,4 @@
+import { freePort } from '@parametric/local-process';
 import { createLogger } from '@parametric/logger';
 import {
   checkAgainstDocument,
@@ -31,6 +32,28 @@ export function testConfig(overrides: Record<string, string> = {}): GatewayConfi
     OUTBOX_POLL_MS: '60000',
     ...overrides,
   });
+}
+
+/**
+ * The environment of a gateway run as its own process (`services/gateway/src/main.ts`), for
+ * tests that signal or kill it: the test's MongoDB and Redis, its own database and prefix.
+ */
+export async function gatewayProcessEnv(port: number, dbName: string): Promise<Record<string, string>> {
+  return {
+    NODE_ENV: 'test',
+    GATEWAY_HOST: '127.0.0.1',
+    GATEWAY_PORT: String(port),
+    OPS_HOST: '127.0.0.1',
+    OPS_PORT: String(await freePort()),
+    MONGO_URL: testMongoUrl(),
+    MONGO_DB: dbName,
+    REDIS_URL: testRedisUrl(),
+    REDIS_PREFIX: uniqueRedisPrefix('gateway_process'),
+    OPS_TOKEN,
+    INTERNAL_SIGNING_SECRET: 'test-internal-signing-secret-0123',
+    API_KEY_PEPPER: 'test-api-key-pepper-0123456789',
+    REGISTRATION_LIMIT_POINTS: '100000',
+  };
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: replies are arbitrary JSON that assertions walk into
