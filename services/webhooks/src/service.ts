@@ -16,6 +16,7 @@ import { type Express, Router } from 'express';
 import type { WebhooksConfig } from './config';
 import { createEventConsumer } from './delivery/consumer';
 import { createDeliverer } from './delivery/deliverer';
+import { createEndpointReader } from './delivery/endpoints';
 import { startReconciler } from './delivery/reconciler';
 import { createSender } from './delivery/send';
 import { guardedLookup } from './delivery/target-guard';
@@ -61,16 +62,24 @@ export async function startWebhooks(config: WebhooksConfig, logger: Logger): Pro
     backoffMs: config.DELIVERY_BACKOFF_MS,
     maxAttempts: config.DELIVERY_MAX_ATTEMPTS,
     perOrganizationConcurrency: config.DELIVERY_CONCURRENCY_PER_ORG,
+    concurrency: config.DELIVERY_CONCURRENCY,
+    timeoutMs: config.DELIVERY_TIMEOUT_MS,
   });
 
   const workers: Array<QueueWorker<'events'> | QueueWorker<'webhook-deliveries'>> = [];
   let reconciler: ReturnType<typeof startReconciler> | undefined;
   if (config.RUN_WORKERS) {
-    const consume = createEventConsumer({ deliveries, endpoints, deliverer });
+    const consume = createEventConsumer({
+      deliveries,
+      endpoints: createEndpointReader(endpoints),
+      deliverer,
+    });
     workers.push(
+      // Many events at once: the consumer takes those in hand as one batch, and each job
+      // stays active until its first attempt is recorded (the gate bounds the requests).
       createWorker('events', (event) => consume(event), {
         ...redis,
-        concurrency: 10,
+        concurrency: config.EVENT_CONCURRENCY,
         lockDurationMs: config.WORKER_LOCK_MS,
       }),
       createWorker('webhook-deliveries', (job, bullJob, token) => deliverer.attempt(job, bullJob, token), {
@@ -114,6 +123,7 @@ export async function startWebhooks(config: WebhooksConfig, logger: Logger): Pro
         await http.close();
         await reconciler?.stop();
         await Promise.all(workers.map((w) => w.close()));
+        deliverer.close();
         await producer.close();
         sender.close();
         await connection.close();
