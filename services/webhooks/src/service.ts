@@ -12,11 +12,12 @@ import {
 import type { Logger } from '@parametric/logger';
 import { connectMongo, pingMongo } from '@parametric/mongo';
 import { createProducer, createWorker, type QueueWorker } from '@parametric/queue';
+import { connectFailFast } from '@parametric/redis';
 import { type Express, Router } from 'express';
 import type { WebhooksConfig } from './config';
 import { createEventConsumer } from './delivery/consumer';
 import { createDeliverer } from './delivery/deliverer';
-import { createEndpointReader } from './delivery/endpoints';
+import { createEndpointCache } from './delivery/endpoints';
 import { startReconciler } from './delivery/reconciler';
 import { createSender } from './delivery/send';
 import { guardedLookup } from './delivery/target-guard';
@@ -47,6 +48,14 @@ export async function startWebhooks(config: WebhooksConfig, logger: Logger): Pro
     onError: (err: Error) => logger.warn({ err: err.message }, 'queue connection error'),
   };
   const producer = createProducer('webhook-deliveries', redis);
+  const endpointCache = createEndpointCache({
+    endpoints,
+    publisher: await connectFailFast(config.REDIS_URL, logger, 'webhooks endpoint changes'),
+    subscriber: await connectFailFast(config.REDIS_URL, logger, 'webhooks endpoint cache'),
+    channel: `${config.REDIS_PREFIX ?? 'bull'}:webhooks:endpoint-changed`,
+    maxAgeMs: config.ENDPOINT_CACHE_MS,
+    logger,
+  });
   const sender = createSender({
     timeoutMs: config.DELIVERY_TIMEOUT_MS,
     lookup: guardedLookup(policy),
@@ -64,6 +73,7 @@ export async function startWebhooks(config: WebhooksConfig, logger: Logger): Pro
     perOrganizationConcurrency: config.DELIVERY_CONCURRENCY_PER_ORG,
     concurrency: config.DELIVERY_CONCURRENCY,
     timeoutMs: config.DELIVERY_TIMEOUT_MS,
+    endpointSource: endpointCache,
   });
 
   const workers: Array<QueueWorker<'events'> | QueueWorker<'webhook-deliveries'>> = [];
@@ -71,7 +81,7 @@ export async function startWebhooks(config: WebhooksConfig, logger: Logger): Pro
   if (config.RUN_WORKERS) {
     const consume = createEventConsumer({
       deliveries,
-      endpoints: createEndpointReader(endpoints),
+      endpoints: endpointCache,
       deliverer,
     });
     workers.push(
@@ -104,11 +114,15 @@ export async function startWebhooks(config: WebhooksConfig, logger: Logger): Pro
     '/api',
     requireInternalContext(config.INTERNAL_SIGNING_SECRET),
     answerOptions(PARTNER_ROUTES.webhooks),
-    mountRoutes(Router(), webhookRoutes, (req) => ({
-      tenant: repositories.forOrganization(organizationOf(req)),
-      deliverer,
-      keys,
-    })),
+    mountRoutes(Router(), webhookRoutes, (req) => {
+      const organizationId = organizationOf(req);
+      return {
+        tenant: repositories.forOrganization(organizationId),
+        deliverer,
+        keys,
+        endpointChanged: () => endpointCache.changed(organizationId),
+      };
+    }),
   );
   finishApp(app, logger);
   const http = await listen(app, config.WEBHOOKS_PORT, config.WEBHOOKS_HOST);
@@ -125,6 +139,7 @@ export async function startWebhooks(config: WebhooksConfig, logger: Logger): Pro
         await Promise.all(workers.map((w) => w.close()));
         deliverer.close();
         await producer.close();
+        await endpointCache.close();
         sender.close();
         await connection.close();
       })();

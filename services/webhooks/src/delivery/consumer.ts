@@ -1,9 +1,9 @@
 import type { EventEnvelope } from '@parametric/events';
 import type { DeliveryModel } from '../deliveries/model';
 import type { AttemptRow, Deliverer } from './deliverer';
-import type { CurrentEndpoint, EndpointReader } from './endpoints';
+import type { EndpointSource } from './endpoints';
 
-/** Events taken together into one batch at most (one endpoint read, one insert). */
+/** Events taken together into one batch at most (one insert, one read of uncached endpoints). */
 export const MAX_EVENT_BATCH = 100;
 
 interface Pending {
@@ -27,7 +27,8 @@ function writeErrorsOf(err: unknown): WriteErrorLike[] | undefined {
 /**
  * Turns events from the `events` queue into their delivery rows (id = event id) and first
  * attempts. Events handled at the same time (the worker runs many jobs at once) are taken
- * as one batch: one read of their organizations' endpoints, one unordered `insertMany`.
+ * as one batch: their organizations' endpoints (cached, the rest read with one query), one
+ * unordered `insertMany`.
  * Each event's job finishes when its first attempt is recorded (or handed to the delayed
  * queue), so a worker that dies mid-attempt leaves the job to be taken again.
  *
@@ -38,7 +39,7 @@ function writeErrorsOf(err: unknown): WriteErrorLike[] | undefined {
  */
 export function createEventConsumer(deps: {
   deliveries: DeliveryModel;
-  endpoints: EndpointReader;
+  endpoints: EndpointSource;
   deliverer: Pick<Deliverer, 'first'>;
   maxBatch?: number;
 }) {
@@ -75,7 +76,7 @@ export function createEventConsumer(deps: {
 
     try {
       const events = [...byId.values()].map((copies) => (copies[0] as Pending).event);
-      const endpoints = await deps.endpoints.readMany([...new Set(events.map((e) => e.organizationId))]);
+      const endpoints = await deps.endpoints.getMany([...new Set(events.map((e) => e.organizationId))]);
       const createdAt = new Date();
       const rows = events.map((event) => {
         const endpoint = endpoints.get(event.organizationId);
@@ -122,11 +123,7 @@ export function createEventConsumer(deps: {
         if (failed.has(row._id)) settle(row._id, Promise.reject(failed.get(row._id)));
         else if (duplicate.has(row._id)) continue;
         else if (row.status !== 'PENDING') settle(row._id, Promise.resolve());
-        else
-          settle(
-            row._id,
-            deps.deliverer.first(row as AttemptRow, endpoints.get(row.organizationId) as CurrentEndpoint),
-          );
+        else settle(row._id, deps.deliverer.first(row as AttemptRow));
       }
 
       if (duplicates.length > 0) {
@@ -137,9 +134,8 @@ export function createEventConsumer(deps: {
         const found = new Map(stored.map((r) => [r._id, r]));
         for (const id of duplicates) {
           const row = found.get(id);
-          const endpoint = row && endpoints.get(row.organizationId);
-          if (row?.status === 'PENDING' && row.attempts === 0 && endpoint) {
-            settle(id, deps.deliverer.first(row, endpoint));
+          if (row?.status === 'PENDING' && row.attempts === 0) {
+            settle(id, deps.deliverer.first(row));
           } else {
             settle(id, Promise.resolve());
           }

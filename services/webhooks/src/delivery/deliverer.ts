@@ -3,7 +3,7 @@ import type { Payload, Producer } from '@parametric/queue';
 import { DelayedError, type Job } from 'bullmq';
 import type { DeliveryDoc, DeliveryModel } from '../deliveries/model';
 import type { EndpointModel } from '../endpoints/model';
-import { type CurrentEndpoint, createEndpointReader, createSecretCache } from './endpoints';
+import { type CurrentEndpoint, createSecretCache, type EndpointSource, uncachedEndpoints } from './endpoints';
 import { createDeliveryGate } from './gate';
 import type { Sender } from './send';
 import { deliveryHeaders } from './sign';
@@ -22,6 +22,8 @@ export interface DelivererDeps {
   concurrency?: number;
   /** The sender's deadline: how long a slow partner's request may hold its slot (default 10 s). */
   timeoutMs?: number;
+  /** Where endpoints come from (the service's cache); default: read when an attempt gets its slot. */
+  endpointSource?: EndpointSource;
   now?: () => number;
 }
 
@@ -55,9 +57,9 @@ export function backoffAfter(attempt: number, backoffMs: number[]): number {
  *
  * First attempts are made in process, right after the consumer recorded the row (`first`);
  * later attempts come from the `webhook-deliveries` queue (`attempt`). Both take a slot of
- * the gate (per-process and per-organization limits), read the endpoint fresh from MongoDB
- * (the consumer's batch read, or a read shared by the attempts of one event-loop turn), and
- * record the outcome with one conditional write.
+ * the gate (per-process and per-organization limits), then the endpoint as it is at that
+ * moment (from the invalidated cache, or read from MongoDB), and record the outcome with one
+ * conditional write.
  */
 export function createDeliverer(deps: DelivererDeps) {
   const now = deps.now ?? Date.now;
@@ -69,7 +71,7 @@ export function createDeliverer(deps: DelivererDeps) {
     timeoutMs,
     now,
   });
-  const reader = createEndpointReader(deps.endpoints);
+  const source = deps.endpointSource ?? uncachedEndpoints(deps.endpoints);
   const secretOf = createSecretCache(deps.secretKey);
   /** First attempts running in this process, by delivery id (a duplicate event joins its copy). */
   const running = new Map<string, Promise<void>>();
@@ -187,14 +189,16 @@ export function createDeliverer(deps: DelivererDeps) {
     if (counted && !exhausted) await schedule({ ...job, attempt: job.attempt + 1 }, delay);
   }
 
-  /** The endpoint read fresh for a slot that was waited for, then the attempt. */
-  async function sendFresh(row: AttemptRow, job: AttemptJob, release: () => void): Promise<void> {
-    let endpoint: CurrentEndpoint | null;
-    try {
-      endpoint = await reader.read(row.organizationId);
-    } catch (err) {
-      release();
-      throw err;
+  /** The endpoint as it is now that the slot is held (cached, or read), then the attempt. */
+  async function sendNow(row: AttemptRow, job: AttemptJob, release: () => void): Promise<void> {
+    let endpoint: CurrentEndpoint | null | undefined = source.peek(row.organizationId);
+    if (endpoint === undefined) {
+      try {
+        endpoint = await source.get(row.organizationId);
+      } catch (err) {
+        release();
+        throw err;
+      }
     }
     await send(row, job, endpoint, release);
   }
@@ -210,7 +214,7 @@ export function createDeliverer(deps: DelivererDeps) {
     // the job steps aside (back to delayed, freeing this worker slot) instead of waiting here.
     for (;;) {
       const grant = await gate.acquire(row.organizationId);
-      if (grant.kind === 'go') return sendFresh(row, job, grant.release);
+      if (grant.kind === 'go') return sendNow(row, job, grant.release);
       if (bullJob && token) {
         await bullJob.moveToDelayed(now() + grant.delayMs, token);
         throw new DelayedError();
@@ -219,13 +223,12 @@ export function createDeliverer(deps: DelivererDeps) {
     }
   }
 
-  async function firstAttempt(row: AttemptRow, endpoint: CurrentEndpoint): Promise<void> {
+  async function firstAttempt(row: AttemptRow): Promise<void> {
     const job = { deliveryId: row._id, cycle: row.cycle, attempt: row.attempts + 1 };
-    // A free slot now: the endpoint the consumer just read for this batch is current.
     const release = gate.tryAcquire(row.organizationId);
-    if (release) return send(row, job, endpoint, release);
+    if (release) return sendNow(row, job, release);
     const grant = await gate.acquire(row.organizationId);
-    if (grant.kind === 'go') return sendFresh(row, job, grant.release);
+    if (grant.kind === 'go') return sendNow(row, job, grant.release);
     // A slow partner: the attempt waits in the delayed queue, not in this process.
     await schedule(job, grant.delayMs);
   }
@@ -234,10 +237,10 @@ export function createDeliverer(deps: DelivererDeps) {
    * The first attempt of a row the consumer has just recorded (PENDING, attempts 0), in this
    * process. Resolves once the attempt is recorded or handed to the queue.
    */
-  function first(row: AttemptRow, endpoint: CurrentEndpoint): Promise<void> {
+  function first(row: AttemptRow): Promise<void> {
     const already = running.get(row._id);
     if (already) return already;
-    const started = firstAttempt(row, endpoint).finally(() => running.delete(row._id));
+    const started = firstAttempt(row).finally(() => running.delete(row._id));
     running.set(row._id, started);
     return started;
   }
