@@ -4,6 +4,10 @@
  * its organization's line; freed slots go round-robin over the organizations waiting, so a
  * busy partner cannot starve a quiet one.
  *
+ * A request still without an answer after `slowMs` is parked: it keeps its partner's slot but
+ * gives its process slot back (at most `total` requests are parked; beyond that they keep
+ * theirs), so a partner that never answers holds sockets, not the other partners' capacity.
+ *
  * A slow partner (every one of its slots taken, none freed for `slowMs`) does not keep
  * callers waiting in memory: they are told to step aside ("offload") for about as long as
  * its oldest request may still take, and go through the delayed queue instead. Healthy
@@ -15,20 +19,26 @@ interface Waiter {
   resolve(grant: Grant): void;
 }
 
+interface Running {
+  org: OrgSlots;
+  startedAt: number;
+  parked: boolean;
+}
+
 interface OrgSlots {
+  /** Requests in flight, parked ones included. */
   active: number;
-  /** Start times of the requests in flight (at most `perOrganization`). */
-  starts: number[];
+  running: Set<Running>;
   lastDoneAt: number;
   waiters: Waiter[];
 }
 
 export interface DeliveryGate {
-  /** A slot now, or null when the caller must wait (then call `wait`). */
+  /** A slot now, or null when the caller must wait (then call `acquire`). */
   tryAcquire(organizationId: string): (() => void) | null;
   /** A slot once one is free, or an offload when the organization is slow. */
   acquire(organizationId: string): Promise<Grant>;
-  /** Requests in flight to this organization (tests, diagnostics). */
+  /** Requests in flight to this organization, parked ones included (tests, diagnostics). */
   inFlight(organizationId: string): number;
   close(): void;
 }
@@ -36,7 +46,7 @@ export interface DeliveryGate {
 export function createDeliveryGate(options: {
   total: number;
   perOrganization: number;
-  /** A saturated organization with nothing finished for this long counts as slow. */
+  /** A request without an answer for this long is parked; a saturated partner with nothing finished for this long is slow. */
   slowMs: number;
   /** The request timeout: how long a slow organization's oldest request may still hold its slot. */
   timeoutMs: number;
@@ -46,53 +56,76 @@ export function createDeliveryGate(options: {
   const orgs = new Map<string, OrgSlots>();
   /** Organizations with waiters, in round-robin order. */
   const waiting = new Set<string>();
-  let active = 0;
+  /** Requests holding a process slot, oldest first. */
+  const unparked = new Set<Running>();
+  let parked = 0;
   let waiters = 0;
   let sweeper: NodeJS.Timeout | undefined;
 
   const slotsOf = (id: string): OrgSlots => {
     let org = orgs.get(id);
     if (!org) {
-      org = { active: 0, starts: [], lastDoneAt: 0, waiters: [] };
+      org = { active: 0, running: new Set(), lastDoneAt: 0, waiters: [] };
       orgs.set(id, org);
     }
     return org;
   };
 
   const take = (id: string, org: OrgSlots): (() => void) => {
-    const startedAt = now();
-    active++;
+    const request: Running = { org, startedAt: now(), parked: false };
     org.active++;
-    org.starts.push(startedAt);
+    org.running.add(request);
+    unparked.add(request);
+    armSweeper();
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      active--;
       org.active--;
-      const i = org.starts.indexOf(startedAt);
-      if (i >= 0) org.starts.splice(i, 1);
+      org.running.delete(request);
+      if (request.parked) parked--;
+      else unparked.delete(request);
       org.lastDoneAt = now();
       pump();
       if (org.active === 0 && org.waiters.length === 0) orgs.delete(id);
     };
   };
 
+  /** Parks requests running longer than slowMs (oldest first); true when a process slot came free. */
+  const park = (at: number): boolean => {
+    let freed = false;
+    for (const request of unparked) {
+      if (parked >= options.total || at - request.startedAt <= options.slowMs) break;
+      unparked.delete(request);
+      request.parked = true;
+      parked++;
+      freed = true;
+    }
+    return freed;
+  };
+
+  const oldestStart = (org: OrgSlots): number => {
+    let oldest = Number.POSITIVE_INFINITY;
+    for (const r of org.running) oldest = Math.min(oldest, r.startedAt);
+    return oldest;
+  };
+
   const isSlow = (org: OrgSlots, at: number): boolean => {
-    if (org.active < options.perOrganization || org.starts.length === 0) return false;
-    const oldest = Math.min(...org.starts);
-    return at - Math.max(oldest, org.lastDoneAt) > options.slowMs;
+    if (org.active < options.perOrganization || org.running.size === 0) return false;
+    return at - Math.max(oldestStart(org), org.lastDoneAt) > options.slowMs;
   };
 
   const offloadDelay = (org: OrgSlots, at: number): number => {
-    const oldest = org.starts.length > 0 ? Math.min(...org.starts) : at;
+    const oldest = org.running.size > 0 ? oldestStart(org) : at;
     const untilFree = oldest + options.timeoutMs - at;
     const base = Math.min(options.timeoutMs, Math.max(options.slowMs, untilFree));
     return base + Math.floor(Math.random() * options.slowMs);
   };
 
+  const hasProcessSlot = (): boolean => unparked.size < options.total || park(now());
+
   function pump(): void {
-    while (active < options.total && waiting.size > 0) {
+    while (waiting.size > 0 && hasProcessSlot()) {
       let granted = false;
       for (const id of waiting) {
         const org = orgs.get(id);
@@ -116,6 +149,7 @@ export function createDeliveryGate(options: {
 
   function sweep(): void {
     const at = now();
+    park(at);
     for (const id of waiting) {
       const org = orgs.get(id);
       if (!org || !isSlow(org, at)) continue;
@@ -125,16 +159,23 @@ export function createDeliveryGate(options: {
       waiting.delete(id);
       for (const w of out) w.resolve({ kind: 'offload', delayMs });
     }
-    if (waiters === 0 && sweeper) {
+    pump();
+    if (waiters === 0 && unparked.size === 0 && sweeper) {
       clearInterval(sweeper);
       sweeper = undefined;
     }
   }
 
+  function armSweeper(): void {
+    if (sweeper) return;
+    sweeper = setInterval(sweep, Math.max(10, Math.floor(options.slowMs / 2)));
+    sweeper.unref();
+  }
+
   function tryAcquire(id: string): (() => void) | null {
-    // Below the total, every organization still waiting is at its own limit (pump would have
-    // served it), so only this organization's own line can come first.
-    if (active >= options.total) return null;
+    // With a process slot free, every organization still waiting is at its own limit (pump
+    // would have served it), so only this organization's own line can come first.
+    if (!hasProcessSlot()) return null;
     const org = orgs.get(id);
     if (org && (org.active >= options.perOrganization || org.waiters.length > 0)) return null;
     return take(id, org ?? slotsOf(id));
@@ -152,10 +193,7 @@ export function createDeliveryGate(options: {
         org.waiters.push({ resolve });
         waiters++;
         waiting.add(id);
-        if (!sweeper) {
-          sweeper = setInterval(sweep, Math.max(10, Math.floor(options.slowMs / 2)));
-          sweeper.unref();
-        }
+        armSweeper();
         pump();
       });
     },

@@ -78,6 +78,24 @@ describe('delivery gate', () => {
     g.close();
   });
 
+  it('parks requests left without an answer: their partner keeps its slots, the others get the process slots back', async () => {
+    const { g, advance } = gate(2, 2);
+    g.tryAcquire('dead');
+    g.tryAcquire('dead');
+    expect(g.tryAcquire('healthy')).toBeNull();
+    advance(600);
+    const healthy = g.tryAcquire('healthy');
+    expect(healthy).not.toBeNull();
+    expect(g.inFlight('dead')).toBe(2);
+    healthy?.();
+    // At most `total` requests are parked: a second dead partner keeps its process slots.
+    g.tryAcquire('dead-too');
+    g.tryAcquire('dead-too');
+    advance(600);
+    expect(g.tryAcquire('healthy')).toBeNull();
+    g.close();
+  });
+
   it('keeps a busy but healthy partner in line in memory (it finishes requests)', async () => {
     const { g, advance } = gate(10, 1);
     const release = g.tryAcquire('busy') as () => void;
