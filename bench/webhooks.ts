@@ -5,7 +5,10 @@
  * pipeline and a bare loop in this process that signs and POSTs the same bodies with the
  * same HTTP client (the service's sender) at the concurrency the service may use
  * (`DELIVERY_CONCURRENCY` 50, at most `DELIVERY_CONCURRENCY_PER_ORG` 10 per partner: 10 with
- * one endpoint). Reported through `report()` (bench/support/run.ts):
+ * one endpoint). Every round runs each measurement once, every other round in reverse order;
+ * figures are medians over the rounds, and each ratio is the median of the rounds' own
+ * ratios (both sides ran seconds apart, which cancels this shared machine's load swings).
+ * Reported through `report()` (bench/support/run.ts):
  *
  * - deliveries/s over bare sign+POST with 1 endpoint (target >= 0.15) and 50 (>= 0.25);
  * - one dead endpoint among 50 (one that never answers, held until the 10 s timeout; one that
@@ -17,8 +20,14 @@
  *   partners (endpoint rows, connections, origins) changes. With 1 endpoint the per-partner
  *   limit caps the service at 10 requests at a time, which is reported too (1,000 vs 1,
  *   the issue's smallest-to-largest wording) but is the easier figure. Target: >= 0.80.
+ *   (Scales run minutes apart, so these two ratios are ratios of medians.)
  *
- *   npm run bench:webhooks                # 3,000 events per round, 3 rounds (about a minute)
+ * The bare loop sends from the process its receivers run in; the pipeline's requests cross
+ * from the service's process: with 1 endpoint (10 requests at a time) the pipeline pays a hop
+ * between processes per request that the bare loop does not, which on a loaded machine is
+ * most of a request's latency.
+ *
+ *   npm run bench:webhooks                # 6,000 events per round, 5 rounds (two to three minutes)
  *   BENCH_EVENTS=300 BENCH_ROUNDS=1 BENCH_SCALES=1,50 npm run bench:webhooks
  *   BENCH_PROFILE_DIR=/tmp/prof npm run bench:webhooks   # plus a CPU profile of the service
  */
@@ -38,8 +47,8 @@ import { createSender } from '../services/webhooks/src/delivery/send';
 import { deliveryHeaders } from '../services/webhooks/src/delivery/sign';
 import { type BenchFigure, median, report } from './support/run';
 
-const EVENTS = Number(process.env.BENCH_EVENTS ?? 3000);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 6000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CONCURRENCY = 50;
 const PER_ORG = 10;
 /** BENCH_SCALES=1,50 runs some of them (the report then leaves out what needs the others). */
@@ -207,8 +216,10 @@ async function main(): Promise<void> {
     console.log(
       `webhooks bench: ${EVENTS} events per round, median of ${ROUNDS}; service concurrency ${CONCURRENCY}, ${PER_ORG} per partner`,
     );
-    const rates = new Map<number, { pipeline: number; bare: number; concurrency: number }>();
-    let dead: { healthy: number; hanging: number; refusing: number } | undefined;
+    const rates = new Map<number, { pipeline: number; bare: number; ratio: number; concurrency: number }>();
+    let dead:
+      | { healthy: number; hanging: number; refusing: number; hangingRatio: number; refusingRatio: number }
+      | undefined;
     for (const endpoints of SCALES) {
       const ps = await partners(endpoints);
       const concurrency = Math.min(CONCURRENCY, PER_ORG * endpoints);
@@ -243,25 +254,36 @@ async function main(): Promise<void> {
         steps.push(async () => void withRefusing.push(await pipeline(r)));
       }
       for (let round = 0; round < ROUNDS; round++) {
-        // Each round starts with another measurement, so no figure always runs first.
-        for (let i = 0; i < steps.length; i++)
-          await (steps[(round + i) % steps.length] as () => Promise<void>)();
+        // Every other round in reverse, so neither side of a comparison always runs first.
+        const order = round % 2 === 0 ? steps : [...steps].reverse();
+        for (const step of order) await step();
       }
+      if (process.env.BENCH_DEBUG) console.log({ p, b, withHanging, withRefusing });
+      // Each ratio is the median of the rounds' own ratios: both sides of a round ran within
+      // seconds of each other, which cancels this shared machine's slow swings in load.
+      const perRound = (xs: number[], ys: number[]) => median(xs.map((x, i) => x / (ys[i] as number)));
       const pm = median(p);
       const bm = median(b);
-      rates.set(endpoints, { pipeline: pm, bare: bm, concurrency });
+      const ratio = perRound(p, b);
+      rates.set(endpoints, { pipeline: pm, bare: bm, ratio, concurrency });
       console.log(
-        `${String(endpoints).padStart(4)} endpoint(s): pipeline ${pm.toFixed(0).padStart(6)} deliveries/s   bare sign+POST ${bm.toFixed(0).padStart(6)} /s (concurrency ${concurrency})   pipeline/bare ${(pm / bm).toFixed(2)}`,
+        `${String(endpoints).padStart(4)} endpoint(s): pipeline ${pm.toFixed(0).padStart(6)} deliveries/s   bare sign+POST ${bm.toFixed(0).padStart(6)} /s (concurrency ${concurrency})   pipeline/bare ${ratio.toFixed(2)}`,
       );
       if (hanging && refusing) {
-        dead = { healthy: pm, hanging: median(withHanging), refusing: median(withRefusing) };
+        dead = {
+          healthy: pm,
+          hanging: median(withHanging),
+          refusing: median(withRefusing),
+          hangingRatio: perRound(withHanging, p),
+          refusingRatio: perRound(withRefusing, p),
+        };
         console.log(
-          `  with one dead endpoint: never answers ${dead.hanging.toFixed(0)} /s, refuses ${dead.refusing.toFixed(0)} /s (the 49 others' deliveries)`,
+          `  with one dead endpoint: never answers ${dead.hanging.toFixed(0)} /s (${dead.hangingRatio.toFixed(2)} of healthy), refuses ${dead.refusing.toFixed(0)} /s (${dead.refusingRatio.toFixed(2)}) (the 49 others' deliveries)`,
         );
       }
     }
 
-    const at = (n: number) => rates.get(n) as { pipeline: number; bare: number; concurrency: number };
+    const at = (n: number) => rates.get(n) as { pipeline: number };
     const figures: BenchFigure[] = [];
     for (const [n, target] of [
       [1, 0.15],
@@ -270,7 +292,7 @@ async function main(): Promise<void> {
     ] as const) {
       const r = rates.get(n);
       if (!r) continue;
-      const ratio = r.pipeline / r.bare;
+      const ratio = r.ratio;
       figures.push({
         benchmark: 'webhooks',
         figure: `${n.toLocaleString('en')} endpoint${n === 1 ? '' : 's'}: deliveries/s end to end vs bare sign+POST (concurrency ${r.concurrency})`,
@@ -282,11 +304,10 @@ async function main(): Promise<void> {
       });
     }
     if (dead) {
-      for (const [kind, value] of [
-        ['never answers (10 s timeout)', dead.hanging],
-        ['refuses connections', dead.refusing],
+      for (const [kind, value, ratio] of [
+        ['never answers (10 s timeout)', dead.hanging, dead.hangingRatio],
+        ['refuses connections', dead.refusing, dead.refusingRatio],
       ] as const) {
-        const ratio = value / dead.healthy;
         figures.push({
           benchmark: 'webhooks',
           figure: `one dead endpoint among 50 (${kind}): the 49 others' deliveries/s vs all 50 healthy (cost ${((1 - ratio) * 100).toFixed(1)} %)`,

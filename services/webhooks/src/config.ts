@@ -32,7 +32,7 @@ export const webhooksConfigSchema = z.object({
    * Events in hand per worker process: taken as batches (one endpoint read, one insert), each
    * held until its first attempt is recorded. Requests in flight stay bounded by the two above.
    */
-  EVENT_CONCURRENCY: positiveInt(200),
+  EVENT_CONCURRENCY: positiveInt(400),
   /**
    * How long a replica may keep an organization's endpoint. Changes made through the API reach
    * every replica at once (Redis pub/sub); this bounds only what pub/sub cannot see.

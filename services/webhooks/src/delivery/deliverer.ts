@@ -67,7 +67,7 @@ export function createDeliverer(deps: DelivererDeps) {
   const gate = createDeliveryGate({
     total: deps.concurrency ?? 50,
     perOrganization: deps.perOrganizationConcurrency,
-    slowMs: Math.max(50, Math.min(500, Math.floor(timeoutMs / 2))),
+    slowMs: Math.max(50, Math.min(250, Math.floor(timeoutMs / 2))),
     timeoutMs,
     now,
   });
