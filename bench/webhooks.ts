@@ -35,6 +35,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { lookup } from 'node:dns';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startLocalMongo } from '@parametric/embedded-mongo';
 import { createEvent } from '@parametric/events';
@@ -54,6 +55,16 @@ const PER_ORG = 10;
 /** BENCH_SCALES=1,50 runs some of them (the report then leaves out what needs the others). */
 const SCALES = (process.env.BENCH_SCALES ?? '1,50,1000').split(',').map(Number);
 const root = path.resolve(__dirname, '..');
+
+/** CPU time a process has used, in ms (Linux /proc; NaN elsewhere). utime + stime, 100 ticks/s. */
+function cpuMs(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return ((Number(fields[11]) + Number(fields[12])) / 100) * 1000;
+  } catch {
+    return Number.NaN;
+  }
+}
 
 interface Partner {
   organizationId: string;
@@ -155,6 +166,8 @@ async function main(): Promise<void> {
     };
 
     /** EVENTS events round-robin over `ps` through the pipeline: deliveries/s reaching the live ones. */
+    /** The service's CPU per delivery (µs) in the last healthy pipeline measurements. */
+    let serviceCpu: number[] = [];
     const pipeline = async (ps: Partner[], count = EVENTS): Promise<number> => {
       const batch = Array.from({ length: count }, (_, i) => {
         const p = ps[i % ps.length] as Partner;
@@ -165,10 +178,13 @@ async function main(): Promise<void> {
       });
       const live = batch.filter((_, i) => (ps[i % ps.length] as Partner).receiver).length;
       const target = verified + live;
+      const cpuBefore = cpuMs(service.pid);
       const start = process.hrtime.bigint();
       await Promise.all(batch.map((event) => events.add(event, { jobId: event.id })));
       await waitFor(target);
-      return live / (Number(process.hrtime.bigint() - start) / 1e9);
+      const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+      if (ps.every((p) => p.receiver)) serviceCpu.push(((cpuMs(service.pid) - cpuBefore) * 1000) / count);
+      return live / seconds;
     };
 
     /** The same kind of bodies, signed and POSTed directly, `concurrency` at a time. */
@@ -216,7 +232,10 @@ async function main(): Promise<void> {
     console.log(
       `webhooks bench: ${EVENTS} events per round, median of ${ROUNDS}; service concurrency ${CONCURRENCY}, ${PER_ORG} per partner`,
     );
-    const rates = new Map<number, { pipeline: number; bare: number; ratio: number; concurrency: number }>();
+    const rates = new Map<
+      number,
+      { pipeline: number; bare: number; ratio: number; concurrency: number; cpu: number }
+    >();
     let dead:
       | { healthy: number; hanging: number; refusing: number; hangingRatio: number; refusingRatio: number }
       | undefined;
@@ -242,6 +261,7 @@ async function main(): Promise<void> {
       await bare(ps, concurrency, warm);
       const p: number[] = [];
       const b: number[] = [];
+      serviceCpu = [];
       const withHanging: number[] = [];
       const withRefusing: number[] = [];
       const steps: Array<() => Promise<void>> = [
@@ -265,9 +285,10 @@ async function main(): Promise<void> {
       const pm = median(p);
       const bm = median(b);
       const ratio = perRound(p, b);
-      rates.set(endpoints, { pipeline: pm, bare: bm, ratio, concurrency });
+      const cpu = median(serviceCpu);
+      rates.set(endpoints, { pipeline: pm, bare: bm, ratio, concurrency, cpu });
       console.log(
-        `${String(endpoints).padStart(4)} endpoint(s): pipeline ${pm.toFixed(0).padStart(6)} deliveries/s   bare sign+POST ${bm.toFixed(0).padStart(6)} /s (concurrency ${concurrency})   pipeline/bare ${ratio.toFixed(2)}`,
+        `${String(endpoints).padStart(4)} endpoint(s): pipeline ${pm.toFixed(0).padStart(6)} deliveries/s   bare sign+POST ${bm.toFixed(0).padStart(6)} /s (concurrency ${concurrency})   pipeline/bare ${ratio.toFixed(2)}   service CPU ${cpu.toFixed(0)} µs/delivery`,
       );
       if (hanging && refusing) {
         dead = {
@@ -302,6 +323,14 @@ async function main(): Promise<void> {
         ratio,
         ...(target === undefined ? {} : { target: `>= ${target.toFixed(2)} of bare`, met: ratio >= target }),
       });
+      if (Number.isFinite(r.cpu)) {
+        figures.push({
+          benchmark: 'webhooks',
+          figure: `${n.toLocaleString('en')} endpoint${n === 1 ? '' : 's'}: the webhooks process's CPU per delivery (less noisy than rates on a shared machine)`,
+          value: r.cpu,
+          unit: 'µs',
+        });
+      }
     }
     if (dead) {
       for (const [kind, value, ratio] of [

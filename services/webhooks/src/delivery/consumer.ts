@@ -5,6 +5,8 @@ import type { EndpointSource } from './endpoints';
 
 /** Events taken together into one batch at most (one insert, one read of uncached endpoints). */
 export const MAX_EVENT_BATCH = 100;
+/** How long the first event of a batch waits for others (jobs arrive one fetch at a time). */
+const BATCH_WINDOW_MS = 2;
 
 interface Pending {
   event: EventEnvelope;
@@ -153,7 +155,7 @@ export function createEventConsumer(deps: {
       if (pending.length >= maxBatch) flush();
       else if (!armed) {
         armed = true;
-        setImmediate(flush);
+        setTimeout(flush, BATCH_WINDOW_MS);
       }
     });
 }

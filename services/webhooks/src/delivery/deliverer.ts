@@ -29,6 +29,9 @@ export interface DelivererDeps {
 
 type AttemptJob = Payload<'webhook-deliveries'>;
 
+/** How long a successful attempt's record waits for others to share its bulk write. */
+const RECORD_WINDOW_MS = 2;
+
 interface Deferred {
   resolve(): void;
   reject(err: unknown): void;
@@ -99,14 +102,14 @@ export function createDeliverer(deps: DelivererDeps) {
   const filterFor = (row: AttemptRow, job: AttemptJob) =>
     ({ _id: row._id, status: 'PENDING', cycle: job.cycle, attempts: job.attempt - 1 }) as never;
 
-  // Successful attempts finishing in the same turn of the event loop are recorded by one
-  // unordered bulk write: still one conditional update per attempt, one round trip for all.
+  // Successful attempts finishing within RECORD_WINDOW_MS are recorded by one unordered bulk
+  // write: still one conditional update per attempt, one round trip for all.
   // (A failed attempt is recorded alone: whether it counted decides the next job.)
   let delivered: Array<{ filter: never; set: Record<string, unknown>; done: Deferred }> = [];
   function recordDelivered(row: AttemptRow, job: AttemptJob, set: Record<string, unknown>): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       delivered.push({ filter: filterFor(row, job), set, done: { resolve, reject } });
-      if (delivered.length === 1) setImmediate(flushDelivered);
+      if (delivered.length === 1) setTimeout(flushDelivered, RECORD_WINDOW_MS);
     });
   }
   function flushDelivered(): void {
