@@ -28,6 +28,16 @@ export const webhooksConfigSchema = z.object({
   DELIVERY_CONCURRENCY: positiveInt(50),
   /** Deliveries in flight per organization per worker process, so one slow partner cannot take every slot. */
   DELIVERY_CONCURRENCY_PER_ORG: positiveInt(10),
+  /**
+   * Events in hand per worker process: taken as batches (one endpoint read, one insert), each
+   * held until its first attempt is recorded. Requests in flight stay bounded by the two above.
+   */
+  EVENT_CONCURRENCY: positiveInt(400),
+  /**
+   * How long a replica may keep an organization's endpoint. Changes made through the API reach
+   * every replica at once (Redis pub/sub); this bounds only what pub/sub cannot see.
+   */
+  ENDPOINT_CACHE_MS: positiveInt(5_000),
   /** A dead worker's delivery is picked up again after about this long. */
   WORKER_LOCK_MS: positiveInt(30_000),
   RECONCILE_INTERVAL_MS: positiveInt(60_000),

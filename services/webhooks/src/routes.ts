@@ -16,17 +16,23 @@ export interface PartnerContext {
   tenant: TenantWebhooks;
   deliverer: Deliverer;
   keys: SecretKeys;
+  /** After a change of the URL or the secret, before answering: every replica's cache forgets it. */
+  endpointChanged(): Promise<void>;
 }
 
 /** Partner routes (behind the gateway's signed context), spec section 4 "Webhooks". */
 export const webhookRoutes: Binding<PartnerContext>[] = [
-  implement(setWebhook, async ({ body }, { tenant, keys }) =>
-    ok(await setWebhookUrl(tenant, body.url, keys)),
-  ),
+  implement(setWebhook, async ({ body }, { tenant, keys, endpointChanged }) => {
+    const config = await setWebhookUrl(tenant, body.url, keys);
+    await endpointChanged();
+    return ok(config);
+  }),
   implement(getWebhook, async (_input, { tenant, keys }) => ok(await webhookConfig(tenant, keys))),
-  implement(rotateWebhookSecret, async (_input, { tenant, keys }) =>
-    ok(await rotateSigningSecret(tenant, keys)),
-  ),
+  implement(rotateWebhookSecret, async (_input, { tenant, keys, endpointChanged }) => {
+    const rotated = await rotateSigningSecret(tenant, keys);
+    await endpointChanged();
+    return ok(rotated);
+  }),
   implement(listDeliveriesRoute, async ({ query }, { tenant }) => ok(await listDeliveries(tenant, query))),
   implement(retryDeliveryRoute, async ({ params }, { tenant, deliverer }) =>
     ok(await retryDelivery(tenant, params.id, deliverer)),

@@ -12,10 +12,12 @@ import {
 import type { Logger } from '@parametric/logger';
 import { connectMongo, pingMongo } from '@parametric/mongo';
 import { createProducer, createWorker, type QueueWorker } from '@parametric/queue';
+import { connectFailFast } from '@parametric/redis';
 import { type Express, Router } from 'express';
 import type { WebhooksConfig } from './config';
 import { createEventConsumer } from './delivery/consumer';
 import { createDeliverer } from './delivery/deliverer';
+import { createEndpointCache } from './delivery/endpoints';
 import { startReconciler } from './delivery/reconciler';
 import { createSender } from './delivery/send';
 import { guardedLookup } from './delivery/target-guard';
@@ -46,6 +48,14 @@ export async function startWebhooks(config: WebhooksConfig, logger: Logger): Pro
     onError: (err: Error) => logger.warn({ err: err.message }, 'queue connection error'),
   };
   const producer = createProducer('webhook-deliveries', redis);
+  const endpointCache = createEndpointCache({
+    endpoints,
+    publisher: await connectFailFast(config.REDIS_URL, logger, 'webhooks endpoint changes'),
+    subscriber: await connectFailFast(config.REDIS_URL, logger, 'webhooks endpoint cache'),
+    channel: `${config.REDIS_PREFIX ?? 'bull'}:webhooks:endpoint-changed`,
+    maxAgeMs: config.ENDPOINT_CACHE_MS,
+    logger,
+  });
   const sender = createSender({
     timeoutMs: config.DELIVERY_TIMEOUT_MS,
     lookup: guardedLookup(policy),
@@ -61,16 +71,25 @@ export async function startWebhooks(config: WebhooksConfig, logger: Logger): Pro
     backoffMs: config.DELIVERY_BACKOFF_MS,
     maxAttempts: config.DELIVERY_MAX_ATTEMPTS,
     perOrganizationConcurrency: config.DELIVERY_CONCURRENCY_PER_ORG,
+    concurrency: config.DELIVERY_CONCURRENCY,
+    timeoutMs: config.DELIVERY_TIMEOUT_MS,
+    endpointSource: endpointCache,
   });
 
   const workers: Array<QueueWorker<'events'> | QueueWorker<'webhook-deliveries'>> = [];
   let reconciler: ReturnType<typeof startReconciler> | undefined;
   if (config.RUN_WORKERS) {
-    const consume = createEventConsumer({ deliveries, endpoints, deliverer });
+    const consume = createEventConsumer({
+      deliveries,
+      endpoints: endpointCache,
+      deliverer,
+    });
     workers.push(
+      // Many events at once: the consumer takes those in hand as one batch, and each job
+      // stays active until its first attempt is recorded (the gate bounds the requests).
       createWorker('events', (event) => consume(event), {
         ...redis,
-        concurrency: 10,
+        concurrency: config.EVENT_CONCURRENCY,
         lockDurationMs: config.WORKER_LOCK_MS,
       }),
       createWorker('webhook-deliveries', (job, bullJob, token) => deliverer.attempt(job, bullJob, token), {
@@ -95,11 +114,15 @@ export async function startWebhooks(config: WebhooksConfig, logger: Logger): Pro
     '/api',
     requireInternalContext(config.INTERNAL_SIGNING_SECRET),
     answerOptions(PARTNER_ROUTES.webhooks),
-    mountRoutes(Router(), webhookRoutes, (req) => ({
-      tenant: repositories.forOrganization(organizationOf(req)),
-      deliverer,
-      keys,
-    })),
+    mountRoutes(Router(), webhookRoutes, (req) => {
+      const organizationId = organizationOf(req);
+      return {
+        tenant: repositories.forOrganization(organizationId),
+        deliverer,
+        keys,
+        endpointChanged: () => endpointCache.changed(organizationId),
+      };
+    }),
   );
   finishApp(app, logger);
   const http = await listen(app, config.WEBHOOKS_PORT, config.WEBHOOKS_HOST);
@@ -114,7 +137,9 @@ export async function startWebhooks(config: WebhooksConfig, logger: Logger): Pro
         await http.close();
         await reconciler?.stop();
         await Promise.all(workers.map((w) => w.close()));
+        deliverer.close();
         await producer.close();
+        await endpointCache.close();
         sender.close();
         await connection.close();
       })();

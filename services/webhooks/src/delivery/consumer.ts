@@ -1,53 +1,161 @@
 import type { EventEnvelope } from '@parametric/events';
-import { isDuplicateKey } from '@parametric/mongo';
 import type { DeliveryModel } from '../deliveries/model';
-import type { EndpointModel } from '../endpoints/model';
-import type { Deliverer } from './deliverer';
+import type { AttemptRow, Deliverer } from './deliverer';
+import type { EndpointSource } from './endpoints';
+
+/** Events taken together into one batch at most (one insert, one read of uncached endpoints). */
+export const MAX_EVENT_BATCH = 100;
+/** How long the first event of a batch waits for others (jobs arrive one fetch at a time). */
+const BATCH_WINDOW_MS = 2;
+
+interface Pending {
+  event: EventEnvelope;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+interface WriteErrorLike {
+  index: number;
+  code?: number;
+}
+
+/** The per-document failures of an unordered insert, or undefined for any other error. */
+function writeErrorsOf(err: unknown): WriteErrorLike[] | undefined {
+  const errors = (err as { writeErrors?: WriteErrorLike | WriteErrorLike[] } | null)?.writeErrors;
+  if (errors === undefined) return undefined;
+  return Array.isArray(errors) ? errors : [errors];
+}
 
 /**
- * Turns an event from the `events` queue into its delivery row (id = event id) and the
- * first attempt. The same event arriving twice (the relay is at-least-once) finds its row
- * already there: no second delivery. An organization without a webhook URL gets a FAILED
- * row, so the event shows in its log and can be retried once a URL is set.
+ * Turns events from the `events` queue into their delivery rows (id = event id) and first
+ * attempts. Events handled at the same time (the worker runs many jobs at once) are taken
+ * as one batch: their organizations' endpoints (cached, the rest read with one query), one
+ * unordered `insertMany`.
+ * Each event's job finishes when its first attempt is recorded (or handed to the delayed
+ * queue), so a worker that dies mid-attempt leaves the job to be taken again.
+ *
+ * The same event arriving twice (the relay is at-least-once) finds its row already there
+ * (duplicate key): no second row; if the row is still waiting for its first attempt (the
+ * first copy's worker died) the attempt is made. An organization without a webhook URL gets a
+ * FAILED row, so the event shows in its log and can be retried once a URL is set.
  */
 export function createEventConsumer(deps: {
   deliveries: DeliveryModel;
-  endpoints: EndpointModel;
-  deliverer: Deliverer;
+  endpoints: EndpointSource;
+  deliverer: Pick<Deliverer, 'first'>;
+  maxBatch?: number;
 }) {
-  return async (event: EventEnvelope): Promise<void> => {
-    const endpoint = await deps.endpoints.findById(event.organizationId).lean();
-    const body = JSON.stringify({
-      id: event.id,
-      event: event.event,
-      createdAt: event.createdAt,
-      data: event.data,
-    });
-    let created = true;
+  const maxBatch = deps.maxBatch ?? MAX_EVENT_BATCH;
+  let pending: Pending[] = [];
+  let armed = false;
+
+  function flush(): void {
+    armed = false;
+    while (pending.length > 0) {
+      const batch = pending.slice(0, maxBatch);
+      pending = pending.slice(maxBatch);
+      void handle(batch);
+    }
+  }
+
+  async function handle(batch: Pending[]): Promise<void> {
+    // Two copies of one event in one batch share its outcome.
+    const byId = new Map<string, Pending[]>();
+    for (const item of batch) {
+      const copies = byId.get(item.event.id);
+      if (copies) copies.push(item);
+      else byId.set(item.event.id, [item]);
+    }
+    const settle = (id: string, outcome: Promise<void>) =>
+      outcome.then(
+        () => {
+          for (const c of byId.get(id) ?? []) c.resolve();
+        },
+        (err: unknown) => {
+          for (const c of byId.get(id) ?? []) c.reject(err);
+        },
+      );
+
     try {
-      await deps.deliveries.create({
-        _id: event.id,
-        organizationId: event.organizationId,
-        event: event.event,
-        body,
-        url: endpoint?.url ?? null,
-        status: endpoint ? 'PENDING' : 'FAILED',
-        attempts: 0,
-        cycle: 0,
-        lastError: endpoint ? null : 'No webhook URL configured',
-        nextAttemptAt: endpoint ? new Date() : null,
+      const events = [...byId.values()].map((copies) => (copies[0] as Pending).event);
+      const endpoints = await deps.endpoints.getMany([...new Set(events.map((e) => e.organizationId))]);
+      const createdAt = new Date();
+      const rows = events.map((event) => {
+        const endpoint = endpoints.get(event.organizationId);
+        return {
+          _id: event.id,
+          organizationId: event.organizationId,
+          event: event.event,
+          // Serialised once: every attempt sends (and signs) exactly these bytes.
+          body: JSON.stringify({
+            id: event.id,
+            event: event.event,
+            createdAt: event.createdAt,
+            data: event.data,
+          }),
+          url: endpoint?.url ?? null,
+          status: endpoint ? 'PENDING' : 'FAILED',
+          attempts: 0,
+          cycle: 0,
+          responseStatus: null,
+          lastError: endpoint ? null : 'No webhook URL configured',
+          deliveredAt: null,
+          nextAttemptAt: endpoint ? createdAt : null,
+          createdAt,
+          updatedAt: createdAt,
+        };
       });
+
+      const failed = new Map<string, unknown>();
+      const duplicates: string[] = [];
+      try {
+        await deps.deliveries.collection.insertMany(rows as never[], { ordered: false });
+      } catch (err) {
+        const writeErrors = writeErrorsOf(err);
+        if (!writeErrors) throw err;
+        for (const w of writeErrors) {
+          const id = (rows[w.index] as (typeof rows)[number])._id;
+          if (w.code === 11000) duplicates.push(id);
+          else failed.set(id, err);
+        }
+      }
+      const duplicate = new Set(duplicates);
+
+      for (const row of rows) {
+        if (failed.has(row._id)) settle(row._id, Promise.reject(failed.get(row._id)));
+        else if (duplicate.has(row._id)) continue;
+        else if (row.status !== 'PENDING') settle(row._id, Promise.resolve());
+        else settle(row._id, deps.deliverer.first(row as AttemptRow));
+      }
+
+      if (duplicates.length > 0) {
+        // Already recorded by an earlier copy: the stored row decides whether anything is left.
+        const stored = (await deps.deliveries.collection
+          .find({ _id: { $in: duplicates } } as never, { projection: { url: 0, lastError: 0 } })
+          .toArray()) as unknown as AttemptRow[];
+        const found = new Map(stored.map((r) => [r._id, r]));
+        for (const id of duplicates) {
+          const row = found.get(id);
+          if (row?.status === 'PENDING' && row.attempts === 0) {
+            settle(id, deps.deliverer.first(row));
+          } else {
+            settle(id, Promise.resolve());
+          }
+        }
+      }
     } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-      created = false;
+      // Nothing settled yet for these: their jobs fail and BullMQ retries them.
+      for (const item of batch) item.reject(err);
     }
-    // A duplicate re-schedules too, in case its first copy died before enqueueing: the job
-    // id de-duplicates, and the row decides whether there is anything left to do.
-    const row = created
-      ? { _id: event.id, cycle: 0, status: endpoint ? 'PENDING' : 'FAILED', attempts: 0 }
-      : await deps.deliveries.findById(event.id).lean();
-    if (row?.status === 'PENDING' && row.attempts === 0) {
-      await deps.deliverer.schedule({ deliveryId: row._id, cycle: row.cycle, attempt: 1 }, 0);
-    }
-  };
+  }
+
+  return (event: EventEnvelope): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      pending.push({ event, resolve, reject });
+      if (pending.length >= maxBatch) flush();
+      else if (!armed) {
+        armed = true;
+        setTimeout(flush, BATCH_WINDOW_MS);
+      }
+    });
 }

@@ -3,7 +3,8 @@ import type { Payload, Producer } from '@parametric/queue';
 import { DelayedError, type Job } from 'bullmq';
 import type { DeliveryDoc, DeliveryModel } from '../deliveries/model';
 import type { EndpointModel } from '../endpoints/model';
-import { decryptSecret } from '../endpoints/secret-box';
+import { type CurrentEndpoint, createSecretCache, type EndpointSource, uncachedEndpoints } from './endpoints';
+import { createDeliveryGate } from './gate';
 import type { Sender } from './send';
 import { deliveryHeaders } from './sign';
 
@@ -17,10 +18,30 @@ export interface DelivererDeps {
   backoffMs: number[];
   maxAttempts: number;
   perOrganizationConcurrency: number;
+  /** Requests to partners in flight per process, all organizations together (default 50). */
+  concurrency?: number;
+  /** The sender's deadline: how long a slow partner's request may hold its slot (default 10 s). */
+  timeoutMs?: number;
+  /** Where endpoints come from (the service's cache); default: read when an attempt gets its slot. */
+  endpointSource?: EndpointSource;
   now?: () => number;
 }
 
 type AttemptJob = Payload<'webhook-deliveries'>;
+
+/** How long a successful attempt's record waits for others to share its bulk write. */
+const RECORD_WINDOW_MS = 2;
+
+interface Deferred {
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+/** The fields of a delivery row an attempt reads. */
+export type AttemptRow = Pick<
+  DeliveryDoc,
+  '_id' | 'organizationId' | 'event' | 'body' | 'status' | 'cycle' | 'attempts'
+>;
 
 export function jobIdOf({ deliveryId, cycle, attempt }: AttemptJob): string {
   return `${deliveryId}_${cycle}_${attempt}`;
@@ -32,14 +53,31 @@ export function backoffAfter(attempt: number, backoffMs: number[]): number {
 }
 
 /**
- * One delivery attempt. The row in MongoDB is the state; the job only says "attempt n of
- * cycle c is due". Every write is conditional on the row still being at attempt n-1 of
- * cycle c, so a duplicate or stale job (a manual retry started a new cycle; a crashed
- * worker's job ran twice) changes nothing: at-least-once sending, exactly-once counting.
+ * Delivery attempts. The row in MongoDB is the state; a job only says "attempt n of cycle c
+ * is due". Every write is conditional on the row still being at attempt n-1 of cycle c, so a
+ * duplicate or stale job (a manual retry started a new cycle; a crashed worker's job ran
+ * twice) changes nothing: at-least-once sending, exactly-once counting.
+ *
+ * First attempts are made in process, right after the consumer recorded the row (`first`);
+ * later attempts come from the `webhook-deliveries` queue (`attempt`). Both take a slot of
+ * the gate (per-process and per-organization limits), then the endpoint as it is at that
+ * moment (from the invalidated cache, or read from MongoDB), and record the outcome with one
+ * conditional write.
  */
 export function createDeliverer(deps: DelivererDeps) {
   const now = deps.now ?? Date.now;
-  const inFlight = new Map<string, number>();
+  const timeoutMs = deps.timeoutMs ?? 10_000;
+  const gate = createDeliveryGate({
+    total: deps.concurrency ?? 50,
+    perOrganization: deps.perOrganizationConcurrency,
+    slowMs: Math.max(50, Math.min(250, Math.floor(timeoutMs / 2))),
+    timeoutMs,
+    now,
+  });
+  const source = deps.endpointSource ?? uncachedEndpoints(deps.endpoints);
+  const secretOf = createSecretCache(deps.secretKey);
+  /** First attempts running in this process, by delivery id (a duplicate event joins its copy). */
+  const running = new Map<string, Promise<void>>();
 
   async function schedule(job: AttemptJob, delay: number): Promise<void> {
     try {
@@ -53,65 +91,80 @@ export function createDeliverer(deps: DelivererDeps) {
     }
   }
 
-  async function record(
-    row: DeliveryDoc,
-    job: AttemptJob,
-    update: Record<string, unknown>,
-  ): Promise<boolean> {
-    const result = await deps.deliveries.updateOne(
-      { _id: row._id, status: 'PENDING', cycle: job.cycle, attempts: job.attempt - 1 },
-      { $set: update },
-    );
+  /** Conditional on the row still being at attempt n-1 of cycle c; true when it counted. */
+  async function record(row: AttemptRow, job: AttemptJob, update: Record<string, unknown>): Promise<boolean> {
+    const result = await deps.deliveries.collection.updateOne(filterFor(row, job), {
+      $set: { ...update, updatedAt: new Date(now()) },
+    });
     return result.modifiedCount === 1;
   }
 
-  async function attempt(job: AttemptJob, bullJob?: Job, token?: string): Promise<void> {
-    const row = await deps.deliveries.findById(job.deliveryId).lean<DeliveryDoc>();
-    if (row?.status !== 'PENDING' || row.cycle !== job.cycle || row.attempts !== job.attempt - 1) return;
+  const filterFor = (row: AttemptRow, job: AttemptJob) =>
+    ({ _id: row._id, status: 'PENDING', cycle: job.cycle, attempts: job.attempt - 1 }) as never;
 
-    // One slow or dead partner must not hold every slot: over its share, the job steps
-    // aside (back to delayed, freeing this slot) instead of waiting here.
-    const busy = inFlight.get(row.organizationId) ?? 0;
-    if (bullJob && token && busy >= deps.perOrganizationConcurrency) {
-      await bullJob.moveToDelayed(now() + 20 + Math.floor(Math.random() * 60), token);
-      throw new DelayedError();
-    }
-    inFlight.set(row.organizationId, busy + 1);
-    try {
-      await send(row, job);
-    } finally {
-      const left = (inFlight.get(row.organizationId) ?? 1) - 1;
-      if (left > 0) inFlight.set(row.organizationId, left);
-      else inFlight.delete(row.organizationId);
-    }
+  // Successful attempts finishing within RECORD_WINDOW_MS are recorded by one unordered bulk
+  // write: still one conditional update per attempt, one round trip for all.
+  // (A failed attempt is recorded alone: whether it counted decides the next job.)
+  let delivered: Array<{ filter: never; set: Record<string, unknown>; done: Deferred }> = [];
+  function recordDelivered(row: AttemptRow, job: AttemptJob, set: Record<string, unknown>): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      delivered.push({ filter: filterFor(row, job), set, done: { resolve, reject } });
+      if (delivered.length === 1) setTimeout(flushDelivered, RECORD_WINDOW_MS);
+    });
+  }
+  function flushDelivered(): void {
+    const batch = delivered;
+    delivered = [];
+    const updatedAt = new Date(now());
+    deps.deliveries.collection
+      .bulkWrite(
+        batch.map((b) => ({ updateOne: { filter: b.filter, update: { $set: { ...b.set, updatedAt } } } })),
+        { ordered: false },
+      )
+      .then(
+        () => {
+          for (const b of batch) b.done.resolve();
+        },
+        (err: unknown) => {
+          for (const b of batch) b.done.reject(err);
+        },
+      );
   }
 
-  async function send(row: DeliveryDoc, job: AttemptJob): Promise<void> {
-    const endpoint = await deps.endpoints.findById(row.organizationId).lean();
+  /** Attempt `job.attempt` on a slot already held; the slot is freed once the partner answered. */
+  async function send(
+    row: AttemptRow,
+    job: AttemptJob,
+    endpoint: CurrentEndpoint | null,
+    release: () => void,
+  ): Promise<void> {
     const startedAt = now();
     let status: number | null = null;
     let error: string | null;
-    let url: string | null = endpoint?.url ?? null;
-    if (!endpoint) {
-      error = 'No webhook URL configured';
-    } else {
-      const secret = decryptSecret(endpoint.secretSealed, deps.secretKey);
-      const headers = deliveryHeaders({
-        secret,
-        body: row.body,
-        event: row.event,
-        deliveryId: row._id,
-        now: startedAt,
-      });
-      const result = await deps.sender.post(endpoint.url, row.body, headers);
-      status = result.status;
-      error = result.error ?? (status !== null && (status < 200 || status > 299) ? `HTTP ${status}` : null);
-      url = endpoint.url;
+    const url: string | null = endpoint?.url ?? null;
+    try {
+      if (!endpoint) {
+        error = 'No webhook URL configured';
+      } else {
+        const headers = deliveryHeaders({
+          secret: secretOf(endpoint.secretSealed),
+          body: row.body,
+          event: row.event,
+          deliveryId: row._id,
+          now: startedAt,
+        });
+        const result = await deps.sender.post(endpoint.url, row.body, headers);
+        status = result.status;
+        error = result.error ?? (status !== null && (status < 200 || status > 299) ? `HTTP ${status}` : null);
+      }
+    } finally {
+      // The limits are on requests to partners; recording the outcome needs no slot.
+      release();
     }
 
     const finishedAt = new Date(now());
     if (!error) {
-      await record(row, job, {
+      await recordDelivered(row, job, {
         status: 'DELIVERED',
         attempts: job.attempt,
         responseStatus: status,
@@ -139,7 +192,63 @@ export function createDeliverer(deps: DelivererDeps) {
     if (counted && !exhausted) await schedule({ ...job, attempt: job.attempt + 1 }, delay);
   }
 
-  return { attempt, schedule };
+  /** The endpoint as it is now that the slot is held (cached, or read), then the attempt. */
+  async function sendNow(row: AttemptRow, job: AttemptJob, release: () => void): Promise<void> {
+    let endpoint: CurrentEndpoint | null | undefined = source.peek(row.organizationId);
+    if (endpoint === undefined) {
+      try {
+        endpoint = await source.get(row.organizationId);
+      } catch (err) {
+        release();
+        throw err;
+      }
+    }
+    await send(row, job, endpoint, release);
+  }
+
+  /** An attempt from the `webhook-deliveries` queue. */
+  async function attempt(job: AttemptJob, bullJob?: Job, token?: string): Promise<void> {
+    const row = (await deps.deliveries.collection.findOne({ _id: job.deliveryId } as never, {
+      projection: { url: 0, lastError: 0 },
+    })) as AttemptRow | null;
+    if (row?.status !== 'PENDING' || row.cycle !== job.cycle || row.attempts !== job.attempt - 1) return;
+
+    // One slow or dead partner must not hold every slot: when its own slots are all stuck,
+    // the job steps aside (back to delayed, freeing this worker slot) instead of waiting here.
+    for (;;) {
+      const grant = await gate.acquire(row.organizationId);
+      if (grant.kind === 'go') return sendNow(row, job, grant.release);
+      if (bullJob && token) {
+        await bullJob.moveToDelayed(now() + grant.delayMs, token);
+        throw new DelayedError();
+      }
+      await new Promise((resolve) => setTimeout(resolve, grant.delayMs));
+    }
+  }
+
+  async function firstAttempt(row: AttemptRow): Promise<void> {
+    const job = { deliveryId: row._id, cycle: row.cycle, attempt: row.attempts + 1 };
+    const release = gate.tryAcquire(row.organizationId);
+    if (release) return sendNow(row, job, release);
+    const grant = await gate.acquire(row.organizationId);
+    if (grant.kind === 'go') return sendNow(row, job, grant.release);
+    // A slow partner: the attempt waits in the delayed queue, not in this process.
+    await schedule(job, grant.delayMs);
+  }
+
+  /**
+   * The first attempt of a row the consumer has just recorded (PENDING, attempts 0), in this
+   * process. Resolves once the attempt is recorded or handed to the queue.
+   */
+  function first(row: AttemptRow): Promise<void> {
+    const already = running.get(row._id);
+    if (already) return already;
+    const started = firstAttempt(row).finally(() => running.delete(row._id));
+    running.set(row._id, started);
+    return started;
+  }
+
+  return { attempt, first, schedule, close: () => gate.close() };
 }
 
 export type Deliverer = ReturnType<typeof createDeliverer>;

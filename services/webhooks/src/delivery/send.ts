@@ -15,6 +15,9 @@ export interface Sender {
   close(): void;
 }
 
+/** The longest a kept-alive socket to a partner stays idle. */
+const IDLE_SOCKET_MS = 30_000;
+
 /** How much of a partner's answer we read; the rest is not our business. */
 const RESPONSE_BYTES = 4096;
 
@@ -30,7 +33,16 @@ export function createSender(options: {
   allowInsecure: boolean;
   maxSockets?: number;
 }): Sender {
-  const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 64, lookup: options.lookup };
+  const agentOptions = {
+    keepAlive: true,
+    maxSockets: options.maxSockets ?? 64,
+    lookup: options.lookup,
+    // An idle kept-alive socket is dropped after this, or 1 s before the partner's own
+    // `Keep-Alive: timeout=N` (node honours that hint only when a timeout is set). Without
+    // it, a request could go out on a socket the partner is closing at that moment:
+    // "socket hang up", a failed attempt. (Requests keep their own deadline, below.)
+    timeout: IDLE_SOCKET_MS,
+  };
   const agents = { 'http:': new http.Agent(agentOptions), 'https:': new https.Agent(agentOptions) };
 
   return {
