@@ -107,7 +107,7 @@ export async function startWebhooks(config: WebhooksConfig, logger: Logger): Pro
     });
   }
 
-  const app = createApp(logger);
+  const app = createApp(logger, { deadlineMs: config.REQUEST_DEADLINE_MS });
   app.use(healthRoutes({ mongo: () => pingMongo(connection) }));
   const keys = { secretKey: config.WEBHOOK_SECRET_KEY, allowInsecure: policy.allowInsecure };
   app.use(
