@@ -1,7 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { OPS_ROUTES, PARTNER_ROUTES } from '@parametric/contracts';
-import { ERROR_STATUS, errorCodesOf, type RouteContract } from '@parametric/http';
+import {
+  ERROR_STATUS,
+  errorCodesOf,
+  MAX_BODY_BYTES,
+  MAX_OPS_BODY_BYTES,
+  type RouteContract,
+} from '@parametric/http';
 import {
   checkAgainstDocument,
   eventually,
@@ -371,6 +377,7 @@ function combine(route: RouteContract, ...verdicts: Verdict[]): Verdict {
 
 function casesFor({ route, api }: SweptRoute): fc.Arbitrary<Case> {
   const params = realParams(route, api);
+  const limit = api === 'ops' ? MAX_OPS_BODY_BYTES : MAX_BODY_BYTES;
   const realPath = fill(route.path, params);
   const valid = route.body ? validBody(route) : undefined;
   const validBodyCase: BodyCase = {
@@ -406,7 +413,7 @@ function casesFor({ route, api }: SweptRoute): fc.Arbitrary<Case> {
       query: '',
       body: b,
       headers: withBody(b),
-      verdict: combine(route, judgeBody(route, b)),
+      verdict: combine(route, judgeBody(route, b, limit)),
     })),
   );
   // Path parameters: each one hostile in turn, the rest real, with a valid body.
@@ -433,30 +440,54 @@ function casesFor({ route, api }: SweptRoute): fc.Arbitrary<Case> {
       query,
       body: validBodyCase,
       headers: withBody(validBodyCase),
-      verdict: combine(route, judgeQuery(route, query), judgeBody(route, validBodyCase)),
+      verdict: combine(route, judgeQuery(route, query), judgeBody(route, validBodyCase, limit)),
     })),
   );
-  // Credentials that are not quite the caller's.
-  if (route.auth === 'partner') {
-    kinds.push(
-      fc
-        .constantFrom<[string, Record<string, string | string[]>]>(
+  // Credentials that are not quite the caller's (`null` drops the header).
+  const credentials: [string, Record<string, string | string[] | null>][] =
+    route.auth === 'partner'
+      ? [
           ['the key twice', { 'x-api-key': [o.apiKey, o.apiKey] }],
           ['the key and a bearer token', { authorization: 'Bearer not-a-token' }],
-          ['the key with a NUL', { 'x-api-key': `${o.apiKey}%00` }],
+          ['the key with %00 after it', { 'x-api-key': `${o.apiKey}%00` }],
           ['the key upper-cased', { 'x-api-key': o.apiKey.toUpperCase() }],
           ['the key truncated', { 'x-api-key': o.apiKey.slice(0, -1) }],
+          ['an empty key', { 'x-api-key': '' }],
           ['an operator object as the key', { 'x-api-key': '{"$gt":""}' }],
-        )
-        .map(([label, extra]) => ({
-          part: 'headers' as const,
-          label,
-          path: realPath,
-          query: '',
-          body: validBodyCase,
-          headers: withBody(validBodyCase, extra),
-          verdict: { expect: 'refused' as const, why: 'not the caller’s credentials' },
-        })),
+          ['no key', { 'x-api-key': null }],
+          [
+            'a forged bearer token',
+            { 'x-api-key': null, authorization: 'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.' },
+          ],
+          ['the key as a bearer token', { 'x-api-key': null, authorization: `Bearer ${o.apiKey}` }],
+        ]
+      : api === 'ops'
+        ? [
+            ['no token', { authorization: null }],
+            ['a wrong token', { authorization: 'Bearer wrong-ops-token-0123456789abcdef' }],
+            ['the token truncated', { authorization: `Bearer ${OPS_TOKEN.slice(0, -1)}` }],
+            [
+              'the token as Basic',
+              { authorization: `Basic ${Buffer.from(`ops:${OPS_TOKEN}`).toString('base64')}` },
+            ],
+            ['the token without a scheme', { authorization: OPS_TOKEN }],
+            ['a wrong token, then the token', { authorization: ['Bearer wrong', `Bearer ${OPS_TOKEN}`] }],
+            ['the token as an API key', { authorization: null, 'x-api-key': OPS_TOKEN }],
+          ]
+        : [];
+  if (credentials.length) {
+    kinds.push(
+      fc.constantFrom(...credentials).map(([label, extra]) => ({
+        part: 'headers' as const,
+        label,
+        path: realPath,
+        query: '',
+        body: validBodyCase,
+        headers: Object.fromEntries(
+          Object.entries({ ...withBody(validBodyCase), ...extra }).filter(([, v]) => v !== null),
+        ) as Record<string, string | string[]>,
+        verdict: { expect: 'refused' as const, why: 'not the caller’s credentials' },
+      })),
     );
   }
   return fc.oneof(...kinds);
@@ -628,7 +659,7 @@ it.each(
           ? { 'x-api-key': o.apiKey }
           : {};
     const stillValid = (b: BodyCase) =>
-      judgeBody(route, b).expect === 'valid' &&
+      judgeBody(route, b, swept.api === 'ops' ? MAX_OPS_BODY_BYTES : MAX_BODY_BYTES).expect === 'valid' &&
       b.contentType === undefined &&
       b.contentEncoding === undefined;
     // A body of one enum (a role, a tier) has no damage that leaves it valid.
@@ -675,8 +706,10 @@ it.each(
   Math.max(120_000, EDGE_RUNS * 5_000),
 );
 
-it('notices a write (the comparison is not blind)', async () => {
+it('notices a write (the comparison is not blind), in any service’s database', async () => {
   const before = await quiet();
+  const databases = new Set([...before.keys()].map((name) => name.split('_')[1]));
+  expect([...databases].sort()).toEqual(['determinations', 'gateway', 'payments', 'policy', 'webhooks']);
   const plot = await p.gateway.api('POST', '/plots', { key: o.apiKey, body: plotBody(o.farmerId) });
   expect(plot.status).toBe(201);
   expect(changes(before, await snapshot()).length).toBeGreaterThan(0);

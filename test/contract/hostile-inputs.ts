@@ -129,8 +129,13 @@ const strings = [
   '9999-12-31T23:59:59.999Z',
   'Mon, 01 Jan 2026 00:00:00 GMT',
   '1767225600000',
-  // Money and numbers as strings.
+  // Money and numbers as strings: more decimals than the currency's exponent, signs, exponents.
   '1000.001',
+  '500000.5',
+  '1250000.00',
+  '-500000',
+  '5e5',
+  '+100',
   '0.001',
   '-1',
   '1e3',
@@ -156,6 +161,10 @@ const numbers: J[] = [
   1.5,
   1000.001,
   50_000.123,
+  1479.999,
+  1000.1234567,
+  0.01,
+  0.1,
   0.001,
   1e308,
   -1e308,
@@ -397,6 +406,7 @@ export function hostileBodies(valid: unknown): fc.Arbitrary<BodyCase> {
         },
         { label: 'UTF-16LE', body: Buffer.from(text, 'utf16le') },
         { label: 'inexact number', body: `${text.slice(0, -1)},"n":9007199254740993}` },
+        { label: 'over 1 MiB', body: `{"a":"${'x'.repeat(1_100_000)}"}` },
         { label: 'huge exponent', body: `${text.slice(0, -1)},"n":1e999999}` },
         { label: 'lone surrogate key', body: `${text.slice(0, -1)},"\\ud800":1}` },
         { label: 'NUL escape', body: `${text.slice(0, -1)},"n":"\\u0000"}` },
@@ -585,7 +595,7 @@ const ITEM_SCHEMAS: Record<
 };
 
 /** The body's verdict, as the platform (gateway, then the service) must reach it. */
-export function judgeBody(route: RouteContract, c: BodyCase): Verdict {
+export function judgeBody(route: RouteContract, c: BodyCase, maxBodyBytes = 1024 * 1024): Verdict {
   const writes = route.method !== 'get';
   if (c.body === undefined) {
     if (!route.body || route.bodyOptional) return { expect: 'valid', why: 'no body' };
@@ -606,6 +616,7 @@ export function judgeBody(route: RouteContract, c: BodyCase): Verdict {
     return { expect: 'refused', why: 'not UTF-8' };
   }
   if (c.contentEncoding !== undefined) return { expect: 'refused', why: 'not the encoding it says' };
+  if (bytes.length > maxBodyBytes) return { expect: 'refused', why: 'over the body limit' };
   const text = new TextDecoder('utf-8', { ignoreBOM: false }).decode(bytes);
   let parsed: unknown;
   try {
