@@ -50,7 +50,6 @@ import {
 const FUZZ_RUNS = Number(process.env.FUZZ_RUNS ?? 0);
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : FUZZ_RUNS ? Date.now() % 2 ** 31 : 1414;
 const RUNS = FUZZ_RUNS || 12;
-if (FUZZ_RUNS) process.stdout.write(`bad-input sweep: FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS}\n`);
 
 interface SweptRoute {
   route: RouteContract;
@@ -641,7 +640,10 @@ it.each(sweptRoutes.map((s) => [`${s.api} ${s.route.method.toUpperCase()} ${s.ro
  * Accepted writes change state (waited for, then the new state at rest is the baseline), so
  * this runs after the sweep, and in `npm test` only a few times per route.
  */
-const EDGE_RUNS = Number(process.env.FUZZ_EDGE_RUNS ?? (FUZZ_RUNS ? Math.ceil(FUZZ_RUNS / 4) : 1));
+const EDGE_RUNS = Number(process.env.FUZZ_EDGE_RUNS ?? (FUZZ_RUNS ? Math.ceil(FUZZ_RUNS / 10) : 1));
+if (FUZZ_RUNS || process.env.FUZZ_SEED) {
+  process.stdout.write(`bad-input sweep: FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS} FUZZ_EDGE_RUNS=${EDGE_RUNS}\n`);
+}
 const writesWithBodies = sweptRoutes.filter((s) => s.route.body && s.route.method !== 'get');
 
 it.each(
