@@ -554,7 +554,13 @@ beforeAll(async () => {
     (await mongo.db('admin').admin().listDatabases({ nameOnly: true })).databases.map((d) => d.name),
   );
   p = await startDeterminationsPlatform({}, {}, async ({ policyUrl, redisPrefix }) => {
-    const payments = await startPaymentsStack({ policyUrl, redisPrefix });
+    // The sweep's premium stays pending (the simulator never calls back for its number): the
+    // reconciliation sweep would query it after 2 minutes, a write no request made (`npm run fuzz`
+    // runs longer than that).
+    const payments = await startPaymentsStack(
+      { policyUrl, redisPrefix },
+      { PAYMENTS_RECONCILE_AFTER_SECONDS: String(7 * 86_400) },
+    );
     return {
       gatewayEnv: {
         PAYMENTS_URL: payments.payments.url,
