@@ -68,8 +68,6 @@ export function expressPath(path: string): string {
   return path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
 }
 
-const BODY_METHODS: ReadonlySet<HttpMethod> = new Set(['post', 'put', 'patch']);
-
 /**
  * Every error code a route can answer: its own, plus what its kind of route can always give
  * (input validation, authentication, rate limits, a dependency being unavailable, a server
@@ -77,18 +75,18 @@ const BODY_METHODS: ReadonlySet<HttpMethod> = new Set(['post', 'put', 'patch']);
  */
 export function errorCodesOf(contract: RouteContract): ErrorCode[] {
   const codes = new Set<ErrorCode>(contract.errors);
-  if (contract.params || contract.query || contract.body || BODY_METHODS.has(contract.method)) {
-    codes.add('INVALID_INPUT');
-  }
+  // Every route reads its request through the same middleware: a malformed JSON body, or a
+  // control or bidi character in the query, is 400 even on a route that takes no input.
+  codes.add('INVALID_INPUT');
   if (contract.params) codes.add('NOT_FOUND');
   if (contract.auth === 'partner') {
-    // A request with both an API key and a bearer token.
-    codes.add('INVALID_INPUT');
     codes.add('UNAUTHORIZED');
     codes.add('FORBIDDEN');
     codes.add('RATE_LIMIT_EXCEEDED');
   }
   if (contract.auth === 'opsBearer') codes.add('UNAUTHORIZED');
+  // Routes without a caller are limited per client address (the gateway's anonymous limit).
+  if (contract.auth === 'none') codes.add('RATE_LIMIT_EXCEEDED');
   codes.add('INTERNAL_ERROR');
   codes.add('SERVICE_UNAVAILABLE');
   return [...codes];

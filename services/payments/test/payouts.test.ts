@@ -331,6 +331,14 @@ describe('payouts (Tier 2, M-Pesa B2C)', () => {
     expect(listed.body.data).toEqual([]);
   });
 
+  // Found by the bad-input sweep: the 404 was answered but not in the ops document (the
+  // gateway's call() holds every answer to the document).
+  it('originates only for a policy of the organization: an unknown one is 404 NOT_FOUND, nothing written', async () => {
+    const reply = await p.gateway.ops('POST', '/payouts', { body: origination(tier1, randomUUID()) });
+    expect([reply.status, reply.body.error?.code]).toEqual([404, 'NOT_FOUND']);
+    expect(await p.db.collection('payouts').countDocuments({ organizationId: tier1.id })).toBe(0);
+  });
+
   it('lists the organization’s payouts newest first, by status, a page at a time', async () => {
     const all = await p.gateway.api('GET', '/payouts?limit=100', { key: org.apiKey });
     expect(all.status).toBe(200);

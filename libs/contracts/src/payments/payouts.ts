@@ -132,7 +132,7 @@ export const opsOriginatePayout = defineRoute({
   path: '/payouts',
   summary: 'Originate a Tier 2 payout (admin)',
   description:
-    'What the `payout-originations` queue does, by hand: one payout per determination (`200` with the existing one when it is already there). A Tier 1 policy is `403 TIER_NOT_ENTITLED`; no current exchange rate is `502 PAYMENT_ERROR` with nothing written.',
+    'What the `payout-originations` queue does, by hand: one payout per determination (`200` with the existing one when it is already there). A policy (or its farmer) that is not the organization’s is `404 NOT_FOUND`; a Tier 1 policy is `403 TIER_NOT_ENTITLED`; no current exchange rate is `502 PAYMENT_ERROR` with nothing written.',
   tags: ['Payouts'],
   auth: 'opsBearer',
   body: originatePayoutBody,
@@ -140,7 +140,7 @@ export const opsOriginatePayout = defineRoute({
     201: { description: 'The payout, originated', data: opsPayoutSchema },
     200: { description: 'The determination’s payout, already originated', data: opsPayoutSchema },
   },
-  errors: ['TIER_NOT_ENTITLED', 'PAYMENT_ERROR'],
+  errors: ['NOT_FOUND', 'TIER_NOT_ENTITLED', 'PAYMENT_ERROR'],
 });
 
 export const PAYOUT_ROUTES = [listPayouts, getPayout, retryPayout] as const;
