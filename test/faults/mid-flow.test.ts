@@ -128,73 +128,80 @@ function kybEvents(organizationId: string, n: number) {
 const deliveredIds = (receiver: WebhookReceiver) =>
   new Set(receiver.verified().map((d) => (d.body as { id: string }).id));
 
-describe('faults mid-flow (SIGKILL, a hung Redis), then recovery', () => {
-  it('webhooks killed mid-delivery: every event reaches the partner, one delivery row each', async () => {
-    const EVENTS = 60;
-    const receiver = await startWebhookReceiver({ respond: () => ({ delayMs: 50 }) });
-    const port = await freePort();
-    const dbName = uniqueDatabaseName('faults_webhooks');
-    const env = {
-      ...webhooksEnv(port, dbName, testRedisUrl(), uniqueRedisPrefix('faults_webhooks')),
-      WORKER_LOCK_MS: '3000',
-    };
-    let webhooks = service('services/webhooks/src/main.ts', env);
-    const events = createProducer('events', { connection: env.REDIS_URL, prefix: env.REDIS_PREFIX });
-    const db = await mongoose.createConnection(testMongoUrl(), { dbName }).asPromise();
-    try {
-      await waitReady(port);
-      const sent = kybEvents(await partnerOf(port, receiver), EVENTS);
-      await Promise.all(sent.map((event) => events.add(event, { jobId: event.id })));
-      await eventually(() => expect(receiver.verified().length).toBeGreaterThanOrEqual(10), {
-        timeout: 30_000,
-        interval: 5,
-        message: 'deliveries under way',
-      });
-      await kill9(webhooks);
-      const atKill = new Set(receiver.verified().map((d) => (d.body as { id: string }).id)).size;
-      webhooks = service('services/webhooks/src/main.ts', env);
-      await waitReady(port);
+describe('faults mid-flow (SIGKILL, SIGTERM, a hung Redis), then recovery', () => {
+  it.each(['SIGKILL', 'SIGTERM'] as const)(
+    'webhooks stopped by %s mid-delivery: every event reaches the partner, one delivery row each',
+    async (signal) => {
+      const EVENTS = 60;
+      const receiver = await startWebhookReceiver({ respond: () => ({ delayMs: 50 }) });
+      const port = await freePort();
+      const dbName = uniqueDatabaseName('faults_webhooks');
+      const env = {
+        ...webhooksEnv(port, dbName, testRedisUrl(), uniqueRedisPrefix('faults_webhooks')),
+        WORKER_LOCK_MS: '3000',
+      };
+      let webhooks = service('services/webhooks/src/main.ts', env);
+      const events = createProducer('events', { connection: env.REDIS_URL, prefix: env.REDIS_PREFIX });
+      const db = await mongoose.createConnection(testMongoUrl(), { dbName }).asPromise();
+      try {
+        await waitReady(port);
+        const sent = kybEvents(await partnerOf(port, receiver), EVENTS);
+        await Promise.all(sent.map((event) => events.add(event, { jobId: event.id })));
+        await eventually(() => expect(receiver.verified().length).toBeGreaterThanOrEqual(10), {
+          timeout: 30_000,
+          interval: 5,
+          message: 'deliveries under way',
+        });
+        const exited = once(webhooks, 'exit');
+        webhooks.kill(signal);
+        const [code] = await exited;
+        // A graceful stop finishes what it holds and exits 0; SIGKILL gives it no say.
+        if (signal === 'SIGTERM') expect(code).toBe(0);
+        const atKill = deliveredIds(receiver).size;
+        webhooks = service('services/webhooks/src/main.ts', env);
+        await waitReady(port);
 
-      const ids = new Set(sent.map((e) => e.id));
-      await eventually(
-        () => {
-          const got = deliveredIds(receiver);
-          expect([...ids].filter((id) => !got.has(id))).toEqual([]);
-        },
-        { timeout: 90_000, interval: 200, message: 'every event delivered after the restart' },
-      );
-      const received = receiver.verified().map((d) => (d.body as { id: string }).id);
-      // Repeats are allowed (at-least-once), but only of events that were sent, same body.id.
-      const repeats = receiver.received.filter((d) => d.verified && d.duplicate);
-      expect(repeats.filter((d) => !ids.has((d.body as { id: string }).id))).toEqual([]);
-      expect(received.filter((id) => !ids.has(id))).toEqual([]);
-      const rows = await db.collection('webhook_deliveries').find({}).toArray();
-      const rowIds = rows.map((r) => String(r._id));
-      expect(new Set(rowIds).size).toBe(rowIds.length);
-      expect(rowIds.sort()).toEqual([...ids].sort());
-      await eventually(
-        async () =>
-          expect(
-            await db.collection('webhook_deliveries').countDocuments({ status: { $ne: 'DELIVERED' } }),
-          ).toBe(0),
-        { timeout: 30_000, interval: 200, message: 'every row DELIVERED' },
-      );
-      table.push({
-        fault: `webhooks SIGKILL after ${atKill} of ${EVENTS} deliveries`,
-        partnersSaw: `${repeats.length} repeated deliveries (same body.id)`,
-        expected: EVENTS,
-        done: new Set(received).size,
-        lost: [...ids].filter((id) => !received.includes(id)).length,
-        duplicated: rowIds.length - new Set(rowIds).size,
-      });
-    } finally {
-      await kill9(webhooks);
-      await events.close();
-      await receiver.close();
-      await db.dropDatabase().catch(() => undefined);
-      await db.close();
-    }
-  });
+        const ids = new Set(sent.map((e) => e.id));
+        await eventually(
+          () => {
+            const got = deliveredIds(receiver);
+            expect([...ids].filter((id) => !got.has(id))).toEqual([]);
+          },
+          { timeout: 90_000, interval: 200, message: 'every event delivered after the restart' },
+        );
+        const received = receiver.verified().map((d) => (d.body as { id: string }).id);
+        // Repeats are allowed (at-least-once), but only of events that were sent, same body.id.
+        const repeats = receiver.received.filter((d) => d.verified && d.duplicate);
+        expect(repeats.filter((d) => !ids.has((d.body as { id: string }).id))).toEqual([]);
+        expect(received.filter((id) => !ids.has(id))).toEqual([]);
+        const rows = await db.collection('webhook_deliveries').find({}).toArray();
+        const rowIds = rows.map((r) => String(r._id));
+        expect(new Set(rowIds).size).toBe(rowIds.length);
+        expect(rowIds.sort()).toEqual([...ids].sort());
+        await eventually(
+          async () =>
+            expect(
+              await db.collection('webhook_deliveries').countDocuments({ status: { $ne: 'DELIVERED' } }),
+            ).toBe(0),
+          { timeout: 30_000, interval: 200, message: 'every row DELIVERED' },
+        );
+        table.push({
+          fault: `webhooks ${signal} after ${atKill} of ${EVENTS} deliveries`,
+          partnersSaw: `${repeats.length} repeated deliveries (same body.id)`,
+          expected: EVENTS,
+          done: new Set(received).size,
+          lost: [...ids].filter((id) => !received.includes(id)).length,
+          duplicated: rowIds.length - new Set(rowIds).size,
+        });
+      } finally {
+        await kill9(webhooks);
+        await events.close();
+        await receiver.close();
+        await db.dropDatabase().catch(() => undefined);
+        await db.close();
+      }
+    },
+  );
 
   it('Redis hung for 5 s mid-delivery (SIGSTOP, then SIGCONT): every event delivered, one row each', async () => {
     const EVENTS = 60;
@@ -279,6 +286,9 @@ describe('faults mid-flow (SIGKILL, a hung Redis), then recovery', () => {
       ACTIVATION_RETRY_BASE_MS: '200',
       ACTIVATION_RETRY_MAX_MS: '400',
       SWEEP_INTERVAL_MS: '500',
+      WORKER_LOCK_MS: '3000',
+      // The chain-sender lock a dead process held lasts 3 x this (nonces must not race).
+      CHAIN_TIMEOUT_MS: '2000',
     };
     let policy = service('services/policy/src/main.ts', policyEnv);
     const gateway = await startTestGateway({
@@ -367,7 +377,7 @@ describe('faults mid-flow (SIGKILL, a hung Redis), then recovery', () => {
       expect([...perPolicy.keys()].sort()).toEqual([...bought].sort());
       table.push({
         fault: `policy SIGKILL after ${atKill} of ${POLICIES} queued activations`,
-        partnersSaw: `the rest PENDING, all ACTIVE ${recoveredIn} s after the kill (in-flight jobs wait out their 30 s lock)`,
+        partnersSaw: `the rest PENDING, all ACTIVE ${recoveredIn} s after the kill (the dead process's job lock, 3 s, and chain-sender lock, 6 s, run out first)`,
         expected: POLICIES,
         done: await active(),
         lost: POLICIES - perPolicy.size,

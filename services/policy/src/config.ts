@@ -26,6 +26,8 @@ export const policyConfigSchema = z.object({
   ACTIVATION_RETRY_BASE_MS: positiveInt(5_000),
   ACTIVATION_RETRY_MAX_MS: positiveInt(600_000),
   ACTIVATION_CONCURRENCY: positiveInt(5),
+  /** A dead process's activation is picked up again after about this long (BullMQ's job lock). */
+  WORKER_LOCK_MS: positiveInt(30_000),
   /**
    * How often the sweeps run: expiring policies past their cover end, re-queueing lost
    * activations, releasing capacity after the claims window.

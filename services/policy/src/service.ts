@@ -129,6 +129,7 @@ export async function startPolicy(
         concurrency: config.ACTIVATION_CONCURRENCY,
         retryBaseMs: config.ACTIVATION_RETRY_BASE_MS,
         retryMaxMs: config.ACTIVATION_RETRY_MAX_MS,
+        lockDurationMs: config.WORKER_LOCK_MS,
         logger,
         clock,
       }),

@@ -19,6 +19,8 @@ export interface ActivationWorkerOptions {
   concurrency: number;
   retryBaseMs: number;
   retryMaxMs: number;
+  /** A dead worker's activation is picked up again after about this long. */
+  lockDurationMs?: number;
   logger: Logger;
   clock?: Clock;
 }
@@ -92,6 +94,7 @@ export function startActivationWorker(options: ActivationWorkerOptions): QueueWo
       connection: options.connection,
       prefix: options.prefix,
       concurrency: options.concurrency,
+      lockDurationMs: options.lockDurationMs,
       onError: (err) => logger.warn({ err: err.message }, 'policy-activations worker: Redis error'),
     },
   );
