@@ -17,6 +17,7 @@ import { type Express, type NextFunction, type Request, type Response, Router } 
 import { auditRoutes } from './audit/routes';
 import { recordOpsActions } from './audit/trail';
 import { accessTokens } from './auth/access-tokens';
+import { beforeBody } from './auth/before-body';
 import { requireCapability } from './auth/capabilities';
 import { loginThrottle } from './auth/login-throttle';
 import { dummyHash } from './auth/passwords';
@@ -60,6 +61,19 @@ const SIGNED_IN_UNDER_PUBLIC = Object.values(PARTNER_ROUTES)
 /** Whether a path under `/api` is served without a key or token. */
 function isAnonymousPath(path: string): boolean {
   return PUBLIC_PATHS.test(path) && !SIGNED_IN_UNDER_PUBLIC.some((route) => route.test(path));
+}
+
+/**
+ * `router` for the requests `when` accepts; the others skip it without entering it. A request
+ * that leaves an express router (`next('router')`, or no layer left) goes on at the next turn of
+ * the event loop, a cost the hot path should not pay for routers it never needed. The router's
+ * stack stays visible, so the tests that list mounted routes still see its routes.
+ */
+function onlyWhen(when: (req: Request) => boolean, router: Router) {
+  return Object.assign(
+    (req: Request, res: Response, next: NextFunction) => (when(req) ? router(req, res, next) : next()),
+    { stack: router.stack },
+  );
 }
 
 /** How long a request waits for the auth stamp check before reading MongoDB instead. */
@@ -167,42 +181,33 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     rateLimit((req) => [{ limit, key: `ip:${clientIp(req)}` }], logger);
   // Every limit is taken, and every credential resolved, before a body is read: a refused or
   // anonymous flood costs no decompression or JSON parsing (issue 14, row 4).
-  const beforeBody = Router();
-  beforeBody.use((req: Request, _res: Response, next: NextFunction) =>
-    next(req.method === 'OPTIONS' ? 'router' : undefined),
-  );
-  // Registration is limited per client IP (there is no key yet).
-  beforeBody.use('/auth/register-organization', ipLimit(limits.registration));
-  // Dashboard sign-in: no key or token yet, so limited per client IP (and failures per account).
-  beforeBody.use(
-    ['/auth/login', '/auth/refresh', '/auth/logout', '/auth/accept-invitation'],
-    ipLimit(limits.anonymous),
-  );
-  // Public keys for verifying determinations: no key needed, limited per client IP.
-  beforeBody.use('/.well-known', ipLimit(limits.anonymous));
-  beforeBody.use((req: Request, _res: Response, next: NextFunction) =>
-    next(isAnonymousPath(req.path) ? 'router' : undefined),
-  );
-  // Anything else needs a key or token: resolved and counted (anonymous callers by client IP),
-  // then refused without one, or without the route's capability.
-  beforeBody.use(
-    authenticate({
-      pepper,
-      across,
-      accessTokens: tokens,
-      cache: principalCache(config.AUTH_CACHE_MAX_ENTRIES, cacheMaxAgeMs),
-      versions,
-      limits,
-      clientIp,
-      logger,
-    }),
-    requirePrincipal,
-    requireCapability(),
-  );
-  const earlyApi = Router();
-  earlyApi.use('/api', beforeBody);
+  const early = beforeBody({
+    // Registration is limited per client IP (there is no key yet).
+    registration: ipLimit(limits.registration),
+    // Dashboard sign-in: no key or token yet, so per client IP (and failures per account).
+    signIn: ipLimit(limits.anonymous),
+    // Public keys for verifying determinations: no key needed, limited per client IP.
+    publicKeys: ipLimit(limits.anonymous),
+    isAnonymousPath,
+    // Anything else needs a key or token: resolved and counted (anonymous callers by client
+    // IP), then refused without one, or without the route's capability.
+    caller: [
+      authenticate({
+        pepper,
+        across,
+        accessTokens: tokens,
+        cache: principalCache(config.AUTH_CACHE_MAX_ENTRIES, cacheMaxAgeMs),
+        versions,
+        limits,
+        clientIp,
+        logger,
+      }),
+      requirePrincipal,
+      requireCapability(),
+    ],
+  });
 
-  const partnerApp = createApp(logger, { beforeBody: [earlyApi], deadlineMs: config.REQUEST_DEADLINE_MS });
+  const partnerApp = createApp(logger, { beforeBody: [early], deadlineMs: config.REQUEST_DEADLINE_MS });
   partnerApp.set('trust proxy', config.TRUST_PROXY_HOPS);
   partnerApp.use(
     healthRoutes({ mongo: () => pingMongo(connection), redis: async () => (await redis.ping()) === 'PONG' }),
@@ -210,9 +215,6 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   // What needs no key or token, under `/api`, in one router that every other request leaves at
   // its first layer: the key path does not walk a dozen routers that cannot match it.
   const publicApi = Router();
-  publicApi.use((req: Request, _res: Response, next: NextFunction) =>
-    next(req.method === 'OPTIONS' || PUBLIC_PATHS.test(req.path) ? undefined : 'router'),
-  );
   publicApi.use(answerOptions(Object.values(PARTNER_ROUTES).flat()));
   publicApi.use(
     mountRoutes(Router(), docsRoutes, () => undefined),
@@ -223,14 +225,17 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     mountRoutes(Router(), signInRoutes, (req) => ({ signIn, repositories, clientIp: clientIp(req) })),
   );
   publicApi.use(publicForwardingRoutes(forwarding));
-  partnerApp.use('/api', publicApi);
+  partnerApp.use(
+    '/api',
+    onlyWhen((req) => req.method === 'OPTIONS' || PUBLIC_PATHS.test(req.path), publicApi),
+  );
   // The caller's routes: reached only with a caller resolved before the body was read (an
   // anonymous path or an OPTIONS request that nothing above answered is a 404).
   const callerApi = Router();
-  callerApi.use((req: Request, _res: Response, next: NextFunction) =>
-    next(req.principal ? undefined : 'router'),
+  partnerApp.use(
+    '/api',
+    onlyWhen((req) => req.principal !== undefined, callerApi),
   );
-  partnerApp.use('/api', callerApi);
   callerApi.use(
     mountRoutes(Router(), [...organizationRoutes, ...userRoutes], (req) => {
       const principal = principalOf(req);
