@@ -206,7 +206,12 @@ function figureCells(f: BenchFigure): string[] {
   return [
     `${number(f.value)} ${f.unit}`,
     f.baseline === undefined ? '' : `${number(f.baseline)} ${f.unit}`,
-    f.ratio === undefined ? '' : f.ratio.toFixed(3),
+    // A ratio over a zero baseline is Infinity, which JSON writes as null.
+    f.ratio === undefined
+      ? ''
+      : typeof f.ratio === 'number' && Number.isFinite(f.ratio)
+        ? f.ratio.toFixed(3)
+        : 'n/a',
   ];
 }
 
