@@ -615,7 +615,13 @@ it.each(sweptRoutes.map((s) => [`${s.api} ${s.route.method.toUpperCase()} ${s.ro
           answer.body,
         );
         const after = await snapshot();
-        const written = changes(baseline, after);
+        // The ops audit trail records every ops call that was accepted, the batch door's too
+        // when it answers 200 with every item refused: that entry records the call, it is not a
+        // change the input made. A refusal still leaves no trace there either.
+        const written = changes(baseline, after).filter(
+          (change) => !(swept.api === 'ops' && answer.status < 300 && /\.ops_audit: /.test(change)),
+        );
+        if (swept.api === 'ops' && answer.status < 300) baseline = after;
         // A read that answered may have been served; a refused write must leave no trace.
         const problems = problemsWith(route, c, answer, written);
         if (problems.length) {

@@ -382,7 +382,7 @@ export const opsListAudit = defineRoute({
   path: '/audit',
   summary: 'The audit trail of ops actions',
   description:
-    'Every ops action that changes something (KYB, service tier, activation, key rotation, licences, capacity, KYC, determination ingestion, payout retries…), newest first: who, what, when, the answer, and before/after. Append-only: no route edits or deletes an entry.',
+    'Every ops action that changes something (KYB, service tier, activation, key rotation, licences, capacity, KYC, determination ingestion, payout retries…), newest first: who, what, when, the answer, and before/after. Refused attempts change nothing and are not recorded. Append-only: no route edits or deletes an entry.',
   tags: ['Audit'],
   auth: 'opsBearer',
   query: auditQuery,

@@ -55,8 +55,8 @@ export function opsActor(token: string): string {
 /**
  * Records every ops action that changes something, once it is answered and before the answer
  * leaves: who (the token's fingerprint), what (the route's operationId, the path, the body),
- * when, the answer, and for actions on an organization the organization before and after. A
- * failed attempt is recorded too (with its status). Mount after the ops token check.
+ * when, the answer, and for actions on an organization the organization before and after.
+ * Refused attempts change nothing and are not recorded. Mount after the ops token check.
  */
 export function recordOpsActions(deps: {
   audit: AuditModel;
@@ -88,6 +88,9 @@ export function recordOpsActions(deps: {
     res.send = ((body?: unknown) => {
       if (recorded) return send(body);
       recorded = true;
+      // A refusal changed nothing (bad input changes nothing, audit included); the request log
+      // has it under its request id.
+      if (res.statusCode >= 300) return send(body);
       const answer = answerData(body);
       const entry: AuditEntryDoc = {
         _id: randomUUID(),
@@ -102,7 +105,7 @@ export function recordOpsActions(deps: {
         requestId: String(req.id),
         request: stored(req.body ?? null),
         before: stored(before),
-        after: res.statusCode < 300 ? stored(answer) : null,
+        after: stored(answer),
       };
       // Written before the answer leaves: an action whose entry could not be written is still
       // answered (it happened), and the failure is logged at error for ops to see.
