@@ -26,7 +26,7 @@ afterAll(async () => {
 beforeEach(async () => {
   simulator = await startRateSimulator();
   clock = manualClock();
-  rates = rateSourceFor(simulator.url, { now: clock.now, timeoutMs: 300, name: 'coinbase-simulator' });
+  rates = rateSourceFor(simulator.url, { now: clock.now, timeoutMs: 2_000, name: 'coinbase-simulator' });
 });
 
 afterEach(async () => {
