@@ -1,11 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { localDevPrivateKey } from '@parametric/chain';
 import { freePort } from '@parametric/local-process';
 import { eventually } from '@parametric/test-harness';
+import { assessment } from '../../services/determinations/test/support';
 
 /**
  * Issue 14: the platform as `npm start` runs it, every service logging at `debug`, through a
@@ -220,28 +221,7 @@ describe('logs of a whole flow under npm start', () => {
       async () => expect((await call('GET', `${api}/policies/${policy.id}`, key)).status).toBe('ACTIVE'),
       { timeout: 60_000, interval: 500, message: 'the paid policy activated' },
     );
-    const now = Date.now();
-    await call('POST', `${ops}/determinations`, asOps, {
-      idempotencyKey: `log-scan-${randomUUID()}`,
-      policyId: policy.id,
-      kind: 'CROP_DAMAGE',
-      methodologyVersion: 'drought-index-v2.1',
-      triggered: true,
-      damagePercentBp: 2_500,
-      assessedAt: new Date(now - 60_000).toISOString(),
-      evidence: {
-        indexName: 'CHIRPS cumulative rainfall deficit',
-        indexValue: 41.5,
-        triggerThreshold: 60,
-        exitThreshold: 20,
-        dataSource: 'CHIRPS',
-        dataSourceVersion: '2.0',
-        periodStart: new Date(now - 86_400_000).toISOString(),
-        periodEnd: new Date(now + 86_400_000).toISOString(),
-        inputDataHashes: [{ name: 'chirps.tif', sha256: 'a'.repeat(64) }],
-        location: { latitude: -0.3031, longitude: 36.08 },
-      },
-    });
+    await call('POST', `${ops}/determinations`, asOps, assessment({ policyId: policy.id }));
     // Every event delivered to the partner's endpoint, the payout's included.
     await eventually(
       async () => {
