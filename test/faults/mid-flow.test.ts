@@ -1,10 +1,5 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import path from 'node:path';
 import { policyRefOf, policyRegistryAbi } from '@parametric/chain';
-import { createEvent } from '@parametric/events';
-import { signContext } from '@parametric/http';
 import { freePort } from '@parametric/local-process';
 import { startLocalRedis } from '@parametric/local-redis';
 import { createProducer, policyActivationJobId } from '@parametric/queue';
@@ -18,115 +13,32 @@ import {
   uniqueDatabaseName,
   uniqueRedisPrefix,
 } from '@parametric/test-harness';
-import { startWebhookReceiver, type WebhookReceiver } from '@parametric/webhook-receiver';
+import { startWebhookReceiver } from '@parametric/webhook-receiver';
 import { Queue } from 'bullmq';
 import mongoose from 'mongoose';
 import { createPublicClient, http } from 'viem';
 import { gatewayProcessEnv, startTestGateway } from '../../services/gateway/test/support';
 import { cropPurchase, type PolicyPlatform, sellableOrg } from '../../services/policy/test/support';
+import {
+  deliveredIds,
+  faultTable,
+  kill9,
+  kybEvents,
+  partnerOf,
+  SIGNING,
+  service,
+  waitReady,
+  webhooksEnv,
+} from './support';
 
 /**
- * `npm run test:faults`: services killed with SIGKILL in the middle of their work, as a node
+ * Services killed with SIGKILL (or stopped with SIGTERM) in the middle of their work, as a node
  * failure or the OOM killer does, then started again. After recovery: what partners saw, and
  * zero events lost, zero side effects duplicated (deliveries may repeat, as at-least-once
- * allows, always with the same `body.id`). The figures are printed as a table at the end.
+ * allows, always with the same `body.id`).
  */
-const root = path.resolve(__dirname, '..', '..');
-const SIGNING = 'test-internal-signing-secret-0123';
 jest.setTimeout(180_000);
-
-interface Row {
-  fault: string;
-  partnersSaw: string;
-  expected: number;
-  done: number;
-  lost: number;
-  duplicated: number;
-}
-const table: Row[] = [];
-
-afterAll(() => {
-  const lines = [
-    '',
-    '| fault | what partners saw | expected | done after recovery | lost | duplicated side effects |',
-    '|---|---|---|---|---|---|',
-    ...table.map(
-      (r) => `| ${r.fault} | ${r.partnersSaw} | ${r.expected} | ${r.done} | ${r.lost} | ${r.duplicated} |`,
-    ),
-    '',
-  ];
-  process.stdout.write(`${lines.join('\n')}\n`);
-});
-
-function service(script: string, env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', script], {
-    cwd: root,
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'error', ...env },
-  });
-}
-
-async function kill9(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = once(child, 'exit');
-  child.kill('SIGKILL');
-  await exited;
-}
-
-async function waitReady(port: number): Promise<void> {
-  await eventually(async () => expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200), {
-    timeout: 60_000,
-    interval: 100,
-    message: `the service on ${port} ready`,
-  });
-}
-
-/** The webhooks service's environment for a fault scenario: fast retries and reconciliation. */
-function webhooksEnv(port: number, dbName: string, redisUrl: string, prefix: string) {
-  return {
-    WEBHOOKS_HOST: '127.0.0.1',
-    WEBHOOKS_PORT: String(port),
-    MONGO_URL: testMongoUrl(),
-    MONGO_DB: dbName,
-    REDIS_URL: redisUrl,
-    REDIS_PREFIX: prefix,
-    INTERNAL_SIGNING_SECRET: SIGNING,
-    WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
-    ALLOW_INSECURE_WEBHOOKS: 'true',
-    DELIVERY_BACKOFF_MS: '100,200,300,400,500',
-    RECONCILE_INTERVAL_MS: '1000',
-    RECONCILE_GRACE_MS: '2000',
-  };
-}
-
-/** A partner with its webhook pointed at `receiver` (which learns the secret); its organization id. */
-async function partnerOf(port: number, receiver: WebhookReceiver): Promise<string> {
-  const organizationId = randomUUID();
-  const configured = await fetch(`http://127.0.0.1:${port}/api/organizations/me/webhook`, {
-    method: 'PUT',
-    headers: {
-      'content-type': 'application/json',
-      ...signContext(
-        { organizationId, role: 'ORG_ADMIN', requestId: randomUUID(), issuedAt: Date.now() },
-        SIGNING,
-      ),
-    },
-    body: JSON.stringify({ url: receiver.url }),
-  });
-  receiver.setSecret(((await configured.json()) as { data: { secret: string } }).data.secret);
-  return organizationId;
-}
-
-/** `n` events for one organization, as the outbox relays put them on the queue. */
-function kybEvents(organizationId: string, n: number) {
-  return Array.from({ length: n }, () =>
-    createEvent('kyb.verified', organizationId, { organizationId, kybStatus: 'VERIFIED' }),
-  );
-}
-
-/** The distinct `body.id`s a receiver has verified. */
-const deliveredIds = (receiver: WebhookReceiver) =>
-  new Set(receiver.verified().map((d) => (d.body as { id: string }).id));
+const table = faultTable();
 
 describe('faults mid-flow (SIGKILL, SIGTERM, a hung Redis), then recovery', () => {
   it.each(['SIGKILL', 'SIGTERM'] as const)(
