@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { freePort, watchChild } from '@parametric/local-process';
 import { createPublicClient, createWalletClient, type Hex, http, toHex } from 'viem';
@@ -52,25 +53,45 @@ function redactUrl(url: string): string {
   }
 }
 
+export interface LocalChainOptions {
+  /**
+   * Keep the private chain here across restarts: anvil loads `state.json` at start and writes
+   * it every second and on exit (so a `kill -9` loses at most the last second of blocks), and
+   * `registry.json` records the PolicyRegistry's address so a restart reuses the contract
+   * instead of deploying a second one. Without it, each start is a fresh chain.
+   */
+  stateDir?: string;
+}
+
 /**
  * `CHAIN_RPC_URL` when set (with `CHAIN_REGISTRY_ADDRESS` and `CHAIN_PRIVATE_KEY`; nothing is
  * started). Otherwise a private anvil on a free loopback port, killed by a watchdog if this
  * process dies, with PolicyRegistry deployed from anvil's first dev account.
  */
-export async function startLocalChain(env: NodeJS.ProcessEnv = process.env): Promise<LocalChain> {
+export async function startLocalChain(
+  env: NodeJS.ProcessEnv = process.env,
+  options: LocalChainOptions = {},
+): Promise<LocalChain> {
   if (env.CHAIN_RPC_URL) return await externalChain(env.CHAIN_RPC_URL, env);
   const bin = anvilBinary(env);
+  const { stateDir } = options;
+  if (stateDir) mkdirSync(stateDir, { recursive: true });
+  const persistence = stateDir ? ['--state', path.join(stateDir, 'state.json'), '--state-interval', '1'] : [];
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
     const rpcUrl = `http://127.0.0.1:${port}`;
     let child: ChildProcess | undefined;
     try {
-      child = spawn(bin, ['--port', String(port), '--host', '127.0.0.1', '--silent'], {
+      child = spawn(bin, ['--port', String(port), '--host', '127.0.0.1', '--silent', ...persistence], {
         stdio: ['ignore', 'ignore', 'pipe'],
       });
       const chainId = await waitForChainId(child, rpcUrl);
       const ownerPrivateKey = localDevPrivateKey(0);
-      const registryAddress = await deployRegistry(rpcUrl, ownerPrivateKey);
+      const kept = stateDir ? await keptRegistry(rpcUrl, stateDir) : undefined;
+      const registryAddress = kept ?? (await deployRegistry(rpcUrl, ownerPrivateKey));
+      if (stateDir && !kept) {
+        writeFileSync(path.join(stateDir, 'registry.json'), `${JSON.stringify({ registryAddress })}\n`);
+      }
       const anvil = child;
       const watchdog = watchChild(anvil.pid);
       return {
@@ -79,7 +100,7 @@ export async function startLocalChain(env: NodeJS.ProcessEnv = process.env): Pro
         registryAddress,
         ownerPrivateKey,
         kind: 'private',
-        description: `private anvil (${bin}) at ${rpcUrl}, chain ${chainId}, PolicyRegistry at ${registryAddress}`,
+        description: `private anvil (${bin}) at ${rpcUrl}, chain ${chainId}, PolicyRegistry at ${registryAddress}${stateDir ? ` (${kept ? 'kept' : 'deployed'}; state in ${stateDir})` : ''}`,
         stop: async () => {
           watchdog.release();
           await killAndWait(anvil);
@@ -91,6 +112,26 @@ export async function startLocalChain(env: NodeJS.ProcessEnv = process.env): Pro
       if (attempt >= 4) throw err;
     }
   }
+}
+
+/**
+ * The registry an earlier run deployed on this state, when the state still holds its code (a
+ * kill in the second after the deployment can lose it with the last dump: then it is deployed
+ * again).
+ */
+async function keptRegistry(rpcUrl: string, stateDir: string): Promise<Hex | undefined> {
+  let recorded: unknown;
+  try {
+    recorded = JSON.parse(readFileSync(path.join(stateDir, 'registry.json'), 'utf8'));
+  } catch {
+    return undefined;
+  }
+  const address = (recorded as { registryAddress?: unknown } | null)?.registryAddress;
+  if (typeof address !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(address)) return undefined;
+  const code = await createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }) }).getCode({
+    address: address as Hex,
+  });
+  return code && code !== '0x' ? (address as Hex) : undefined;
 }
 
 async function externalChain(rpcUrl: string, env: NodeJS.ProcessEnv): Promise<LocalChain> {

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdirSync } from 'node:fs';
 import net from 'node:net';
 import { freePort, watchChild } from '@parametric/local-process';
 
@@ -25,12 +26,25 @@ function findRedisServer(env: NodeJS.ProcessEnv): string {
   return bin;
 }
 
+export interface LocalRedisOptions {
+  /**
+   * Keep the private server's data here across restarts: an append-only file written every
+   * second (`appendfsync everysec`), so a `kill -9` or a crash loses at most the last second of
+   * queue operations (the services recover those from MongoDB: jobs carry ids, state lives
+   * there). Without it, persistence is off and the data goes with the process.
+   */
+  dataDir?: string;
+}
+
 /**
  * `REDIS_URL` when set (nothing is started); otherwise a private `redis-server` on a free
- * loopback port, with persistence off, that a watchdog kills if this process dies without
- * stopping it. Never the machine's shared Redis on 6379.
+ * loopback port, persistent only with `dataDir`, that a watchdog kills if this process dies
+ * without stopping it. Never the machine's shared Redis on 6379.
  */
-export async function startLocalRedis(env: NodeJS.ProcessEnv = process.env): Promise<LocalRedis> {
+export async function startLocalRedis(
+  env: NodeJS.ProcessEnv = process.env,
+  options: LocalRedisOptions = {},
+): Promise<LocalRedis> {
   if (env.REDIS_URL) {
     return {
       url: env.REDIS_URL,
@@ -43,12 +57,12 @@ export async function startLocalRedis(env: NodeJS.ProcessEnv = process.env): Pro
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
     try {
-      const child = await launch(bin, port);
+      const child = await launch(bin, port, options.dataDir);
       const watchdog = watchChild(child.pid);
       return {
         url: `redis://127.0.0.1:${port}`,
         kind: 'private',
-        description: `private redis-server (${bin}) at redis://127.0.0.1:${port}`,
+        description: `private redis-server (${bin}) at redis://127.0.0.1:${port}${options.dataDir ? `, data in ${options.dataDir}` : ''}`,
         pid: child.pid,
         stop: async () => {
           watchdog.release();
@@ -66,21 +80,14 @@ export async function startLocalRedis(env: NodeJS.ProcessEnv = process.env): Pro
   }
 }
 
-function launch(bin: string, port: number): Promise<ChildProcess> {
+function launch(bin: string, port: number, dataDir: string | undefined): Promise<ChildProcess> {
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  const persistence = dataDir
+    ? ['--dir', dataDir, '--appendonly', 'yes', '--appendfsync', 'everysec']
+    : ['--appendonly', 'no'];
   const child = spawn(
     bin,
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--loglevel',
-      'warning',
-    ],
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--loglevel', 'warning'],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let stderr = '';
