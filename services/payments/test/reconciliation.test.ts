@@ -46,6 +46,61 @@ it('resolves a prompt whose callback never comes by STK query, and activates the
   );
 });
 
+it('keeps the receipt of a success callback that comes after the sweep credited the payment', async () => {
+  const { org, policy } = await pendingTier2Policy(p);
+  // No callback from the simulator: the sweep credits it by STK query, which has no receipt.
+  const reply = await initiate(org.apiKey, {
+    reference: policy.id,
+    amount: policy.premium,
+    phoneNumber: '+254711000090',
+  });
+  const id = reply.body.data.transactionId;
+  const read = () => p.gateway.api('GET', `/payments/${id}`, { key: org.apiKey });
+  await eventually(async () => expect((await read()).body.data).toMatchObject({ status: 'SUCCEEDED' }), {
+    timeout: 15_000,
+    message: 'the sweep to credit the payment',
+  });
+  expect((await read()).body.data.mpesaReceiptNumber).toBeNull();
+  const stored = await p.db.collection('payment_transactions').findOne({ _id: id as never });
+  const callback = (receipt: string, amount = policy.premium) =>
+    fetch(`${p.config.PAYMENTS_CALLBACK_BASE_URL}/mpesa/${p.config.PAYMENTS_CALLBACK_TOKEN}/stk`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        Body: {
+          stkCallback: {
+            MerchantRequestID: stored?.merchantRequestId,
+            CheckoutRequestID: stored?.checkoutRequestId,
+            ResultCode: 0,
+            ResultDesc: 'The service request is processed successfully.',
+            CallbackMetadata: {
+              Item: [
+                { Name: 'Amount', Value: amount },
+                { Name: 'MpesaReceiptNumber', Value: receipt },
+                { Name: 'TransactionDate', Value: 20261122101010 },
+                { Name: 'PhoneNumber', Value: 254711000090 },
+              ],
+            },
+          },
+        },
+      }),
+    });
+
+  // A callback for another amount is not ours to believe; the right one brings its receipt.
+  expect((await callback('SWRONGAMT1', policy.premium + 1)).status).toBe(200);
+  expect((await read()).body.data.mpesaReceiptNumber).toBeNull();
+  expect((await callback('SLATE00001')).status).toBe(200);
+  expect((await read()).body.data).toMatchObject({ status: 'SUCCEEDED', mpesaReceiptNumber: 'SLATE00001' });
+  // Once known, a receipt stays; the payment was credited once (one activation job recorded).
+  expect((await callback('SLATE00002')).status).toBe(200);
+  expect((await read()).body.data.mpesaReceiptNumber).toBe('SLATE00001');
+  const after = await p.db.collection('payment_transactions').findOne({ _id: id as never });
+  expect(after).toMatchObject({ status: 'SUCCEEDED', resolvedBy: 'RECONCILIATION' });
+  expect(
+    await p.db.collection('provider_callbacks').countDocuments({ transactionId: id, outcome: 'SUCCEEDED' }),
+  ).toBe(0);
+});
+
 it('activates the policy once when the service is killed after crediting, before the activation job left', async () => {
   const { org, policy } = await pendingTier2Policy(p);
   // A prompt the simulator never calls back for: the callback below is posted by the test, and

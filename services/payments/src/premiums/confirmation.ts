@@ -52,7 +52,10 @@ export async function onStkCallback(
     .lean<TransactionDoc>();
   if (!t) return { outcome: 'UNKNOWN_CHECKOUT', transactionId: null };
   const transactionId = t._id;
-  if (t.status !== 'PENDING') return { outcome: 'ALREADY_RESOLVED', transactionId };
+  if (t.status !== 'PENDING') {
+    await keepLateReceipt(t, cb, deps);
+    return { outcome: 'ALREADY_RESOLVED', transactionId };
+  }
   if (cb.resultCode === 0 && cb.amount !== undefined && BigInt(cb.amount) * 100n !== BigInt(t.amountMinor)) {
     return { outcome: 'AMOUNT_MISMATCH', transactionId };
   }
@@ -84,6 +87,20 @@ export async function onStkCallback(
     outcome: await confirm({ ...t, mpesaReceiptNumber: cb.receipt ?? null }, 'CALLBACK', deps),
     transactionId,
   };
+}
+
+/**
+ * The reconciliation sweep credits by STK query, which carries no receipt number: when the
+ * success callback comes after all (late, or re-sent after an outage), its receipt is kept, so
+ * the partner sees the SUCCEEDED payment with its M-Pesa receipt. Nothing else changes.
+ */
+async function keepLateReceipt(t: TransactionDoc, cb: StkCallback, deps: ConfirmDeps): Promise<void> {
+  if (t.status !== 'SUCCEEDED' || t.mpesaReceiptNumber || cb.resultCode !== 0 || !cb.receipt) return;
+  if (cb.amount !== undefined && BigInt(cb.amount) * 100n !== BigInt(t.amountMinor)) return;
+  await deps.data.transactions.updateOne(
+    { _id: t._id, status: 'SUCCEEDED', mpesaReceiptNumber: null },
+    { $set: { mpesaReceiptNumber: cb.receipt, callbackReceivedAt: deps.now } },
+  );
 }
 
 /**
