@@ -130,6 +130,10 @@ async function writeEverything(client: MongoClient): Promise<void> {
   await policies.createIndex({ holder: 1 }, { unique: true, partialFilterExpression: { active: true } });
   await policies.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 3600 });
   await policies.createIndex({ region: 1, createdAt: -1 }, { name: 'region_recent' });
+  await db.command({
+    collMod: 'policies',
+    index: { keyPattern: { expiresAt: 1 }, expireAfterSeconds: 7200 },
+  });
   await policies.createIndex({ scratch: 1 });
   await policies.dropIndex('scratch_1');
 

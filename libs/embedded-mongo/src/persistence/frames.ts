@@ -29,12 +29,14 @@ export function fileHeader(kind: FileKind, generation: number): Buffer {
   return header;
 }
 
-export function frame(payload: Buffer): Buffer {
-  const out = Buffer.allocUnsafe(FRAME_HEADER_SIZE + payload.length);
-  out.writeUInt32LE(payload.length, 0);
-  out.writeUInt32LE(crc32(payload), 4);
+/** One frame holding `parts` back to back, built in a single allocation. */
+export function frame(parts: readonly Buffer[], payloadLength: number): Buffer {
+  const out = Buffer.allocUnsafe(FRAME_HEADER_SIZE + payloadLength);
+  let offset = FRAME_HEADER_SIZE;
+  for (const part of parts) offset += part.copy(out, offset);
+  out.writeUInt32LE(payloadLength, 0);
+  out.writeUInt32LE(crc32(out.subarray(FRAME_HEADER_SIZE)), 4);
   out.writeUInt32LE(crc32(out.subarray(0, 8)), 8);
-  payload.copy(out, FRAME_HEADER_SIZE);
   return out;
 }
 

@@ -84,12 +84,13 @@ export class Persistence {
   /** Writes the changes made since the last commit as one frame. */
   commit(): void {
     if (this.pending.length === 0) return;
-    const payload = Buffer.concat(this.pending, this.pendingBytes);
+    const records = this.pending;
+    const length = this.pendingBytes;
     this.pending = [];
     this.pendingBytes = 0;
     if (this.failed) throw this.failed;
     try {
-      this.journal.append(payload);
+      this.journal.append(records, length);
     } catch (err) {
       this.failed = new Error(
         `journal write failed, changes are no longer persisted: ${(err as Error).message}`,

@@ -36,9 +36,10 @@ export class Journal {
     return new Journal(openSync(file, 'a'), header.length);
   }
 
-  append(payload: Buffer): void {
+  /** Appends one frame made of `records` (encoded, `length` bytes in all). */
+  append(records: readonly Buffer[], length: number): void {
     if (this.fd === undefined) throw new Error('journal is closed');
-    const bytes = frame(payload);
+    const bytes = frame(records, length);
     writeAll(this.fd, bytes);
     this.size += bytes.length;
   }

@@ -43,7 +43,7 @@ export function writeSnapshot(
     };
     const flush = () => {
       if (chunk.length === 0) return;
-      put(frame(Buffer.concat(chunk, chunkBytes)));
+      put(frame(chunk, chunkBytes));
       chunk = [];
       chunkBytes = 0;
     };
