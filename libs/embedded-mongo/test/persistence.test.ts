@@ -13,6 +13,7 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { crc32 } from 'node:zlib';
 import { EJSON } from 'bson';
 import {
   Binary,
@@ -26,7 +27,7 @@ import {
   ObjectId,
   UUID,
 } from 'mongodb';
-import { EMBEDDED_MONGOD_BIN, EmbeddedMongoServer, startLocalMongo } from '../src';
+import { DataDirError, EMBEDDED_MONGOD_BIN, EmbeddedMongoServer, startLocalMongo } from '../src';
 
 /**
  * Persistence through the real CLI process and the real driver: what a client was told is
@@ -392,6 +393,71 @@ describe('EmbeddedMongoServer({ dataDir })', () => {
     } finally {
       await server.stop();
     }
+  });
+});
+
+describe('recovery edge cases (in process)', () => {
+  async function countIn(dir: string): Promise<number> {
+    const server = await EmbeddedMongoServer.start({ dataDir: dir });
+    try {
+      const client = await MongoClient.connect(server.uri);
+      try {
+        return await client.db('persist').collection('c').countDocuments();
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await server.stop();
+    }
+  }
+
+  it('ignores a journal older than the snapshot (a compaction stopped between its two renames)', async () => {
+    const dir = tempDir();
+    const server = await EmbeddedMongoServer.start({ dataDir: dir });
+    let oldJournal: Buffer;
+    try {
+      const client = await MongoClient.connect(server.uri);
+      await client
+        .db('persist')
+        .collection('c')
+        .insertMany([{ a: 1 }, { a: 2 }]);
+      await client.close();
+      oldJournal = readFileSync(path.join(dir, JOURNAL));
+    } finally {
+      await server.stop();
+    }
+    // Its two inserts are in the newer snapshot already: replaying them would duplicate them.
+    writeFileSync(path.join(dir, JOURNAL), oldJournal);
+    expect(await countIn(dir)).toBe(2);
+  });
+
+  it('refuses a journal newer than the snapshot', async () => {
+    const dir = tempDir();
+    expect(await countIn(dir)).toBe(0);
+    const journal = readFileSync(path.join(dir, JOURNAL));
+    const generation = journal.readUInt32LE(8);
+    const newer = Buffer.from(journal);
+    newer.writeUInt32LE(generation + 5, 8);
+    newer.writeUInt32LE(crc32(newer.subarray(0, 12)), 12);
+    writeFileSync(path.join(dir, JOURNAL), newer);
+    await expect(EmbeddedMongoServer.start({ dataDir: dir })).rejects.toThrow(DataDirError);
+    // Refusing took nothing: the lock is not left behind.
+    expect(existsSync(path.join(dir, 'embedded-mongod.lock'))).toBe(false);
+  });
+
+  it('takes over a lock whose pid now belongs to another process, not one its owner still runs', async () => {
+    const dir = tempDir();
+    const sleeper = spawn('sleep', ['30']);
+    children.add(sleeper);
+    sleeper.once('exit', () => children.delete(sleeper));
+    const pid = sleeper.pid as number;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const started = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    const lock = path.join(dir, 'embedded-mongod.lock');
+    writeFileSync(lock, `${pid} ${started}\n`);
+    await expect(EmbeddedMongoServer.start({ dataDir: dir })).rejects.toThrow(/DBPathInUse/);
+    writeFileSync(lock, `${pid} 1\n`);
+    expect(await countIn(dir)).toBe(0);
   });
 });
 
