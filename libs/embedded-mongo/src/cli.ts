@@ -1,20 +1,29 @@
 import { existsSync } from 'node:fs';
+import { DataDirError } from './persistence';
 import { EmbeddedMongoServer } from './server';
 import { EMBEDDED_MONGOD_VERSION } from './version';
 
 /**
  * `embedded-mongod`: a stand-in for `mongod` that accepts the flags mongodb-memory-server
- * passes and prints the structured log lines it waits for. Data lives in memory only.
+ * passes and prints the structured log lines it waits for. Data lives in memory unless
+ * `--persist` is given: then it is kept in `--dbpath` (snapshot + journal) across restarts,
+ * kill -9 included. mongodb-memory-server always passes a `--dbpath` (a temporary one for
+ * tests), which is why `--dbpath` alone does not turn persistence on.
  */
 interface CliOptions {
   port: number;
   host: string;
   dbpath?: string;
+  persist: boolean;
   ttlMonitorSleepSecs?: number;
 }
 
-const USAGE = `Usage: embedded-mongod [--port N] [--bind_ip HOST] [--dbpath DIR] [--setParameter ttlMonitorSleepSecs=N]
-An in-memory MongoDB-wire-compatible server (reports itself as mongod ${EMBEDDED_MONGOD_VERSION}).
+const USAGE = `Usage: embedded-mongod [--port N] [--bind_ip HOST] [--dbpath DIR [--persist]] [--setParameter ttlMonitorSleepSecs=N]
+A MongoDB-wire-compatible server (reports itself as mongod ${EMBEDDED_MONGOD_VERSION}). Data lives in memory
+unless --persist is given: then it is kept in --dbpath (which must exist) across restarts; each write
+is journalled before it is acknowledged (safe against the process being killed, not fsynced: a
+power cut can lose the last ~30 s), and the data is compacted at start, on SIGTERM/SIGINT and as
+the journal grows. Without --persist, --dbpath is only checked to exist.
 Accepted for compatibility and ignored: --noauth, --storageEngine, --quiet, --nounixsocket, --wiredTigerCacheSizeGB.`;
 
 const IGNORED_WITH_VALUE = new Set([
@@ -31,7 +40,7 @@ function fail(message: string, code = 2): never {
 }
 
 function parse(argv: string[]): CliOptions {
-  const options: CliOptions = { port: 27017, host: '127.0.0.1' };
+  const options: CliOptions = { port: 27017, host: '127.0.0.1', persist: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     const [flag, inline] =
@@ -70,6 +79,9 @@ function parse(argv: string[]): CliOptions {
       case '--dbpath':
         options.dbpath = value();
         break;
+      case '--persist':
+        options.persist = true;
+        break;
       case '--setParameter': {
         const [name, raw] = value().split('=');
         if (name !== 'ttlMonitorSleepSecs' || !raw || !/^\d+$/.test(raw) || Number(raw) < 1)
@@ -91,15 +103,27 @@ function parse(argv: string[]): CliOptions {
         fail(`unrecognised option '${flag}'`);
     }
   }
+  if (options.persist && options.dbpath === undefined) fail('--persist needs --dbpath DIR');
   return options;
 }
 
 /** A mongod-style structured log line (mongodb-memory-server matches on `msg`). */
-function logLine(id: number, ctx: string, msg: string, attr: Record<string, unknown> = {}): void {
+function logLine(
+  id: number,
+  ctx: string,
+  msg: string,
+  attr: Record<string, unknown> = {},
+  component = 'NETWORK',
+): void {
   process.stdout.write(
-    `${JSON.stringify({ t: { $date: new Date().toISOString() }, s: 'I', c: 'NETWORK', id, ctx, msg, attr })}\n`,
+    `${JSON.stringify({ t: { $date: new Date().toISOString() }, s: 'I', c: component, id, ctx, msg, attr })}\n`,
   );
 }
+
+/** mongod's exit code for a failed start on a bad or locked dbpath. */
+const EXIT_DBPATH = 100;
+/** mongod's exit code when it must abort (a write it cannot make durable). */
+const EXIT_ABRUPT = 14;
 
 async function main(): Promise<void> {
   const options = parse(process.argv.slice(2));
@@ -114,7 +138,28 @@ async function main(): Promise<void> {
     host: options.host,
     ttlMonitorSleepSecs: options.ttlMonitorSleepSecs,
     log: (message) => logLine(22944, 'conn', message),
+    ...(options.persist
+      ? {
+          dataDir: options.dbpath,
+          logPersistence: (message: string, attr?: Record<string, unknown>) =>
+            logLine(22430, 'initandlisten', message, attr, 'STORAGE'),
+          onPersistenceFailure: (err: Error) => {
+            logLine(
+              23093,
+              'conn',
+              'Fatal assertion: journal write failed',
+              { error: err.message },
+              'STORAGE',
+            );
+            process.exit(EXIT_ABRUPT);
+          },
+        }
+      : {}),
   }).catch((err: Error) => {
+    if (err instanceof DataDirError || (err as NodeJS.ErrnoException).syscall !== 'listen') {
+      logLine(20557, 'initandlisten', 'DBException in initAndListen, terminating', { error: err.message });
+      process.exit(EXIT_DBPATH);
+    }
     logLine(20568, 'initandlisten', 'Error setting up listener', { error: err.message });
     process.exit(48);
   });
@@ -126,10 +171,17 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logLine(23377, 'SignalHandler', 'Received signal', { signal });
-    server.stop().then(() => {
-      logLine(20626, 'SignalHandler', 'Shutting down', { exitCode: 0 });
-      process.exit(0);
-    });
+    server.stop().then(
+      () => {
+        logLine(20626, 'SignalHandler', 'Shutting down', { exitCode: 0 });
+        process.exit(0);
+      },
+      (err: Error) => {
+        // The journal is still whole: the next start replays it.
+        logLine(20626, 'SignalHandler', 'Shutting down', { exitCode: 1, error: err.message });
+        process.exit(1);
+      },
+    );
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));

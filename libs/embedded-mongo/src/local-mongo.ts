@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DryMongoBinary, MongoMemoryServer } from 'mongodb-memory-server';
 import { EMBEDDED_MONGOD_VERSION } from './version';
@@ -9,7 +10,18 @@ export interface LocalMongo {
   /** One human line naming the backend, for logs. */
   description: string;
   kind: 'external' | 'mongod' | 'embedded';
+  /** The server process we started (mongod or embedded-mongod); undefined for `external`. */
+  pid?: number;
   stop(): Promise<void>;
+}
+
+export interface LocalMongoOptions {
+  /**
+   * Keep the data in this directory (created if missing) across restarts. A real mongod
+   * simply uses it as its dbpath; the embedded server is started with `--persist`. `stop()`
+   * never removes it. Ignored when `MONGO_URL` is set.
+   */
+  dataDir?: string;
 }
 
 export const EMBEDDED_MONGOD_BIN = path.resolve(__dirname, '..', 'bin', 'embedded-mongod.js');
@@ -21,7 +33,10 @@ export const EMBEDDED_MONGOD_BIN = path.resolve(__dirname, '..', 'bin', 'embedde
  * `MONGOMS_RUNTIME_DOWNLOAD=true` is set explicitly), otherwise our embedded server,
  * started by mongodb-memory-server through `systemBinary` exactly like a `mongod`.
  */
-export async function startLocalMongo(env: NodeJS.ProcessEnv = process.env): Promise<LocalMongo> {
+export async function startLocalMongo(
+  env: NodeJS.ProcessEnv = process.env,
+  options: LocalMongoOptions = {},
+): Promise<LocalMongo> {
   const external = env.MONGO_URL;
   if (external) {
     return {
@@ -34,29 +49,43 @@ export async function startLocalMongo(env: NodeJS.ProcessEnv = process.env): Pro
 
   // mongodb-memory-server downloads by default; our machines and CI have no route to the
   // download host, so a download happens only when asked for explicitly.
+  const { dataDir } = options;
+  if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true });
+  // With a dataDir, mongodb-memory-server must not clean up: `force: true` would delete
+  // the dbPath itself (it only spares a dbPath it did not create when force is off).
+  const stopOptions = dataDir === undefined ? { doCleanup: true, force: true } : { doCleanup: false };
+
   const realBinary = await DryMongoBinary.locateBinary(await DryMongoBinary.generateOptions());
   if (realBinary || env.MONGOMS_RUNTIME_DOWNLOAD === 'true') {
-    const server = await MongoMemoryServer.create({ instance: { ip: '127.0.0.1' } });
+    const server = await MongoMemoryServer.create({
+      instance: { ip: '127.0.0.1', ...(dataDir === undefined ? {} : { dbPath: dataDir }) },
+    });
     return {
       url: server.getUri(),
       kind: 'mongod',
-      description: `real mongod via mongodb-memory-server (${realBinary ?? 'downloaded binary'}) at ${server.getUri()}`,
+      pid: server.instanceInfo?.instance.mongodProcess?.pid,
+      description: `real mongod via mongodb-memory-server (${realBinary ?? 'downloaded binary'}) at ${server.getUri()}${dataDir === undefined ? '' : `, data in ${dataDir}`}`,
       stop: async () => {
-        await server.stop({ doCleanup: true, force: true });
+        await server.stop(stopOptions);
       },
     };
   }
 
   const server = await MongoMemoryServer.create({
-    instance: { ip: '127.0.0.1' },
+    instance: {
+      ip: '127.0.0.1',
+      ...(dataDir === undefined ? {} : { dbPath: dataDir, args: ['--persist'] }),
+    },
     binary: { systemBinary: EMBEDDED_MONGOD_BIN, version: EMBEDDED_MONGOD_VERSION },
   });
+  const storage = dataDir === undefined ? 'in-memory' : `data kept in ${dataDir}`;
   return {
     url: server.getUri(),
     kind: 'embedded',
-    description: `embedded-mongod ${EMBEDDED_MONGOD_VERSION} (in-memory MongoDB-wire server, no mongod found) at ${server.getUri()}`,
+    pid: server.instanceInfo?.instance.mongodProcess?.pid,
+    description: `embedded-mongod ${EMBEDDED_MONGOD_VERSION} (MongoDB-wire server, ${storage}, no mongod found) at ${server.getUri()}`,
     stop: async () => {
-      await server.stop({ doCleanup: true, force: true });
+      await server.stop(stopOptions);
     },
   };
 }

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { Persistence } from './persistence';
 import { ServerState } from './state';
 import { TtlMonitor } from './ttl';
 import { Connection } from './wire/connection';
@@ -10,14 +11,31 @@ export interface EmbeddedMongoOptions {
   ttlMonitorSleepSecs?: number;
   /** Where connection-level events go; silent by default. */
   log?: (message: string) => void;
+  /**
+   * Keep the data in this (existing) directory across restarts, including a kill -9: it is
+   * loaded at start, every change is journalled before its reply, and it is compacted on
+   * `stop()`. Without it the data lives in memory only and nothing is written anywhere.
+   */
+  dataDir?: string;
+  /** Journal size that triggers a compaction (64 MB by default). */
+  compactAtBytes?: number;
+  /** Recovery and compaction events; silent by default. */
+  logPersistence?: (message: string, attr?: Record<string, unknown>) => void;
+  /**
+   * The journal could not be written (disk full, I/O error): memory is ahead of the disk.
+   * The command that hit it gets no reply (its connection closes) and so does every later
+   * write. The CLI exits here; in-process the default only logs.
+   */
+  onPersistenceFailure?: (err: Error) => void;
 }
 
-/** An in-memory MongoDB-wire-compatible server listening on a TCP port. */
+/** A MongoDB-wire-compatible server listening on a TCP port, in memory or kept in a directory. */
 export class EmbeddedMongoServer {
   readonly state: ServerState;
   private readonly server: net.Server;
   private readonly sockets = new Set<net.Socket>();
   private readonly ttl: TtlMonitor;
+  private persistence?: Persistence;
   private nextConnectionId = 1;
 
   private constructor(private readonly options: EmbeddedMongoOptions) {
@@ -41,7 +59,20 @@ export class EmbeddedMongoServer {
 
   static async start(options: EmbeddedMongoOptions = {}): Promise<EmbeddedMongoServer> {
     const server = new EmbeddedMongoServer(options);
-    await server.listen();
+    if (options.dataDir !== undefined) {
+      const log = options.logPersistence;
+      server.persistence = Persistence.open(options.dataDir, server.state, {
+        ...(options.compactAtBytes === undefined ? {} : { compactAtBytes: options.compactAtBytes }),
+        ...(log ? { log } : {}),
+        onFailure: options.onPersistenceFailure ?? ((err) => options.log?.(err.message)),
+      });
+    }
+    try {
+      await server.listen();
+    } catch (err) {
+      server.persistence?.close();
+      throw err;
+    }
     return server;
   }
 
@@ -71,11 +102,17 @@ export class EmbeddedMongoServer {
     return `mongodb://${host.includes(':') ? `[${host}]` : host}:${this.port}/`;
   }
 
-  /** Stops listening, drops every client connection and the data. */
+  /**
+   * Stops listening and drops every client connection; in memory the data goes with it,
+   * with a `dataDir` it is compacted into a snapshot and the directory is released.
+   */
   async stop(): Promise<void> {
     this.ttl.stop();
     for (const socket of this.sockets) socket.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.state.cursors.clear();
+    const persistence = this.persistence;
+    this.persistence = undefined;
+    persistence?.close();
   }
 }

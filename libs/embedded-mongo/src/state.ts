@@ -16,6 +16,11 @@ export class ServerState {
   onParametersChanged: () => void = () => {};
   activeConnections = 0;
   totalConnections = 0;
+  /**
+   * Makes the changes since the last call durable (the journal, when the server persists).
+   * Called after every command and TTL sweep; a no-op in memory-only mode.
+   */
+  commitMutations: () => void = () => {};
 
   constructor(parameters: Partial<ServerParameters> = {}) {
     this.parameters = { ttlMonitorSleepSecs: 60, ...parameters };

@@ -50,6 +50,11 @@ export class TtlMonitor {
         }
       }
     }
+    try {
+      this.state.commitMutations();
+    } catch {
+      // Reported by the persistence layer; the expired documents would only expire again.
+    }
     this.state.cursors.sweepIdle(now);
     return removed;
   }

@@ -153,8 +153,7 @@ const collMod: CommandHandler = (body, ctx) => {
       if (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 0) {
         throw new MongoCommandError('BadValue', 'expireAfterSeconds must be a non-negative integer');
       }
-      reply.expireAfterSeconds_old = index.spec.expireAfterSeconds;
-      index.spec.expireAfterSeconds = ttl;
+      reply.expireAfterSeconds_old = collection.setExpireAfterSeconds(index.name, ttl);
       reply.expireAfterSeconds_new = ttl;
     }
   }

@@ -22,6 +22,11 @@ export function runCommand(body: Document, ctx: CommandContext): Reply {
     if (err instanceof MongoCommandError) return err.toReply();
     const message = err instanceof Error ? err.message : String(err);
     return new MongoCommandError('InternalError', `embedded-mongod internal error: ${message}`).toReply();
+  } finally {
+    // Before the reply leaves: whatever the command changed (even a batch that failed
+    // part-way) is in memory now, so it must be in the journal before a client can act on it.
+    // A journal that cannot be written throws here, and the connection closes unanswered.
+    ctx.state.commitMutations();
   }
 }
 

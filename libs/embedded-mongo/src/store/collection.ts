@@ -10,6 +10,7 @@ import {
   normalizeIndexSpec,
   sameIndexOptions,
 } from './indexes';
+import type { MutationSink } from './mutations';
 import type { AccessPlan } from './planner';
 import { type Doc, deepFreeze, isPlainObject, keyOf } from './values';
 
@@ -22,7 +23,6 @@ const ID_INDEX_SPEC: IndexSpec = { v: 2, key: { _id: 1 }, name: ID_INDEX_NAME };
  * rejected write leaves the documents and the indexes exactly as they were.
  */
 export class Collection {
-  readonly uuid = new UUID();
   private readonly docs = new Map<string, Doc>();
   /** Insertion sequence per id, so index answers come back in natural order. */
   private readonly seq = new Map<string, number>();
@@ -33,6 +33,9 @@ export class Collection {
     readonly dbName: string,
     readonly name: string,
     readonly options: Doc = {},
+    readonly uuid: UUID = new UUID(),
+    /** Told of each change after it succeeded (the catalogue's journal hook). */
+    private readonly emit: MutationSink = () => {},
   ) {}
 
   get ns(): string {
@@ -57,7 +60,13 @@ export class Collection {
     this.docs.set(id, deepFreeze(doc));
     this.seq.set(id, this.nextSeq++);
     for (const [index, k] of keys) index.add(id, k, doc);
+    this.emit({ op: 'insert', db: this.dbName, coll: this.name, doc });
     return doc;
+  }
+
+  /** The stored document with this `_id` value. */
+  byId(idValue: unknown): Doc | undefined {
+    return this.docs.get(keyOf(idValue));
   }
 
   /** Replaces a stored document by a new version with the same `_id`. */
@@ -68,6 +77,7 @@ export class Collection {
     for (const index of this.indexes.values()) index.remove(id, index.keysFor(current));
     this.docs.set(id, deepFreeze(next));
     for (const [index, k] of nextKeys) index.add(id, k, next);
+    this.emit({ op: 'replace', db: this.dbName, coll: this.name, doc: next });
   }
 
   remove(doc: Doc): void {
@@ -75,6 +85,7 @@ export class Collection {
     if (!this.docs.delete(id)) return;
     this.seq.delete(id);
     for (const index of this.indexes.values()) index.remove(id, index.keysFor(doc));
+    this.emit({ op: 'delete', db: this.dbName, coll: this.name, id: doc._id });
   }
 
   clear(): number {
@@ -194,6 +205,7 @@ export class Collection {
       index.add(id, keys, doc);
     }
     this.indexes.set(spec.name, index);
+    this.emit({ op: 'createIndex', db: this.dbName, coll: this.name, spec });
     return true;
   }
 
@@ -214,11 +226,22 @@ export class Collection {
   }
 
   dropIndex(name: string): void {
-    this.indexes.delete(name);
+    if (this.indexes.delete(name)) this.emit({ op: 'dropIndex', db: this.dbName, coll: this.name, name });
   }
 
   dropAllIndexes(): void {
     this.indexes.clear();
+    this.emit({ op: 'dropAllIndexes', db: this.dbName, coll: this.name });
+  }
+
+  /** collMod of a TTL index; returns the previous value. */
+  setExpireAfterSeconds(name: string, seconds: number): number | undefined {
+    const index = this.indexes.get(name);
+    if (!index) throw new MongoCommandError('IndexNotFound', `cannot find index ${name} for ns ${this.ns}`);
+    const old = index.spec.expireAfterSeconds;
+    index.spec.expireAfterSeconds = seconds;
+    this.emit({ op: 'setExpireAfterSeconds', db: this.dbName, coll: this.name, name, seconds });
+    return old;
   }
 
   get indexCount(): number {

@@ -40,7 +40,7 @@ export function readHeader(buf: Buffer): MessageHeader {
  * int64 stays a `Long` (by default bson turns one within 2^53 into a JS number, which would
  * come back as int32 or double and lose exactness past 2^53 in arithmetic).
  */
-const BSON_READ_OPTIONS = { validation: { utf8: true }, promoteLongs: false } as const;
+export const BSON_READ_OPTIONS = { validation: { utf8: true }, promoteLongs: false } as const;
 
 /** Reads one BSON document at `offset`, checking that its declared size fits in `end`. */
 function readDocument(buf: Buffer, offset: number, end: number): { doc: Document; size: number } {
