@@ -14,6 +14,10 @@
  * - Third parties as local stand-ins: a webhook receiver (the partner's endpoint), the M-Pesa
  *   simulator (Daraja, with M-Pesa credentials generated for this run, given to payments and
  *   to the simulator only) and the rate simulator (Coinbase's exchange rates).
+ * - `--data-dir <dir>` (or DATA_DIR): the embedded MongoDB, the private Redis and the private
+ *   chain keep their data there, and the secrets generated here are kept in it (secrets.json),
+ *   so a restart finds the organizations, keys, policies and queued work of the last run
+ *   (docs/local-data.md). Without it, every run starts empty.
  * Ctrl-C or SIGTERM stops every process it started.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -23,25 +27,56 @@ import path from 'node:path';
 import { startLocalChain } from '@parametric/chain';
 import { startLocalMongo } from '@parametric/embedded-mongo';
 import { startLocalRedis } from '@parametric/local-redis';
+import { dataDirOf, KeptSecrets } from './local-data';
+import { logFormat, prettyInto } from './pretty-logs';
 
 const root = path.resolve(__dirname, '..');
 const stops: Array<() => Promise<void>> = [];
 
-function generated(name: string): string {
-  return process.env[name] ?? randomBytes(24).toString('base64url');
+let dataDir: string | undefined;
+try {
+  dataDir = dataDirOf(process.argv.slice(2), process.env);
+} catch (err) {
+  console.error(`[start] ${err instanceof Error ? err.message : err}`);
+  process.exit(2);
 }
+/** The secrets of the data directory; none kept without one. */
+const kept = dataDir ? new KeptSecrets(dataDir) : undefined;
+
+let format: 'pretty' | 'json';
+try {
+  format = logFormat(process.env, Boolean(process.stdout.isTTY));
+} catch (err) {
+  console.error(`[start] ${err instanceof Error ? err.message : err}`);
+  process.exit(2);
+}
+
+/** A secret this run needs: as set in the environment, else the data directory's, else made now. */
+function secret(name: string, make: () => string): string {
+  return process.env[name] || ours(name, make);
+}
+
+/** A secret that is always ours (never read from the environment): kept, else made now. */
+function ours(name: string, make: () => string): string {
+  return kept ? kept.keep(name, make) : make();
+}
+
+function generated(name: string): string {
+  return secret(name, () => randomBytes(24).toString('base64url'));
+}
+
+const ed25519Pem = () =>
+  String(generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }));
 
 /**
  * The determinations signing keys: DETERMINATION_SIGNING_KEYS as set (PKCS#8 PEM blocks, the
- * active one first), else a fresh Ed25519 key for this run. Determinations signed with a
- * per-run key no longer verify once the run stops (the JWKS only lists the keys it was given):
- * set DETERMINATION_SIGNING_KEYS with an external MONGO_URL to keep them verifiable.
+ * active one first), else the data directory's, else a fresh Ed25519 key for this run.
+ * Determinations signed with a per-run key no longer verify once the run stops (the JWKS only
+ * lists the keys it was given): use --data-dir, or set DETERMINATION_SIGNING_KEYS with an
+ * external MONGO_URL, to keep them verifiable.
  */
 function signingKeys(): string {
-  return (
-    process.env.DETERMINATION_SIGNING_KEYS ||
-    String(generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }))
-  );
+  return secret('DETERMINATION_SIGNING_KEYS', ed25519Pem);
 }
 
 /** The demo organization's first dashboard user (ORG_ADMIN). */
@@ -56,10 +91,13 @@ function demoAdminPassword(): { value: string; supplied: boolean } {
   const supplied = process.env.DEMO_ADMIN_PASSWORD;
   if (supplied) return { value: supplied, supplied: true };
   const local = DEMO_ADMIN_EMAIL.split('@')[0] ?? '';
-  for (;;) {
-    const value = randomBytes(18).toString('base64url');
-    if (!value.toLowerCase().includes(local)) return { value, supplied: false };
-  }
+  const make = () => {
+    for (;;) {
+      const value = randomBytes(18).toString('base64url');
+      if (!value.toLowerCase().includes(local)) return value;
+    }
+  };
+  return { value: ours('DEMO_ADMIN_PASSWORD', make), supplied: false };
 }
 
 interface DemoOrganization {
@@ -106,6 +144,29 @@ async function registerDemoOrganization(
 }
 
 /**
+ * The demo organization: the one an earlier run registered and kept in the data directory, while
+ * its key still works, else a new registration (kept for the next run).
+ */
+async function demoOrganization(
+  gatewayUrl: string,
+  password: string,
+): Promise<{ organization: DemoOrganization } | { problem: string; status: number }> {
+  const earlier = kept?.get('DEMO_ORGANIZATION');
+  if (earlier) {
+    const organization = JSON.parse(earlier) as DemoOrganization;
+    const me = await fetch(`${gatewayUrl}/api/organizations/me`, {
+      headers: { 'x-api-key': organization.apiKey },
+      signal: AbortSignal.timeout(10_000),
+    });
+    if (me.ok) return { organization };
+  }
+  const registered = await registerDemoOrganization(gatewayUrl, password);
+  if (kept && 'organization' in registered)
+    kept.set('DEMO_ORGANIZATION', JSON.stringify(registered.organization));
+  return registered;
+}
+
+/**
  * The M-Pesa (Daraja) credentials: the payments service's own secrets, like the determinations
  * signing keys. Never taken from the environment (MPESA_BASE_URL is always the local simulator
  * here, so real credentials would be of no use, and would be shown to it): generated for this
@@ -125,13 +186,13 @@ type MpesaCredentials = Record<(typeof MPESA_CREDENTIAL_ENV)[number], string>;
 
 function mpesaCredentials(): MpesaCredentials {
   return {
-    MPESA_CONSUMER_KEY: `local-${randomBytes(12).toString('hex')}`,
-    MPESA_CONSUMER_SECRET: randomBytes(24).toString('base64url'),
+    MPESA_CONSUMER_KEY: ours('MPESA_CONSUMER_KEY', () => `local-${randomBytes(12).toString('hex')}`),
+    MPESA_CONSUMER_SECRET: ours('MPESA_CONSUMER_SECRET', () => randomBytes(24).toString('base64url')),
     MPESA_SHORTCODE: '174379',
-    MPESA_PASSKEY: randomBytes(32).toString('hex'),
+    MPESA_PASSKEY: ours('MPESA_PASSKEY', () => randomBytes(32).toString('hex')),
     MPESA_B2C_SHORTCODE: '600000',
     MPESA_INITIATOR_NAME: 'local-initiator',
-    MPESA_SECURITY_CREDENTIAL: randomBytes(48).toString('base64'),
+    MPESA_SECURITY_CREDENTIAL: ours('MPESA_SECURITY_CREDENTIAL', () => randomBytes(48).toString('base64')),
   };
 }
 
@@ -164,8 +225,9 @@ function startService(
   const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
     cwd: root,
     env,
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', format === 'pretty' ? 'pipe' : 'inherit', 'inherit'],
   });
+  if (child.stdout) prettyInto(child.stdout, Boolean(process.stdout.isTTY));
   stops.push(async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = once(child, 'exit');
@@ -249,8 +311,10 @@ function demoSection(
 ): string {
   const keys = process.env.DASHBOARD_TOKEN_KEYS
     ? 'DASHBOARD_TOKEN_KEYS (as set)'
-    : 'a key the gateway made at start: sign-ins end when the platform stops (set DASHBOARD_TOKEN_KEYS,\n' +
-      '                        with an external MONGO_URL, to keep them across restarts)';
+    : dataDir
+      ? `a key kept in ${dataDir}: sign-ins last across restarts`
+      : 'a key the gateway made at start: sign-ins end when the platform stops (--data-dir, or\n' +
+        '                        DASHBOARD_TOKEN_KEYS with an external MONGO_URL, keeps them across restarts)';
   if ('problem' in demo && !(demo.status === 409 && password.supplied)) {
     const why =
       demo.status === 409
@@ -289,7 +353,12 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown(0));
   process.on('SIGTERM', () => void shutdown(0));
 
-  const [mongo, redis, chain] = await Promise.all([startLocalMongo(), startLocalRedis(), startLocalChain()]);
+  const under = (part: string) => (dataDir ? path.join(dataDir, part) : undefined);
+  const [mongo, redis, chain] = await Promise.all([
+    startLocalMongo(process.env, { dataDir: under('mongo') }),
+    startLocalRedis(process.env, { dataDir: under('redis') }),
+    startLocalChain(process.env, { stateDir: under('chain') }),
+  ]);
   stops.push(
     () => mongo.stop(),
     () => redis.stop(),
@@ -299,15 +368,16 @@ async function main(): Promise<void> {
   console.log(`[start] Redis: ${redis.description}`);
   console.log(`[start] Chain: ${chain.description}`);
 
-  if (process.env.MONGO_URL && !process.env.API_KEY_PEPPER) {
+  if (dataDir) console.log(`[start] Data directory: ${dataDir} (kept across restarts)`);
+  if (process.env.MONGO_URL && !process.env.API_KEY_PEPPER && !kept) {
     console.warn('[start] API_KEY_PEPPER is not set: keys issued in this run will not work after a restart');
   }
-  if (process.env.MONGO_URL && !process.env.DETERMINATION_SIGNING_KEYS) {
+  if (process.env.MONGO_URL && !process.env.DETERMINATION_SIGNING_KEYS && !kept) {
     console.warn(
       '[start] DETERMINATION_SIGNING_KEYS is not set: determinations signed in this run will not verify after a restart',
     );
   }
-  if (process.env.MONGO_URL && !process.env.DASHBOARD_TOKEN_KEYS) {
+  if (process.env.MONGO_URL && !process.env.DASHBOARD_TOKEN_KEYS && !kept) {
     console.warn(
       '[start] DASHBOARD_TOKEN_KEYS is not set: dashboard sign-ins of this run end at a restart (the gateway signs with a key made at start)',
     );
@@ -340,7 +410,7 @@ async function main(): Promise<void> {
     // Internal: only the gateway's two ports are meant to be reached (containers keep 0.0.0.0).
     WEBHOOKS_HOST: '127.0.0.1',
     WEBHOOKS_PORT: webhooksPort,
-    WEBHOOK_SECRET_KEY: process.env.WEBHOOK_SECRET_KEY ?? randomBytes(32).toString('base64'),
+    WEBHOOK_SECRET_KEY: secret('WEBHOOK_SECRET_KEY', () => randomBytes(32).toString('base64')),
     // Local runs only: lets a developer point a webhook at the local receiver below.
     ALLOW_INSECURE_WEBHOOKS: 'true',
   });
@@ -395,10 +465,13 @@ async function main(): Promise<void> {
     ...mpesa,
     RATE_SOURCE_URL: `http://127.0.0.1:${rateSimulatorPort}`,
   });
-  // DASHBOARD_TOKEN_KEYS, to the gateway only, when set; otherwise the gateway makes a key at
-  // start (outside production) and dashboard sign-ins end with it. DASHBOARD_TOKEN_ISSUER, the
-  // token lifetimes and the sign-in throttle pass through from the environment.
-  const dashboardTokenKeys = process.env.DASHBOARD_TOKEN_KEYS;
+  // DASHBOARD_TOKEN_KEYS, to the gateway only, when set (or kept in the data directory);
+  // otherwise the gateway makes a key at start (outside production) and dashboard sign-ins end
+  // with it. DASHBOARD_TOKEN_ISSUER, the token lifetimes and the sign-in throttle pass through
+  // from the environment.
+  const dashboardTokenKeys = dataDir
+    ? secret('DASHBOARD_TOKEN_KEYS', ed25519Pem)
+    : process.env.DASHBOARD_TOKEN_KEYS;
   startService('gateway', {
     ...shared,
     GATEWAY_PORT: gatewayPort,
@@ -429,7 +502,7 @@ async function main(): Promise<void> {
 
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   const password = demoAdminPassword();
-  const demo = await registerDemoOrganization(gatewayUrl, password.value).catch((err: unknown) => ({
+  const demo = await demoOrganization(gatewayUrl, password.value).catch((err: unknown) => ({
     status: 0,
     problem: err instanceof Error ? err.message : String(err),
   }));
@@ -463,6 +536,7 @@ async function main(): Promise<void> {
   });
   console.log(`
 Platform is up.
+  Data:                 ${dataDir ? `kept in ${dataDir} across restarts` : 'in memory, gone when the platform stops (npm start -- --data-dir ./data keeps it)'}
   Partner API base URL: ${gatewayUrl}/api
   API reference:        ${gatewayUrl}/api/docs   (OpenAPI document: /api/openapi.json)
   Ops API:              http://127.0.0.1:${opsPort}/ops   (${opsBearer})
