@@ -115,3 +115,163 @@ export function kybEvents(organizationId: string, n: number) {
 /** The distinct `body.id`s a receiver has verified. */
 export const deliveredIds = (receiver: WebhookReceiver) =>
   new Set(receiver.verified().map((d) => (d.body as { id: string }).id));
+
+/** Resolves once something accepts TCP connections on the loopback `port` (within `timeoutMs`). */
+export async function waitListening(port: number, timeoutMs = 20_000): Promise<void> {
+  const { connect } = await import('node:net');
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`nothing listening on ${port} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * A private `redis-server` on a given loopback port, persistence off like `startLocalRedis`'s
+ * (which picks its own port): for a Redis that comes back on the port it was killed on.
+ */
+export async function redisServerOn(port: number): Promise<ChildProcess> {
+  const child = spawn(
+    process.env.REDIS_SERVER_BIN ?? 'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--loglevel',
+      'warning',
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  const { Redis } = await import('ioredis');
+  const probe = new Redis(port, '127.0.0.1', {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  try {
+    await eventually(
+      async () => {
+        if (probe.status !== 'ready') await probe.connect().catch(() => undefined);
+        expect(await probe.ping()).toBe('PONG');
+      },
+      { timeout: 10_000, interval: 50, message: `redis-server answering on ${port}` },
+    );
+  } finally {
+    probe.disconnect();
+  }
+  return child;
+}
+
+/** A private anvil (its process, so a test can stop it) with a PolicyRegistry deployed. */
+export async function anvilWithRegistry(): Promise<{
+  child: ChildProcess;
+  rpcUrl: string;
+  registryAddress: `0x${string}`;
+  privateKey: `0x${string}`;
+}> {
+  const { anvilBinary, deployRegistry, localDevPrivateKey } = await import('@parametric/chain');
+  const { freePort } = await import('@parametric/local-process');
+  const port = await freePort();
+  const child = spawn(anvilBinary(), ['--port', String(port), '--host', '127.0.0.1', '--silent'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const rpcUrl = `http://127.0.0.1:${port}`;
+  try {
+    await waitListening(port, 10_000);
+    const privateKey = localDevPrivateKey(0);
+    return { child, rpcUrl, registryAddress: await deployRegistry(rpcUrl, privateKey), privateKey };
+  } catch (err) {
+    await kill9(child);
+    throw err;
+  }
+}
+
+/** Our embedded MongoDB as its own process (so a test can SIGSTOP it), on a free port. */
+export async function embeddedMongod(): Promise<{ child: ChildProcess; url: string }> {
+  const { EMBEDDED_MONGOD_BIN } = await import('@parametric/embedded-mongo');
+  const { freePort } = await import('@parametric/local-process');
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    [EMBEDDED_MONGOD_BIN, '--port', String(port), '--bind_ip', '127.0.0.1'],
+    {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
+  try {
+    await waitListening(port, 20_000);
+  } catch (err) {
+    await kill9(child);
+    throw err;
+  }
+  return { child, url: `mongodb://127.0.0.1:${port}/?directConnection=true` };
+}
+
+/** One partner request as a client with a timeout sees it: its status (0: no answer) and time. */
+export interface Timed {
+  status: number;
+  ms: number;
+  // biome-ignore lint/suspicious/noExplicitAny: answers are arbitrary JSON that assertions walk into
+  body: any;
+}
+
+export async function timedCall(
+  url: string,
+  init: { method?: string; key?: string; body?: unknown; timeoutMs?: number } = {},
+): Promise<Timed> {
+  const started = Date.now();
+  try {
+    const res = await fetch(url, {
+      method: init.method ?? 'GET',
+      headers: {
+        ...(init.key ? { 'x-api-key': init.key } : {}),
+        ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      body: init.body !== undefined ? JSON.stringify(init.body) : undefined,
+      signal: AbortSignal.timeout(init.timeoutMs ?? 45_000),
+    });
+    const text = await res.text();
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {}
+    return { status: res.status, ms: Date.now() - started, body };
+  } catch {
+    return { status: 0, ms: Date.now() - started, body: undefined };
+  }
+}
+
+/** Points an organization's webhook at `receiver` through the webhooks service (learns the secret). */
+export async function connectReceiver(
+  webhooksPort: number,
+  organizationId: string,
+  receiver: WebhookReceiver,
+): Promise<void> {
+  const configured = await fetch(`http://127.0.0.1:${webhooksPort}/api/organizations/me/webhook`, {
+    method: 'PUT',
+    headers: {
+      'content-type': 'application/json',
+      ...signContext(
+        { organizationId, role: 'ORG_ADMIN', requestId: randomUUID(), issuedAt: Date.now() },
+        SIGNING,
+      ),
+    },
+    body: JSON.stringify({ url: receiver.url }),
+  });
+  receiver.setSecret(((await configured.json()) as { data: { secret: string } }).data.secret);
+}

@@ -266,6 +266,43 @@ describe('activation when the chain fails', () => {
     expect(doc).toMatchObject({ premiumReference: 'pay_lost_1', activatedVia: 'PAYMENT' });
   });
 
+  it("Tier 2: Redis lost all its data, the sweeps' schedules too: they come back and the paid policy is activated", async () => {
+    const org = await sellableOrg(p, { tier: 'DETERMINATION_AND_SETTLEMENT' });
+    const policy = await buy(org);
+    const restart = await stopNode();
+    await activations.add(
+      { policyId: policy.id, organizationId: org.id, paymentId: 'pay_lost_2' },
+      { jobId: policyActivationJobId(policy.id) },
+    );
+    await eventually(
+      async () => expect((await stored(policy.id))?.activationFailures ?? 0).toBeGreaterThanOrEqual(1),
+      { timeout: 15_000 },
+    );
+
+    // Redis loses every queue's data: the activation job and the sweeps' job schedulers.
+    const queues = [
+      inspectActivations(),
+      new Queue('policy-sweeps', { connection: redis, prefix: p.config.REDIS_PREFIX }),
+    ];
+    try {
+      for (const queue of queues) await queue.obliterate({ force: true });
+      expect(await queues[1]?.getJobSchedulersCount()).toBe(0);
+    } finally {
+      for (const queue of queues) await queue.close();
+    }
+
+    await restart();
+    const doc = await eventually(
+      async () => {
+        const d = await stored(policy.id);
+        expect(d?.status).toBe('ACTIVE');
+        return d;
+      },
+      { timeout: BREAKER_RESET_MS + 15_000 },
+    );
+    expect(doc).toMatchObject({ premiumReference: 'pay_lost_2', activatedVia: 'PAYMENT' });
+  });
+
   it('Tier 2 job for a Tier 1 policy fails for good and marks nothing paid', async () => {
     const org = await sellableOrg(p);
     const policy = await buy(org);

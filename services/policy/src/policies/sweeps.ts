@@ -136,10 +136,22 @@ export async function releaseCapacityAfterCover(
 export async function startSweeps(options: SweepOptions): Promise<QueueWorker<'policy-sweeps'>> {
   const { policies, logger } = options;
   const now = options.clock ?? systemClock;
-  await options.sweeps.schedule('expire-policies', options.intervalMs, { task: 'expire-policies' });
-  await options.sweeps.schedule('requeue-activations', options.intervalMs, { task: 'requeue-activations' });
-  await options.sweeps.schedule('release-capacity', options.intervalMs, { task: 'release-capacity' });
-  return createWorker(
+  const scheduleAll = async () => {
+    await options.sweeps.schedule('expire-policies', options.intervalMs, { task: 'expire-policies' });
+    await options.sweeps.schedule('requeue-activations', options.intervalMs, { task: 'requeue-activations' });
+    await options.sweeps.schedule('release-capacity', options.intervalMs, { task: 'release-capacity' });
+  };
+  await scheduleAll();
+  // The schedules live in Redis: one that lost its data (restarted without persistence) loses
+  // them too, and with them the sweep that re-queues the activations it lost. So they are put
+  // back every interval (an upsert of an unchanged schedule keeps its next run as it was).
+  const keeper = setInterval(() => {
+    scheduleAll().catch((err) =>
+      logger.warn({ err: err.message }, 'policy sweeps: could not renew the schedules'),
+    );
+  }, options.intervalMs);
+  keeper.unref();
+  const worker = createWorker(
     'policy-sweeps',
     async ({ task }) => {
       if (task === 'expire-policies') {
@@ -168,4 +180,11 @@ export async function startSweeps(options: SweepOptions): Promise<QueueWorker<'p
       onError: (err) => logger.warn({ err: err.message }, 'policy-sweeps worker: Redis error'),
     },
   );
+  return {
+    worker: worker.worker,
+    close: async () => {
+      clearInterval(keeper);
+      await worker.close();
+    },
+  };
 }
