@@ -101,7 +101,12 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const across = repositories.acrossOrganizations();
   const { organizations } = across;
 
-  const producer = createProducer('events', { connection: config.REDIS_URL, prefix: config.REDIS_PREFIX });
+  const producer = createProducer('events', {
+    connection: config.REDIS_URL,
+    prefix: config.REDIS_PREFIX,
+    // Through the service's logger (its level, its redaction), not a raw stack on stderr per reconnect.
+    onError: (err: Error) => logger.warn({ err: err.message }, 'queue producer: Redis error'),
+  });
   const relay = startOutboxRelay({
     model: organizations,
     producer,
