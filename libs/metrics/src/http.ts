@@ -82,7 +82,8 @@ export function httpMetrics(registry: Registry, options: HttpMetricsOptions): Re
 
   return (req: Request, res: Response, next: NextFunction): void => {
     req.metricsStart = performance.now();
-    res.once('finish', finished);
+    // `on`, not `once`: a response finishes once, and `once` would wrap the listener per request.
+    res.on('finish', finished);
     next();
   };
 }
