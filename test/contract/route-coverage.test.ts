@@ -15,7 +15,7 @@ import { mountedRoutes } from './express-routes';
 
 const declared = (routes: readonly RouteContract[]) =>
   routes.map((r) => `${r.method.toUpperCase()} ${expressPath(r.path)}`).sort();
-const notInfrastructure = (route: string) => !/ \/(healthz|readyz)$/.test(route);
+const notInfrastructure = (route: string) => !/ \/(healthz|readyz|metrics)$/.test(route);
 const logger = createLogger({ name: 'route-coverage', level: 'silent' });
 
 let policy: RunningPolicy;

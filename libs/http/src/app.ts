@@ -46,12 +46,18 @@ export function createApp(
     deadlineMs?: number;
     /** Rewrites a request's path before it is logged (a secret in the path, e.g. a callback token). */
     loggedPath?: (path: string) => string;
+    /**
+     * Records request metrics (`@parametric/metrics`' `metrics.http`): runs first, so requests
+     * refused before routing (rate limits, authentication, bodies) are measured too.
+     */
+    metrics?: RequestHandler;
   } = {},
 ): Express {
   const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  if (options.metrics) app.use(options.metrics);
   app.use(requestLogging(app, logger, options.loggedPath));
   app.use(requestDeadline(options.deadlineMs ?? DEFAULT_REQUEST_DEADLINE_MS));
   for (const handler of options.beforeBody ?? []) app.use(handler);

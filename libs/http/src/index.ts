@@ -48,5 +48,5 @@ export {
 } from './mount';
 export { type DocumentOptions, openApiDocument, paginationSchema } from './openapi';
 export { answerOptions } from './options';
-export { healthRoutes, type Listening, listen } from './serve';
+export { healthRoutes, type Listening, listen, metricsRoutes } from './serve';
 export { fieldErrors, invalidInput, MAX_PAGE_LIMIT, paginationQuery, parseInput, uuid } from './validation';

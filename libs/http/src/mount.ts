@@ -5,6 +5,17 @@ import { answeredAfterDeadline } from './deadline';
 import { paginationOf } from './envelope';
 import { parseInput } from './validation';
 
+declare module 'node:http' {
+  interface IncomingMessage {
+    /**
+     * The `baseUrl` the matched contract route is mounted at, recorded when its handler starts:
+     * once an error leaves the routers they have restored `baseUrl`, and the request metrics
+     * (`@parametric/metrics`) still need the route's full template.
+     */
+    routeBaseUrl?: string;
+  }
+}
+
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 
 /** A request's input after validation: defaults applied, unknown keys stripped or refused. */
@@ -60,6 +71,7 @@ export function mountRoutes<Ctx>(
     router[contract.method](
       expressPath(contract.path),
       async (req: Request, res: Response, next: NextFunction) => {
+        req.routeBaseUrl = req.baseUrl;
         const input = parseInput(contract, req);
         const reply = await binding.handle(input, contextOf(req));
         if (answeredAfterDeadline(req)) {

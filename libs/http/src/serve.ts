@@ -1,6 +1,13 @@
 import type { Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import { type Express, type NextFunction, type Request, type Response, Router } from 'express';
+import {
+  type Express,
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+  Router,
+} from 'express';
 
 /**
  * `/healthz`: the process is up. `/readyz`: every dependency check answers true within
@@ -31,6 +38,24 @@ export function healthRoutes(checks: Record<string, () => Promise<boolean>>, tim
 }
 
 const HEALTH_PATH = /^\/(healthz|readyz)\/?$/i;
+
+/**
+ * `GET /metrics`: the service's Prometheus exposition (`metrics.handler` of `@parametric/metrics`).
+ * Like `/healthz` and `/readyz` it needs no signed context: the internal ports are reachable only
+ * inside the cluster, where Prometheus scrapes them. Other requests pass by without entering a
+ * router, as with `healthRoutes`.
+ */
+export function metricsRoutes(handler: RequestHandler) {
+  const router = Router();
+  router.get('/metrics', handler);
+  return Object.assign(
+    (req: Request, res: Response, next: NextFunction) =>
+      METRICS_PATH.test(req.path) ? router(req, res, next) : next(),
+    { stack: router.stack },
+  );
+}
+
+const METRICS_PATH = /^\/metrics\/?$/i;
 
 async function withinTime(check: Promise<boolean>, timeoutMs: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;

@@ -34,4 +34,5 @@ export {
   QUEUES,
   type QueueName,
 } from './registry';
+export { createQueueStats, QUEUE_STATS_TIMEOUT_MS, type QueueStats, type QueueStatsOptions } from './stats';
 export { createWorker, type JobHandler, type QueueWorker, type WorkerOptions } from './worker';

@@ -1,3 +1,4 @@
+import { countJobProcessed } from '@parametric/metrics';
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import { closeOwned, type RedisConnection, resolveConnection } from './connection';
 import { InvalidPayloadError, type Payload, type QueueName } from './registry';
@@ -80,6 +81,9 @@ export function createWorker<N extends QueueName>(
         : {}),
     },
   );
+  // `queue_jobs_processed_total{queue,outcome}`, for every worker of every service, counted here once.
+  worker.on('completed', () => countJobProcessed(name, 'completed'));
+  worker.on('failed', () => countJobProcessed(name, 'failed'));
   worker.on('error', options.onError ?? ((error) => console.error(`[queue ${name}] worker error`, error)));
 
   return {

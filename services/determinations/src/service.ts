@@ -7,15 +7,23 @@ import {
   healthRoutes,
   listen,
   MAX_OPS_BODY_BYTES,
+  metricsRoutes,
   mountRoutes,
   organizationOf,
   requireInternalContext,
   requireOpsContext,
 } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
+import { createMetrics } from '@parametric/metrics';
 import { connectMongo, pingMongo } from '@parametric/mongo';
 import { policyLookup } from '@parametric/policy-client';
-import { createProducer, type QueueName, type QueueWorker, startJobOutboxRelay } from '@parametric/queue';
+import {
+  createProducer,
+  createQueueStats,
+  type QueueName,
+  type QueueWorker,
+  startJobOutboxRelay,
+} from '@parametric/queue';
 import { type Express, Router } from 'express';
 import { type Clock, systemClock } from './clock';
 import type { DeterminationsConfig } from './config';
@@ -120,12 +128,25 @@ export async function startDeterminations(
 
   // Internal only (behind the gateway, which limits partner bodies to 1 MiB); the ops batch
   // door takes up to 1,000 assessments in one body.
+  // `GET /metrics` on this internal port, unauthenticated like `/readyz` (docs/ops.md, Metrics):
+  // the HTTP histogram, the queues this service produces to or consumes from, node's metrics.
+  const metrics = createMetrics('determinations');
+  const queueStats = createQueueStats(
+    ['events', 'policy-summaries', 'payout-originations', 'determination-sweeps', 'determination-ingest'],
+    {
+      connection: config.REDIS_URL,
+      prefix: config.REDIS_PREFIX,
+    },
+  );
+  metrics.observeQueues(queueStats);
   const app = createApp(logger, {
     maxBodyBytes: MAX_OPS_BODY_BYTES,
     // Partner reads and the ops batch door share this app; partners meet the gateway's deadline first.
     deadlineMs: config.OPS_REQUEST_DEADLINE_MS,
+    metrics: metrics.http,
   });
   app.use(healthRoutes({ mongo: () => pingMongo(connection) }));
+  app.use(metricsRoutes(metrics.handler));
   // Public: anyone holding a determination verifies it with these keys (no context needed).
   app.use('/api/.well-known', (_req, res, next) => {
     res.setHeader('Cache-Control', `public, max-age=${JWKS_MAX_AGE_SECONDS}`);
@@ -172,6 +193,7 @@ export async function startDeterminations(
     stop: () => {
       stopped ??= (async () => {
         await http.close();
+        await queueStats.close();
         await Promise.all(workers.map((w) => w.close()));
         await Promise.all([eventRelay.stop(), jobRelay.stop()]);
         await Promise.all([events.close(), summaries.close(), payouts.close(), sweeps.close()]);

@@ -7,11 +7,13 @@ import {
   healthRoutes,
   listen,
   MAX_OPS_BODY_BYTES,
+  metricsRoutes,
   mountRoutes,
 } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
+import { createMetrics, routeTemplates } from '@parametric/metrics';
 import { connectMongo, pingMongo } from '@parametric/mongo';
-import { createProducer } from '@parametric/queue';
+import { createProducer, createQueueStats } from '@parametric/queue';
 import { connectFailFast } from '@parametric/redis';
 import { type Express, type NextFunction, type Request, type Response, Router } from 'express';
 import { auditRoutes } from './audit/routes';
@@ -21,7 +23,7 @@ import { beforeBody } from './auth/before-body';
 import { requireCapability } from './auth/capabilities';
 import { loginThrottle } from './auth/login-throttle';
 import { dummyHash } from './auth/passwords';
-import { authenticate, principalCache, principalOf, requirePrincipal } from './auth/principal';
+import { authenticate, principalCache, principalOf, requirePrincipalCounting } from './auth/principal';
 import { authVersions } from './auth/versions';
 import { dashboardTokenKeys, type GatewayConfig } from './config';
 import { docsAssets, docsRoutes, opsDocsRoutes } from './docs/routes';
@@ -101,6 +103,28 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const across = repositories.acrossOrganizations();
   const { organizations } = across;
 
+  // Served on the ops port only (`/ops/metrics`, behind the ops token). Forwarded partner and ops
+  // requests are answered by middleware, not an express route: their route label is the
+  // template of the contract they match.
+  const partnerTemplate = routeTemplates('/api', Object.values(PARTNER_ROUTES).flat());
+  const opsTemplate = routeTemplates('/ops', Object.values(OPS_ROUTES).flat());
+  const metrics = createMetrics('gateway', { routeOf: (req) => partnerTemplate(req) ?? opsTemplate(req) });
+  const rateLimitRejections = metrics.counter(
+    'rate_limit_rejections_total',
+    'Requests refused 429 by a rate limit, by limiter (never by organization)',
+    ['limiter'],
+  );
+  const authFailures = metrics.counter(
+    'auth_failures_total',
+    'Requests refused for their credentials (partner key or token, ops token), by reason',
+    ['reason'],
+  );
+  const queueStats = createQueueStats(['events'], {
+    connection: config.REDIS_URL,
+    prefix: config.REDIS_PREFIX,
+  });
+  metrics.observeQueues(queueStats);
+
   const producer = createProducer('events', {
     connection: config.REDIS_URL,
     prefix: config.REDIS_PREFIX,
@@ -115,24 +139,32 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   });
 
   const window = config.RATE_LIMIT_WINDOW_SECONDS;
+  const counted = (limiter: string) => {
+    const child = rateLimitRejections.labels(limiter);
+    return () => child.inc();
+  };
   const limits = {
     partner: redisLimit(redis, config.REDIS_PREFIX, {
       name: 'partner',
+      rejected: counted('partner'),
       points: config.RATE_LIMIT_POINTS,
       durationSeconds: window,
     }),
     anonymous: redisLimit(redis, config.REDIS_PREFIX, {
       name: 'anonymous',
+      rejected: counted('anonymous'),
       points: config.ANONYMOUS_LIMIT_POINTS,
       durationSeconds: window,
     }),
     registration: redisLimit(redis, config.REDIS_PREFIX, {
       name: 'registration',
+      rejected: counted('registration'),
       points: config.REGISTRATION_LIMIT_POINTS,
       durationSeconds: config.REGISTRATION_WINDOW_SECONDS,
     }),
     paymentsInitiate: redisLimit(redis, config.REDIS_PREFIX, {
       name: 'payments-initiate',
+      rejected: counted('payments-initiate'),
       points: config.PAYMENTS_INITIATE_LIMIT_POINTS,
       durationSeconds: config.PAYMENTS_INITIATE_WINDOW_SECONDS,
     }),
@@ -207,12 +239,16 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         clientIp,
         logger,
       }),
-      requirePrincipal,
+      requirePrincipalCounting((reason) => authFailures.inc({ reason })),
       requireCapability(),
     ],
   });
 
-  const partnerApp = createApp(logger, { beforeBody: [early], deadlineMs: config.REQUEST_DEADLINE_MS });
+  const partnerApp = createApp(logger, {
+    beforeBody: [early],
+    deadlineMs: config.REQUEST_DEADLINE_MS,
+    metrics: metrics.http,
+  });
   partnerApp.set('trust proxy', config.TRUST_PROXY_HOPS);
   partnerApp.use(
     healthRoutes({ mongo: () => pingMongo(connection), redis: async () => (await redis.ping()) === 'PONG' }),
@@ -267,9 +303,17 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const opsApp = createApp(logger, {
     maxBodyBytes: MAX_OPS_BODY_BYTES,
     deadlineMs: config.OPS_REQUEST_DEADLINE_MS,
-    beforeBody: [Router().use('/ops', requireOpsToken(config.OPS_TOKEN))],
+    beforeBody: [
+      Router().use(
+        '/ops',
+        requireOpsToken(config.OPS_TOKEN, () => authFailures.inc({ reason: 'ops_token' })),
+      ),
+    ],
+    metrics: metrics.http,
   });
   const audit = repositories.opsAudit();
+  // Behind the ops token like the rest of the ops API (checked above, before any body).
+  opsApp.use('/ops', metricsRoutes(metrics.handler));
   opsApp.use(
     '/ops',
     recordOpsActions({ audit, repositories, opsToken: config.OPS_TOKEN, logger }),
@@ -311,6 +355,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         await upstreams.close();
         await relay.stop();
         await producer.close();
+        await queueStats.close();
         if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
         else if (redis.status !== 'end') redis.disconnect();
         await connection.close();

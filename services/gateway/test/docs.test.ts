@@ -123,7 +123,7 @@ describe('OPTIONS', () => {
 describe('the gateway mounts exactly the routes its contracts declare', () => {
   const declared = (routes: readonly { method: string; path: string }[]) =>
     routes.map((r) => `${r.method.toUpperCase()} ${expressPath(r.path)}`).sort();
-  const infrastructure = (route: string) => !/ \/(healthz|readyz)$/.test(route);
+  const infrastructure = (route: string) => !/ \/(healthz|readyz|metrics)$/.test(route);
 
   // Public routes other services serve (no key, no context) are forwarded by exact path.
   const forwardedPublic = PUBLIC_ROUTES.map((r) => {

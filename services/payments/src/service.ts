@@ -6,15 +6,23 @@ import {
   finishApp,
   healthRoutes,
   listen,
+  metricsRoutes,
   mountRoutes,
   organizationOf,
   requireInternalContext,
   requireOpsContext,
 } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
+import { createMetrics } from '@parametric/metrics';
 import { connectMongo, pingMongo } from '@parametric/mongo';
 import { farmerLookup, policyLookup } from '@parametric/policy-client';
-import { createProducer, type QueueName, type QueueWorker, startJobOutboxRelay } from '@parametric/queue';
+import {
+  createProducer,
+  createQueueStats,
+  type QueueName,
+  type QueueWorker,
+  startJobOutboxRelay,
+} from '@parametric/queue';
 import { type Express, Router } from 'express';
 import { callbackRoutes } from './callbacks/routes';
 import { type Clock, systemClock } from './clock';
@@ -190,8 +198,27 @@ export async function startPayments(
     );
   }
 
-  const app = createApp(logger, { deadlineMs: config.REQUEST_DEADLINE_MS });
+  // `GET /metrics` on this internal port, unauthenticated like `/readyz` (docs/ops.md, Metrics):
+  // the HTTP histogram, the queues this service produces to or consumes from, node's metrics.
+  const metrics = createMetrics('payments');
+  const queueStats = createQueueStats(
+    [
+      'events',
+      'policy-activations',
+      'policy-summaries',
+      'payment-sweeps',
+      'payout-originations',
+      'payout-attempts',
+    ],
+    {
+      connection: config.REDIS_URL,
+      prefix: config.REDIS_PREFIX,
+    },
+  );
+  metrics.observeQueues(queueStats);
+  const app = createApp(logger, { deadlineMs: config.REQUEST_DEADLINE_MS, metrics: metrics.http });
   app.use(healthRoutes({ mongo: () => pingMongo(connection) }));
+  app.use(metricsRoutes(metrics.handler));
   app.use(
     '/api',
     requireInternalContext(config.INTERNAL_SIGNING_SECRET),
@@ -227,8 +254,11 @@ export async function startPayments(
   );
   finishApp(app, logger);
 
+  // Measured too (route templates name the token `:token`), but `/metrics` is not served on this
+  // port: the provider reaches it from outside the cluster.
   const callbackApp = createApp(logger, {
     deadlineMs: config.REQUEST_DEADLINE_MS,
+    metrics: metrics.http,
     // The callback URLs carry a secret path token (Daraja cannot send headers of ours).
     loggedPath: (path) => path.replace(/^\/mpesa\/[^/]+/i, '/mpesa/[Redacted]'),
   });
@@ -265,6 +295,7 @@ export async function startPayments(
     stop: () => {
       stopped ??= (async () => {
         await Promise.all([http.close(), callbackHttp.close()]);
+        await queueStats.close();
         await Promise.all(workers.map((w) => w.close()));
         await Promise.all([jobRelay.stop(), payoutEventRelay.stop(), payoutJobRelay.stop()]);
         await Promise.all([

@@ -7,14 +7,16 @@ import {
   finishApp,
   healthRoutes,
   listen,
+  metricsRoutes,
   mountRoutes,
   organizationOf,
   requireInternalContext,
   requireOpsContext,
 } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
+import { createMetrics } from '@parametric/metrics';
 import { connectMongo, pingMongo } from '@parametric/mongo';
-import { createProducer, type QueueWorker } from '@parametric/queue';
+import { createProducer, createQueueStats, type QueueWorker } from '@parametric/queue';
 import { connectFailFast } from '@parametric/redis';
 import { type Express, Router } from 'express';
 import { type Clock, systemClock } from './clock';
@@ -155,8 +157,17 @@ export async function startPolicy(
     );
   }
 
-  const app = createApp(logger, { deadlineMs: config.REQUEST_DEADLINE_MS });
+  // `GET /metrics` on this internal port, unauthenticated like `/readyz` (docs/ops.md, Metrics):
+  // the HTTP histogram, the queues this service produces to or consumes from, node's metrics.
+  const metrics = createMetrics('policy');
+  const queueStats = createQueueStats(['events', 'policy-activations', 'policy-sweeps', 'policy-summaries'], {
+    connection: config.REDIS_URL,
+    prefix: config.REDIS_PREFIX,
+  });
+  metrics.observeQueues(queueStats);
+  const app = createApp(logger, { deadlineMs: config.REQUEST_DEADLINE_MS, metrics: metrics.http });
   app.use(healthRoutes({ mongo: () => pingMongo(connection) }));
+  app.use(metricsRoutes(metrics.handler));
   app.use(
     '/api',
     requireInternalContext(config.INTERNAL_SIGNING_SECRET),
@@ -194,6 +205,7 @@ export async function startPolicy(
     stop: () => {
       stopped ??= (async () => {
         await http.close();
+        await queueStats.close();
         await Promise.all(workers.map((w) => w.close()));
         await relay.stop();
         await Promise.all([events.close(), activations.close(), sweeps.close()]);

@@ -5,13 +5,15 @@ import {
   finishApp,
   healthRoutes,
   listen,
+  metricsRoutes,
   mountRoutes,
   organizationOf,
   requireInternalContext,
 } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
+import { createMetrics } from '@parametric/metrics';
 import { connectMongo, pingMongo } from '@parametric/mongo';
-import { createProducer, createWorker, type QueueWorker } from '@parametric/queue';
+import { createProducer, createQueueStats, createWorker, type QueueWorker } from '@parametric/queue';
 import { connectFailFast } from '@parametric/redis';
 import { type Express, Router } from 'express';
 import type { WebhooksConfig } from './config';
@@ -107,8 +109,17 @@ export async function startWebhooks(config: WebhooksConfig, logger: Logger): Pro
     });
   }
 
-  const app = createApp(logger, { deadlineMs: config.REQUEST_DEADLINE_MS });
+  // `GET /metrics` on this internal port, unauthenticated like `/readyz` (docs/ops.md, Metrics):
+  // the HTTP histogram, the queues this service produces to or consumes from, node's metrics.
+  const metrics = createMetrics('webhooks');
+  const queueStats = createQueueStats(['events', 'webhook-deliveries'], {
+    connection: config.REDIS_URL,
+    prefix: config.REDIS_PREFIX,
+  });
+  metrics.observeQueues(queueStats);
+  const app = createApp(logger, { deadlineMs: config.REQUEST_DEADLINE_MS, metrics: metrics.http });
   app.use(healthRoutes({ mongo: () => pingMongo(connection) }));
+  app.use(metricsRoutes(metrics.handler));
   const keys = { secretKey: config.WEBHOOK_SECRET_KEY, allowInsecure: policy.allowInsecure };
   app.use(
     '/api',
@@ -135,6 +146,7 @@ export async function startWebhooks(config: WebhooksConfig, logger: Logger): Pro
     stop: () => {
       stopped ??= (async () => {
         await http.close();
+        await queueStats.close();
         await reconciler?.stop();
         await Promise.all(workers.map((w) => w.close()));
         deliverer.close();

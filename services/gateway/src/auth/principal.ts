@@ -303,23 +303,52 @@ const REFUSALS: Record<Refusal, () => AppError> = {
     ),
 };
 
-/** 401 without valid credentials; 403 for a deactivated organization (spec 5.3, 5.6). */
-export function requirePrincipal(req: Request, _res: Response, next: NextFunction): void {
-  if (req.authRefusal) {
-    next(REFUSALS[req.authRefusal]());
-    return;
-  }
-  if (!req.principal) {
-    const sent = typeof req.headers['x-api-key'] === 'string' && req.headers['x-api-key'] !== '';
-    next(AppError.unauthorized(sent ? 'Invalid, revoked or replaced API key' : 'Missing x-api-key header'));
-    return;
-  }
-  if (!req.principal.organization.isActive) {
-    next(AppError.forbidden('Organization is deactivated'));
-    return;
-  }
-  next();
+/**
+ * Why a partner request was refused for its credentials: the `reason` of `auth_failures_total`
+ * (a fixed set: never the key, the token or the organization).
+ */
+export type AuthFailureReason =
+  | 'both_credentials'
+  | 'invalid_token'
+  | 'unsupported_scheme'
+  | 'invalid_key'
+  | 'missing_key'
+  | 'organization_deactivated';
+
+const REFUSAL_REASONS: Record<Refusal, AuthFailureReason> = {
+  both: 'both_credentials',
+  bearer: 'invalid_token',
+  scheme: 'unsupported_scheme',
+};
+
+/**
+ * 401 without valid credentials; 403 for a deactivated organization (spec 5.3, 5.6). `refused`
+ * hears the reason of each refusal (the gateway counts them).
+ */
+export function requirePrincipalCounting(refused?: (reason: AuthFailureReason) => void) {
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    if (req.authRefusal) {
+      refused?.(REFUSAL_REASONS[req.authRefusal]);
+      next(REFUSALS[req.authRefusal]());
+      return;
+    }
+    if (!req.principal) {
+      const sent = typeof req.headers['x-api-key'] === 'string' && req.headers['x-api-key'] !== '';
+      refused?.(sent ? 'invalid_key' : 'missing_key');
+      next(AppError.unauthorized(sent ? 'Invalid, revoked or replaced API key' : 'Missing x-api-key header'));
+      return;
+    }
+    if (!req.principal.organization.isActive) {
+      refused?.('organization_deactivated');
+      next(AppError.forbidden('Organization is deactivated'));
+      return;
+    }
+    next();
+  };
 }
+
+/** `requirePrincipalCounting` without a counter. */
+export const requirePrincipal = requirePrincipalCounting();
 
 /** The authenticated caller of a partner request. */
 export function principalOf(req: Request): Principal {

@@ -20,13 +20,14 @@ import {
   setServiceTier,
 } from './domain';
 
-/** `Authorization: Bearer <OPS_TOKEN>`, compared in constant time. */
-export function requireOpsToken(token: string) {
+/** `Authorization: Bearer <OPS_TOKEN>`, compared in constant time; `refused` hears each refusal. */
+export function requireOpsToken(token: string, refused?: () => void) {
   const expected = Buffer.from(token);
   return (req: Request, _res: Response, next: NextFunction): void => {
     const header = req.headers.authorization ?? '';
     const given = Buffer.from(header.startsWith('Bearer ') ? header.slice(7) : '');
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      refused?.();
       next(AppError.unauthorized('A valid ops bearer token is required'));
       return;
     }

@@ -8,6 +8,8 @@ export interface LimitSpec {
   name: string;
   points: number;
   durationSeconds: number;
+  /** Called for each request this limit refuses (`rate_limit_rejections_total{limiter}`). */
+  rejected?: () => void;
 }
 
 export interface Limit {
@@ -52,6 +54,7 @@ export function settle(
 ): AppError | undefined {
   setHeaders(res, spec, state);
   if (!over) return undefined;
+  spec.rejected?.();
   const retryAfter = Math.max(1, Math.ceil(state.msBeforeNext / 1000));
   res.setHeader('Retry-After', String(retryAfter));
   return new AppError(

@@ -1,0 +1,4 @@
+export { parseExposition, type Sample, sampleValue } from './exposition';
+export { HTTP_BUCKETS, type HttpMetricsOptions, routeTemplates, UNMATCHED } from './http';
+export { QUEUE_STATES, type QueueSnapshot, type QueueState, type QueueStatsSource } from './queues';
+export { countJobProcessed, createMetrics, type Metrics } from './registry';
