@@ -540,6 +540,9 @@ Platform is up.
   Partner API base URL: ${gatewayUrl}/api
   API reference:        ${gatewayUrl}/api/docs   (OpenAPI document: /api/openapi.json)
   Ops API:              http://127.0.0.1:${opsPort}/ops   (${opsBearer})
+  Metrics:              http://127.0.0.1:${opsPort}/ops/metrics   (Prometheus, same token; each service: /metrics on its port)
+  Queue dashboard:      http://127.0.0.1:${opsPort}/ops/queues   (in a browser: any user name, the ops token as password;
+                        read-only unless QUEUE_DASHBOARD_WRITABLE=true)
   Webhooks service:     http://127.0.0.1:${webhooksPort}   (internal; reached through the gateway)
   Policy service:       http://127.0.0.1:${policyPort}   (internal; farmers, plots, herds, policies)
   Determinations:       http://127.0.0.1:${determinationsPort}   (internal; signed damage determinations, settlement reports)

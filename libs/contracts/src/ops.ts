@@ -341,7 +341,10 @@ export const auditEntrySchema = z
     id: z.string(),
     at: z.string().meta({ description: 'When the action was answered (ISO 8601)' }),
     actor: z.string().meta({ description: 'Who: the ops token that acted, as `ops-token:<fingerprint>`' }),
-    action: z.string().meta({ description: 'The operationId of the ops route, e.g. `opsSetKyb`' }),
+    action: z.string().meta({
+      description:
+        'The operationId of the ops route, e.g. `opsSetKyb`; `opsQueueDashboard` for a job retried or removed through the queue dashboard (`/ops/queues`)',
+    }),
     method: z.string(),
     path: z.string().meta({ description: 'The path called, ids included' }),
     organizationId: z.string().nullable(),

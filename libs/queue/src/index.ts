@@ -5,6 +5,7 @@ export {
   QueueTimeoutError,
   type RedisConnection,
 } from './connection';
+export { type InspectedQueues, openQueues } from './inspect';
 export {
   type JobOutboxEntry,
   type JobOutboxFields,

@@ -1,4 +1,4 @@
-import { loadConfig, platformService, port, positiveInt, secret, serviceUrl } from '@parametric/config';
+import { flag, loadConfig, platformService, port, positiveInt, secret, serviceUrl } from '@parametric/config';
 import { type Ed25519KeyBundle, generateEd25519KeyPem, loadEd25519Keys } from '@parametric/ed25519-keys';
 import { z } from 'zod';
 
@@ -30,6 +30,8 @@ export const gatewayConfigSchema = z.object({
   AUTH_CACHE_MAX_ENTRIES: positiveInt(100_000),
   AUTH_CACHE_MAX_AGE_SECONDS: positiveInt(300),
   OUTBOX_POLL_MS: positiveInt(1_000),
+  /** Lets the ops queue dashboard (`/ops/queues`) retry and remove jobs; read-only by default. */
+  QUEUE_DASHBOARD_WRITABLE: flag(false),
   POLICY_URL: serviceUrl(),
   PAYMENTS_URL: serviceUrl(),
   DETERMINATIONS_URL: serviceUrl(),

@@ -13,11 +13,11 @@ import {
 import type { Logger } from '@parametric/logger';
 import { createMetrics, routeTemplates } from '@parametric/metrics';
 import { connectMongo, pingMongo } from '@parametric/mongo';
-import { createProducer, createQueueStats } from '@parametric/queue';
+import { createProducer, createQueueStats, openQueues } from '@parametric/queue';
 import { connectFailFast } from '@parametric/redis';
 import { type Express, type NextFunction, type Request, type Response, Router } from 'express';
 import { auditRoutes } from './audit/routes';
-import { recordOpsActions } from './audit/trail';
+import { opsActor, recordOpsActions } from './audit/trail';
 import { accessTokens } from './auth/access-tokens';
 import { beforeBody } from './auth/before-body';
 import { requireCapability } from './auth/capabilities';
@@ -29,6 +29,7 @@ import { dashboardTokenKeys, type GatewayConfig } from './config';
 import { docsAssets, docsRoutes, opsDocsRoutes } from './docs/routes';
 import { forwardingRoutes, opsForwardingRoutes, publicForwardingRoutes } from './forwarding/routes';
 import { upstreams as createUpstreams } from './forwarding/upstreams';
+import { QUEUE_DASHBOARD_PATH, queueDashboard } from './ops/queue-dashboard';
 import { opsRoutes, requireKnownOrganization, requireOpsToken } from './ops/routes';
 import { webhookUrlLookup } from './organizations/webhook-url';
 import { organizationRoutes, registrationRoutes } from './partner-routes';
@@ -306,7 +307,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     beforeBody: [
       Router().use(
         '/ops',
-        requireOpsToken(config.OPS_TOKEN, () => authFailures.inc({ reason: 'ops_token' })),
+        requireOpsToken(config.OPS_TOKEN, () => authFailures.inc({ reason: 'ops_token' }), {
+          browserPath: '/queues',
+        }),
       ),
     ],
     metrics: metrics.http,
@@ -314,6 +317,21 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const audit = repositories.opsAudit();
   // Behind the ops token like the rest of the ops API (checked above, before any body).
   opsApp.use('/ops', metricsRoutes(metrics.handler));
+  const inspected = openQueues({
+    connection: config.REDIS_URL,
+    prefix: config.REDIS_PREFIX,
+    onError: (err: Error) => logger.warn({ err: err.message }, 'queue dashboard: Redis error'),
+  });
+  opsApp.use(
+    QUEUE_DASHBOARD_PATH,
+    queueDashboard({
+      queues: inspected.queues,
+      writable: config.QUEUE_DASHBOARD_WRITABLE,
+      audit,
+      actor: opsActor(config.OPS_TOKEN),
+      logger,
+    }),
+  );
   opsApp.use(
     '/ops',
     recordOpsActions({ audit, repositories, opsToken: config.OPS_TOKEN, logger }),
@@ -356,6 +374,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         await relay.stop();
         await producer.close();
         await queueStats.close();
+        await inspected.close();
         if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
         else if (redis.status !== 'end') redis.disconnect();
         await connection.close();

@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
+import { AppError } from '@parametric/http';
+import type { Logger } from '@parametric/logger';
+import type { Queue } from 'bullmq';
+import { type NextFunction, type Request, type Response, Router } from 'express';
+import type { AuditModel } from '../audit/model';
+
+/** Where the dashboard lives on the ops port (behind the ops token, like the rest of `/ops`). */
+export const QUEUE_DASHBOARD_PATH = '/ops/queues';
+
+const READS = new Set(['GET', 'HEAD']);
+
+/**
+ * The queue dashboard (@bull-board): every queue of the registry, its jobs by state, their data,
+ * errors and attempts. Read-only unless `writable` (QUEUE_DASHBOARD_WRITABLE): retrying or
+ * removing a job changes what the platform does next, so it is an explicit choice, and each such
+ * action is written to the ops audit trail (action `opsQueueDashboard`).
+ */
+export function queueDashboard(deps: {
+  queues: Queue[];
+  writable: boolean;
+  audit: AuditModel;
+  actor: string;
+  logger: Logger;
+}): Router {
+  const server = new ExpressAdapter();
+  server.setBasePath(QUEUE_DASHBOARD_PATH);
+  createBullBoard({
+    queues: deps.queues.map(
+      (queue) => new BullMQAdapter(queue, { readOnlyMode: !deps.writable, allowRetries: deps.writable }),
+    ),
+    serverAdapter: server,
+    options: { uiConfig: { boardTitle: 'Platform queues' } },
+  });
+  const router = Router();
+  router.use(deps.writable ? recordActions(deps) : refuseWrites);
+  router.use(server.getRouter());
+  return router;
+}
+
+/** Read-only: bull-board refuses changes on read-only queues too; this refuses them all first. */
+function refuseWrites(req: Request, _res: Response, next: NextFunction): void {
+  if (READS.has(req.method)) {
+    next();
+    return;
+  }
+  next(
+    AppError.forbidden(
+      'The queue dashboard is read-only; set QUEUE_DASHBOARD_WRITABLE=true on the gateway to retry or remove jobs',
+    ),
+  );
+}
+
+function recordActions(deps: { audit: AuditModel; actor: string; logger: Logger }) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    if (READS.has(req.method)) {
+      next();
+      return;
+    }
+    res.on('finish', () => {
+      if (res.statusCode >= 300) return;
+      deps.audit
+        .create({
+          _id: randomUUID(),
+          at: new Date(),
+          actor: deps.actor,
+          action: 'opsQueueDashboard',
+          method: req.method,
+          path: `${QUEUE_DASHBOARD_PATH}${req.path}`,
+          organizationId: null,
+          targetId: null,
+          status: res.statusCode,
+          requestId: String(req.id),
+          request: null,
+          before: null,
+          after: null,
+        })
+        .catch((err: unknown) =>
+          deps.logger.error(
+            { err, requestId: String(req.id) },
+            'audit entry of a queue dashboard action not written',
+          ),
+        );
+    });
+    next();
+  };
+}
