@@ -489,6 +489,28 @@ function casesFor({ route, api }: SweptRoute): fc.Arbitrary<Case> {
       })),
     );
   }
+  // A route that reads an Idempotency-Key (its contract's headers): keys it must refuse.
+  if (route.headers && 'Idempotency-Key' in route.headers.shape) {
+    const badKeys: [string, string | string[]][] = [
+      ['an empty Idempotency-Key', ''],
+      ['an Idempotency-Key of 256 characters', 'k'.repeat(256)],
+      ['an Idempotency-Key with a tab', 'a\tb'],
+      ['an Idempotency-Key in latin1', 'caf\xe9'],
+      ['an Idempotency-Key sent twice', ['key-1', 'key-2']],
+      ['an Idempotency-Key sent twice, the same', ['key-1', 'key-1']],
+    ];
+    kinds.push(
+      fc.constantFrom(...badKeys).map(([label, value]) => ({
+        part: 'headers' as const,
+        label,
+        path: realPath,
+        query: '',
+        body: validBodyCase,
+        headers: { ...withBody(validBodyCase), 'idempotency-key': value },
+        verdict: { expect: 'refused' as const, why: 'a malformed Idempotency-Key' },
+      })),
+    );
+  }
   return fc.oneof(...kinds);
 }
 

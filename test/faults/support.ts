@@ -232,13 +232,21 @@ export interface Timed {
 
 export async function timedCall(
   url: string,
-  init: { method?: string; key?: string; body?: unknown; timeoutMs?: number } = {},
+  init: {
+    method?: string;
+    key?: string;
+    body?: unknown;
+    timeoutMs?: number;
+    /** Further request headers (e.g. `Idempotency-Key`). */
+    headers?: Record<string, string>;
+  } = {},
 ): Promise<Timed> {
   const started = Date.now();
   try {
     const res = await fetch(url, {
       method: init.method ?? 'GET',
       headers: {
+        ...init.headers,
         ...(init.key ? { 'x-api-key': init.key } : {}),
         ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
       },

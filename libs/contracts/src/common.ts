@@ -23,3 +23,30 @@ export const phoneNumber = z
 export const pageQuery = paginationQuery();
 
 export { uuid };
+
+/** `Idempotency-Key`: 1–255 printable ASCII characters, chosen by the partner per operation. */
+export const IDEMPOTENCY_KEY = /^[\x20-\x7E]{1,255}$/;
+
+/**
+ * The optional `Idempotency-Key` request header of a create (docs/api.md, "Retries and
+ * idempotency"): the same key with the same body answers what the first request made.
+ */
+export const idempotencyHeaders = z.object({
+  'Idempotency-Key': z
+    .string({ error: 'must be sent once' })
+    .regex(IDEMPOTENCY_KEY, 'must be 1 to 255 printable ASCII characters')
+    .optional()
+    .meta({
+      description:
+        'Your unique key for this purchase (1–255 printable ASCII characters, e.g. a UUID). A retry with the same key and the same body answers the policy the first request created, and buys nothing; the same key with another body is 409 CONFLICT. Kept as long as the policy.',
+      example: '5d0f3c1e-purchase-farmer-42',
+    }),
+});
+
+/** Marks a 201 that repeats an earlier request with the same `Idempotency-Key`. */
+export const idempotentReplayHeaders = z.object({
+  'Idempotent-Replayed': z.literal('true').optional().meta({
+    description:
+      'Present (`true`) when this answer repeats the request first made with the same Idempotency-Key: nothing was bought again. Absent on the request that bought.',
+  }),
+});

@@ -13,6 +13,8 @@ export type Auth = 'partner' | 'opsBearer' | 'none';
 export interface DataResponse {
   description: string;
   data: z.ZodType;
+  /** Response headers the route may set (besides the rate-limit ones), for the document. */
+  headers?: z.ZodObject;
 }
 
 /** `{ success: true, data: [item…], pagination }`. */
@@ -50,6 +52,12 @@ export interface RouteContract {
   capability?: string;
   params?: z.ZodObject;
   query?: z.ZodObject;
+  /**
+   * Request headers the route reads, keyed by their name as documented (`Idempotency-Key`;
+   * looked up case-insensitively). Validated like the rest of the input: a bad value is
+   * `400 INVALID_INPUT` with the header's name as the field.
+   */
+  headers?: z.ZodObject;
   body?: z.ZodType;
   /** Whether `body` may be left out entirely (e.g. an optional activation body). */
   bodyOptional?: boolean;

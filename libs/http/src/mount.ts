@@ -22,13 +22,17 @@ type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 export type InputOf<C extends RouteContract> = {
   params: Out<C['params']>;
   query: Out<C['query']>;
+  headers: Out<C['headers']>;
   body: C['bodyOptional'] extends true ? Out<C['body']> | undefined : Out<C['body']>;
 };
+
+/** Response headers a handler sets (those its contract's response documents). */
+type ReplyHeaders = { headers?: Record<string, string> };
 
 type ReplyFor<S, R> = R extends PageResponse
   ? { status: S; data: z.input<R['item']>[]; page: { page: number; limit: number; total: number } }
   : R extends DataResponse
-    ? { status: S; data: z.input<R['data']> }
+    ? { status: S; data: z.input<R['data']> } & ReplyHeaders
     : { status: S; raw: string };
 
 /** What a handler returns: one of the contract's success statuses and its body, type-checked. */
@@ -41,7 +45,16 @@ export type Handler<C extends RouteContract, Ctx> = (input: InputOf<C>, ctx: Ctx
 /** A contract and the handler that serves it. */
 export interface Binding<Ctx> {
   contract: RouteContract;
-  handle(input: unknown, ctx: Ctx): Promise<{ status: number; data?: unknown; page?: unknown; raw?: string }>;
+  handle(
+    input: unknown,
+    ctx: Ctx,
+  ): Promise<{
+    status: number;
+    data?: unknown;
+    page?: unknown;
+    raw?: string;
+    headers?: Record<string, string>;
+  }>;
 }
 
 /**
@@ -57,7 +70,7 @@ export function implement<C extends RouteContract, Ctx>(contract: C, handler: Ha
 
 /**
  * Mounts bindings on a router. Each request is validated against its contract (params, query,
- * then body: bad input never reaches the handler), `contextOf` builds what the handler may
+ * headers, then body: bad input never reaches the handler), `contextOf` builds what the handler may
  * touch (for partner routes: repositories bound to the calling organization), and the reply
  * is rendered in the spec's envelope.
  */
@@ -85,6 +98,7 @@ export function mountRoutes<Ctx>(
         if (!spec)
           return next(new Error(`${contract.operationId} answered undeclared status ${reply.status}`));
         res.status(reply.status);
+        if (reply.headers) res.set(reply.headers);
         if (reply.raw !== undefined && 'contentType' in spec) {
           res.type(spec.contentType).send(reply.raw);
         } else if ('item' in spec) {

@@ -90,7 +90,12 @@ function responsesOf(route: RouteContract): ZodOpenApiResponsesObject {
         : z.object({ success: z.literal(true), data: spec.data });
     responses[status as StatusKey] = {
       description: spec.description,
-      headers,
+      headers:
+        'headers' in spec && spec.headers
+          ? headers
+            ? headers.extend(spec.headers.shape)
+            : spec.headers
+          : headers,
       content: { 'application/json': { schema } },
     };
   }
@@ -120,6 +125,7 @@ function operationOf(route: RouteContract): ZodOpenApiOperationObject {
     requestParams: {
       ...(route.params ? { path: route.params } : {}),
       ...(route.query ? { query: route.query } : {}),
+      ...(route.headers ? { header: route.headers } : {}),
     },
     requestBody: route.body
       ? { required: !route.bodyOptional, content: { 'application/json': { schema: route.body } } }

@@ -20,25 +20,47 @@ interface Schemas {
   body?: z.ZodType;
   query?: z.ZodType;
   params?: z.ZodType;
+  headers?: z.ZodObject;
   bodyOptional?: boolean;
 }
 
-const WHERE = { params: 'path parameters', query: 'query parameters', body: 'request body' } as const;
+const WHERE = {
+  params: 'path parameters',
+  query: 'query parameters',
+  headers: 'request headers',
+  body: 'request body',
+} as const;
+
+type Part = keyof typeof WHERE;
 
 /**
- * Validates a request's params, then query, then body, and returns them parsed (defaults
- * applied, unknown keys stripped or refused as each schema says). Bad input throws
- * `400 INVALID_INPUT` with field details.
+ * The headers a schema names, looked up case-insensitively (`Idempotency-Key` is sent as any
+ * case); a header that is absent is left out, so an optional one may be. A header sent more
+ * than once is given as the list of its values (which a string schema refuses), never joined.
  */
-export function parseInput(schemas: Schemas, req: Request): Record<'params' | 'query' | 'body', unknown> {
-  const input = { params: undefined, query: undefined, body: undefined } as Record<
-    'params' | 'query' | 'body',
+function headersOf(schema: z.ZodObject, req: Request): Record<string, string | string[]> {
+  const found: Record<string, string | string[]> = {};
+  for (const name of Object.keys(schema.shape)) {
+    const values = req.headersDistinct[name.toLowerCase()];
+    if (values?.length) found[name] = values.length === 1 ? (values[0] as string) : values;
+  }
+  return found;
+}
+
+/**
+ * Validates a request's params, then query, then the headers its contract reads, then body, and
+ * returns them parsed (defaults applied, unknown keys stripped or refused as each schema says).
+ * Bad input throws `400 INVALID_INPUT` with field details.
+ */
+export function parseInput(schemas: Schemas, req: Request): Record<Part, unknown> {
+  const input = { params: undefined, query: undefined, headers: undefined, body: undefined } as Record<
+    Part,
     unknown
   >;
-  for (const part of ['params', 'query', 'body'] as const) {
+  for (const part of ['params', 'query', 'headers', 'body'] as const) {
     const schema = schemas[part];
     if (!schema) continue;
-    const raw = req[part];
+    const raw = part === 'headers' ? headersOf(schemas.headers as z.ZodObject, req) : req[part];
     if (part === 'body' && raw === undefined) {
       if (schemas.bodyOptional) continue;
       throw AppError.invalid('Request body must be a JSON object', [

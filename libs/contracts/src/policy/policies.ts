@@ -1,6 +1,6 @@
 import { defineRoute, uuid } from '@parametric/http';
 import { z } from 'zod';
-import { idParams, timestamp } from '../common';
+import { idempotencyHeaders, idempotentReplayHeaders, idParams, timestamp } from '../common';
 import { PARTNER_SETTLEMENT_STATUSES } from '../determinations/ingest';
 
 export const POLICY_STATUSES = ['PENDING', 'ACTIVE', 'EXPIRED', 'CANCELLED'] as const;
@@ -233,18 +233,21 @@ export const purchasePolicy = defineRoute({
   path: '/policies/purchase',
   summary: 'Buy a policy',
   description:
-    'The body is checked first (400 INVALID_INPUT; a field of the other product is refused with the reason). Then the gates, in order: organization KYB-verified (403 FORBIDDEN), a current regulator licence for its market (403 REGULATOR_LICENSE_REQUIRED / _EXPIRED), recorded capacity with a live solvency attestation (400), farmer KYC APPROVED (400), the plot or herd is that farmer’s (404), remaining capacity (400). Creates a PENDING policy with payment instructions.',
+    'The body is checked first (400 INVALID_INPUT; a field of the other product is refused with the reason). Then the gates, in order: organization KYB-verified (403 FORBIDDEN), a current regulator licence for its market (403 REGULATOR_LICENSE_REQUIRED / _EXPIRED), recorded capacity with a live solvency attestation (400), farmer KYC APPROVED (400), the plot or herd is that farmer’s (404), remaining capacity (400). Creates a PENDING policy with payment instructions.\n\nSend an `Idempotency-Key` to make the purchase safe to retry: a repeat with the same key and the same body answers 201 with the policy the first request created (as it is now), marked `Idempotent-Replayed: true`, and reserves, writes and emits nothing; the same key with a different body is 409 CONFLICT. Without the header every request buys.',
   tags: ['Policies'],
   auth: 'partner',
   capability: 'policy:write',
+  headers: idempotencyHeaders,
   body: purchaseBody,
   responses: {
     201: {
-      description: 'The PENDING policy and how to pay its premium',
+      description:
+        'The PENDING policy and how to pay its premium; for a replay (same Idempotency-Key), the policy that key bought',
       data: z.object({ policy: policySchema, paymentInstructions: paymentInstructionsSchema }),
+      headers: idempotentReplayHeaders,
     },
   },
-  errors: ['NOT_FOUND', 'REGULATOR_LICENSE_REQUIRED', 'REGULATOR_LICENSE_EXPIRED'],
+  errors: ['NOT_FOUND', 'CONFLICT', 'REGULATOR_LICENSE_REQUIRED', 'REGULATOR_LICENSE_EXPIRED'],
 });
 
 export const getPolicy = defineRoute({

@@ -31,7 +31,13 @@ export interface ForwardingDeps {
 /** The one partner request that sets the webhook URL (the webhooks service owns it). */
 const SETS_WEBHOOK_URL = /^\/organizations\/me\/webhook\/?$/;
 
-const PASSED_BACK_HEADERS = ['retry-after', 'location'];
+const PASSED_BACK_HEADERS = ['retry-after', 'location', 'idempotent-replayed'];
+
+/**
+ * The partner's own request headers a service reads (declared in its route contracts, which
+ * validate them): these, and only these, are forwarded as sent.
+ */
+const FORWARDED_REQUEST_HEADERS = ['idempotency-key'];
 
 /**
  * Forwards an authenticated, rate-limited partner request to the owning service with the
@@ -153,8 +159,9 @@ export function publicForwardingRoutes(deps: ForwardingDeps): Router {
 }
 
 /**
- * One forwarded request. Only the signed context and the request id travel with the body:
- * nothing a partner sets in its own headers reaches the service.
+ * One forwarded request. Only the signed context, the request id and the partner headers a
+ * contract declares (`FORWARDED_REQUEST_HEADERS`) travel with the body: nothing else a partner
+ * sets in its own headers reaches the service.
  */
 async function forward(
   req: Request,
@@ -170,11 +177,17 @@ async function forward(
 ): Promise<void> {
   if (!target.base)
     throw new AppError('SERVICE_UNAVAILABLE', `The ${target.service} service is not available`);
-  const headers: Record<string, string> = {
+  const headers: Record<string, string | string[]> = {
     accept: 'application/json',
     'x-request-id': String(req.id),
     ...target.headers,
   };
+  for (const name of FORWARDED_REQUEST_HEADERS) {
+    // Each value as sent: a header sent twice reaches the service twice (and is refused there),
+    // not joined into one value that could pass for a single key.
+    const values = req.headersDistinct[name];
+    if (values?.length) headers[name] = values.length === 1 ? (values[0] as string) : values;
+  }
   const hasBody = req.body !== undefined && !['GET', 'HEAD'].includes(req.method);
   if (hasBody) headers['content-type'] = 'application/json';
 

@@ -16,7 +16,7 @@ export interface Upstreams {
   request(
     base: string,
     path: string,
-    init: { method: string; headers: Record<string, string>; body?: string; timeoutMs: number },
+    init: { method: string; headers: Record<string, string | string[]>; body?: string; timeoutMs: number },
   ): Promise<UpstreamReply>;
   /** Closes every pool: waits for requests in flight up to `graceMs`, then cuts them. */
   close(graceMs?: number): Promise<void>;

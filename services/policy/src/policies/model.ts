@@ -96,6 +96,15 @@ const policySchema = new Schema(
      * while it is reserved. Set (conditionally, once) before the capacity is given back.
      */
     capacityReleasedAt: { type: Date, default: null },
+    /**
+     * The partner's `Idempotency-Key` of the purchase that created the policy (null when it sent
+     * none), kept as long as the policy; `idempotencyFingerprint` is the hash of that request's
+     * canonical parsed body (idempotency.ts), so a repeat with another body is refused.
+     */
+    idempotencyKey: { type: String, default: null },
+    idempotencyFingerprint: { type: String, default: null },
+    /** The keyed reservation (capacity `keyedReservations`) the sum insured was reserved under. */
+    reservationClaimId: { type: String, default: null },
   },
   { timestamps: true, versionKey: false },
 );
@@ -103,6 +112,14 @@ withOutbox(policySchema);
 readAsBigint(policySchema, ['sumInsuredMinor', 'premiumMinor']);
 // Policy numbers are what partners and farmers quote: unique across the platform.
 policySchema.index({ policyNumber: 1 }, { unique: true });
+// One policy per Idempotency-Key and organization: of two purchases racing with the same key
+// exactly one insert succeeds, the other reads the winner's policy (purchase.ts). Serves the
+// replay lookup `{ organizationId, idempotencyKey }`. Partial: policies bought without a key
+// (null) are not in it, so they never collide.
+policySchema.index(
+  { organizationId: 1, idempotencyKey: 1 },
+  { unique: true, partialFilterExpression: { idempotencyKey: { $type: 'string' } } },
+);
 // Serves an organization's policies of a farmer.
 policySchema.index({ organizationId: 1, farmerId: 1 });
 // Serves the expiry sweep: `{ status: 'ACTIVE', coverEndsAt: { $lte: now } }`.

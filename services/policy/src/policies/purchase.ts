@@ -17,6 +17,14 @@ import {
   requireKybVerified,
   requireLiveCapacity,
 } from './gates';
+import {
+  claimKeyedReservation,
+  type Keyed,
+  keyedPurchase,
+  policyOfKey,
+  releaseClaim,
+  settleClaim,
+} from './idempotency';
 import type { PolicyDoc } from './model';
 import { newPolicyNumber } from './policy-number';
 import {
@@ -109,6 +117,11 @@ function paymentInstructions(policy: PolicyDoc) {
   };
 }
 
+/** What a purchase answers: the policy and how to pay for it. */
+function purchaseView(policy: PolicyDoc, now: Date) {
+  return { policy: policyView(policy, now), paymentInstructions: paymentInstructions(policy) };
+}
+
 /**
  * Sells a PENDING policy. The body is already valid (the contract checked it); the gates decide
  * in the order the spec gives: KYB, licence, capacity and solvency, farmer KYC, then the plot or
@@ -122,6 +135,38 @@ export async function purchasePolicy(
   body: PurchaseBody,
   now: Date,
 ) {
+  return (await purchasePolicyOnce(tenant, organization, body, now, undefined)).purchase;
+}
+
+/**
+ * `purchasePolicy` with the partner's optional `Idempotency-Key` (docs/api.md, "Retries and
+ * idempotency"). With a key, the policy the key already bought is answered (`replayed`), before
+ * any gate, and nothing is reserved or written; a key used with another body is 409. Otherwise
+ * the key is claimed together with the capacity reservation, in one conditional update of the
+ * capacity document, and the policy is written with the key (unique per organization):
+ *
+ * - two requests with the same key reserve once: the second finds the first's claim and writes
+ *   its policy on that reservation; of their two inserts, the unique index lets one through and
+ *   the other answers the winner's policy;
+ * - a crash (or a write the server held) between the reservation and the policy leaves the claim
+ *   on the capacity document, and a retry with the key writes the policy on it; such a claim is
+ *   never given back blindly, since the policy's write may yet be applied;
+ * - a claim that lost to another claim's policy (a request that read before that policy existed
+ *   and reserved after its claim was settled) is given back by whichever request holding it
+ *   gets the duplicate key, in the same update that removes the claim.
+ */
+export async function purchasePolicyOnce(
+  tenant: Tenant,
+  organization: OrganizationSnapshot,
+  body: PurchaseBody,
+  now: Date,
+  idempotencyKey: string | undefined,
+) {
+  const keyed = keyedPurchase(idempotencyKey, body);
+  if (keyed) {
+    const earlier = await policyOfKey(tenant, keyed);
+    if (earlier) return { purchase: purchaseView(earlier, now), replayed: true };
+  }
   const market = organization.countryCode;
   requireKybVerified(organization);
   const read = await readGates(
@@ -148,35 +193,81 @@ export async function purchasePolicy(
       ? wholeUnitPremiumMinor(priced.premiumMinor, exponent)
       : priced.premiumMinor;
 
+  const fields: PolicyFields = {
+    farmerId: body.farmerId,
+    productType: body.productType,
+    plotId: body.productType === 'CROP' ? body.plotId : null,
+    herdId: body.productType === 'LIVESTOCK' ? body.herdId : null,
+    season: body.productType === 'LIVESTOCK' ? body.season : null,
+    coverageType: body.coverageType,
+    durationDays,
+    currency,
+    exponent,
+    sumInsuredMinor,
+    premiumMinor,
+    rateTableVersion: RATE_TABLE.version,
+    // Frozen at sale: later tier changes do not move existing policies.
+    settlementMode,
+  };
+  if (keyed) return keyedSale(tenant, keyed, fields, market, now, { currency, exponent });
+
   if (!(await reserveCapacity(tenant, sumInsuredMinor))) {
     throw await remainingCapacityError(tenant, currency, exponent);
+  }
+  let policy: PolicyDoc;
+  try {
+    policy = await insertPolicy(tenant, fields, market, now);
+  } catch (err) {
+    await releaseCapacity(tenant, sumInsuredMinor);
+    throw err;
+  }
+  return { purchase: purchaseView(policy, now), replayed: false };
+}
+
+type PolicyFields = Omit<Partial<PolicyDoc>, 'organizationId'> & { sumInsuredMinor: bigint };
+
+/** The keyed half of `purchasePolicyOnce`: claim and reserve, write the policy, settle the claim. */
+async function keyedSale(
+  tenant: Tenant,
+  keyed: Keyed,
+  fields: PolicyFields,
+  market: string,
+  now: Date,
+  money: { currency: string; exponent: number },
+) {
+  const claim = await claimKeyedReservation(tenant, keyed, fields.sumInsuredMinor, now);
+  if (claim === 'NO_CAPACITY') {
+    // The claim that held the key may have been settled since: its policy answers.
+    const earlier = await policyOfKey(tenant, keyed);
+    if (earlier) return { purchase: purchaseView(earlier, now), replayed: true };
+    throw await remainingCapacityError(tenant, money.currency, money.exponent);
   }
   let policy: PolicyDoc;
   try {
     policy = await insertPolicy(
       tenant,
       {
-        farmerId: body.farmerId,
-        productType: body.productType,
-        plotId: body.productType === 'CROP' ? body.plotId : null,
-        herdId: body.productType === 'LIVESTOCK' ? body.herdId : null,
-        season: body.productType === 'LIVESTOCK' ? body.season : null,
-        coverageType: body.coverageType,
-        durationDays,
-        currency,
-        exponent,
-        sumInsuredMinor,
-        premiumMinor,
-        rateTableVersion: RATE_TABLE.version,
-        // Frozen at sale: later tier changes do not move existing policies.
-        settlementMode,
+        ...fields,
+        idempotencyKey: keyed.key,
+        idempotencyFingerprint: keyed.fingerprint,
+        reservationClaimId: claim.claimId,
       },
       market,
       now,
     );
   } catch (err) {
-    await releaseCapacity(tenant, sumInsuredMinor);
-    throw err;
+    if (!duplicateKeyFields(err)?.includes('idempotencyKey')) throw err;
+    // Another request with the key wrote its policy first: answer that one.
+    const winner = await policyOfKey(tenant, keyed);
+    if (!winner) throw err;
+    // The claim this request wrote on is either the winner's reservation (settle it: the winner
+    // may have stopped before doing so) or one no policy can ever use now that the key has its
+    // policy (give it back). Both are conditional on the claim still being there, so a claim is
+    // given back at most once, whoever of the requests holding it gets here.
+    if (winner.reservationClaimId === claim.claimId) await settleClaim(tenant, claim.claimId);
+    else await releaseClaim(tenant, claim.claimId, fields.sumInsuredMinor);
+    return { purchase: purchaseView(winner, now), replayed: true };
   }
-  return { policy: policyView(policy, now), paymentInstructions: paymentInstructions(policy) };
+  await settleClaim(tenant, claim.claimId);
+  return { purchase: purchaseView(policy, now), replayed: false };
 }

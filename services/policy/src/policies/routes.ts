@@ -6,14 +6,19 @@ import {
 } from '@parametric/contracts';
 import { type Binding, created, implement, ok } from '@parametric/http';
 import type { PartnerContext } from '../context';
-import { purchasePolicy } from './purchase';
+import { purchasePolicyOnce } from './purchase';
 import { policyView, readPolicy, readPolicyStatus } from './reads';
 
 /** Buying, reading and (Tier 1) activating policies (spec 4). */
 export const policyRoutes: Binding<PartnerContext>[] = [
-  implement(purchasePolicyRoute, async ({ body }, { tenant, organization, now }) =>
-    created(await purchasePolicy(tenant, organization, body, now())),
-  ),
+  implement(purchasePolicyRoute, async ({ body, headers }, { tenant, organization, now }) => {
+    const key = headers['Idempotency-Key'];
+    const { purchase, replayed } = await purchasePolicyOnce(tenant, organization, body, now(), key);
+    // A replay answers as the first request did, marked so the partner can tell.
+    return replayed
+      ? { ...created(purchase), headers: { 'Idempotent-Replayed': 'true' } }
+      : created(purchase);
+  }),
   implement(getPolicy, async ({ params }, { tenant, now }) => ok(await readPolicy(tenant, params.id, now()))),
   implement(getPolicyStatus, async ({ params }, { tenant, now }) =>
     ok(await readPolicyStatus(tenant, params.id, now())),

@@ -18,6 +18,25 @@ const licenceSchema = new Schema(
 licenceSchema.index({ organizationId: 1, market: 1 }, { unique: true });
 
 /**
+ * A reservation made for a purchase with an `Idempotency-Key`, written in the same update as
+ * the `$inc` of `reservedMinor`: the key is claimed and the capacity reserved at once, so a
+ * crash can never leave one without the other. It stays until a policy with the key exists
+ * (then it is removed), so a retry with the same key finds it and creates the policy on it
+ * instead of reserving again (policies/idempotency.ts).
+ */
+const keyedReservationSchema = new Schema(
+  {
+    claimId: { type: String, required: true },
+    key: { type: String, required: true },
+    fingerprint: { type: String, required: true },
+    /** The amount reserved, int64 minor units as a decimal string. */
+    amountMinor: { type: String, required: true },
+    reservedAt: { type: Date, required: true },
+  },
+  { _id: false },
+);
+
+/**
  * Underwriting capacity per organization (`_id` is the organization id), in int64 minor units
  * so that a reservation is one exact, conditional `$inc`.
  */
@@ -28,6 +47,8 @@ const capacitySchema = new Schema(
     amountMinor: { type: BigInt, required: true },
     reservedMinor: { type: BigInt, required: true, default: 0n },
     solvencyAttestedUntil: { type: Date, required: true },
+    /** Keyed reservations whose policy is not written yet (normally none; see above). */
+    keyedReservations: { type: [keyedReservationSchema], default: [] },
   },
   { timestamps: true, versionKey: false },
 );
