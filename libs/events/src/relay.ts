@@ -254,38 +254,53 @@ export function startDocumentRelay(options: DocumentRelayOptions): OutboxRelay {
   // re-sends too; BullMQ ignores the ids it still holds.
   const markerKey = `${model.modelName}:${arrayField}:${randomUUID()}`;
   let markerSeq = 0;
-  /** The marker value this relay last wrote and saw acknowledged; null: unknown, re-send. */
+  /**
+   * The marker value this relay last wrote, once Redis is known to hold everything relayed up to
+   * it; null: unknown (not written yet, a swap not acknowledged, re-sends not finished), so the
+   * next check re-sends.
+   */
   let markerValue: string | null = null;
+  let markerConfirmed = false;
 
-  async function swapMarker(swap: NonNullable<DocumentRelaySpec['swapMarker']>): Promise<boolean> {
-    const expected = markerValue;
+  type Swap = NonNullable<DocumentRelaySpec['swapMarker']>;
+  /** Writes a new marker value; `intact` when the marker held `expected` (and it was not null). */
+  async function swapMarker(
+    swap: Swap,
+    expected: string | null,
+  ): Promise<{ value: string; intact: boolean }> {
     const value = `${++markerSeq}:${now()}`;
-    // Until this swap is acknowledged, whether it took effect is unknown.
     markerValue = null;
     const previous = await withTimeout(swap(markerKey, value, retentionMs), enqueueTimeoutMs);
-    markerValue = value;
-    return expected !== null && previous.every((p) => p === expected);
+    return { value, intact: expected !== null && previous.every((p) => p === expected) };
   }
 
   async function checkRedisKept(): Promise<void> {
     const swap = spec.swapMarker;
     if (!swap) return;
-    const firstCheck = markerSeq === 0;
-    if (await swapMarker(swap)) return;
-    // (The first pass of every relay re-sends as a matter of course: not worth a warning.)
-    if (!firstCheck) {
+    const check = await swapMarker(swap, markerValue);
+    if (check.intact) {
+      markerValue = check.value;
+      return;
+    }
+    // A relay's first check re-sends as a matter of course: not worth a warning.
+    const startup = !markerConfirmed;
+    if (!startup) {
       logger.warn(
         { model: model.modelName },
         `outbox relay: Redis may have lost data (relay marker gone, changed or unacknowledged); re-sending the ${entryName}s kept for ${Math.round(retentionMs / 1000)} s`,
       );
     }
+    // Should a re-send fail, `markerValue` stays null and the next pass re-sends them all again.
     const resent = await resendKept();
-    // Marked again after the re-sends: should Redis lose them too, the next pass notices.
-    const intact = await swapMarker(swap);
-    if (!intact) markerValue = null;
-    if (!firstCheck) {
+    // Marked again after the re-sends: should Redis lose them too, this swap or the next notices.
+    const after = await swapMarker(swap, check.value);
+    if (after.intact) {
+      markerValue = after.value;
+      markerConfirmed = true;
+    }
+    if (!startup) {
       logger.warn(
-        { model: model.modelName, resent, intact },
+        { model: model.modelName, resent, intact: after.intact },
         `outbox relay: ${resent} kept ${entryName}s enqueued again`,
       );
     }

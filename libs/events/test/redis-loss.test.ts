@@ -224,6 +224,34 @@ describe('outbox relay when Redis loses its data', () => {
     expect((await queue.getJob(event.id))?.data).toEqual(event);
   });
 
+  it('a re-send that fails part-way is made again by the next pass', async () => {
+    const { event } = await verifyOrganization();
+    let failResend = false;
+    const flaky: EventProducer = {
+      add: (e, opts) => {
+        if (failResend) {
+          failResend = false;
+          return Promise.reject(new Error('Redis went away again'));
+        }
+        sent.push(e.id);
+        return producer.add(e, opts);
+      },
+      swapRelayMarker: (key, value, ttlMs) => producer.swapRelayMarker(key, value, ttlMs),
+    };
+    const r = relay({ producer: flaky });
+    await r.drain();
+
+    await admin.flushall();
+    failResend = true;
+    await expect(r.drain()).rejects.toThrow(`could not enqueue event ${event.id}`);
+    expect(await queue.getJob(event.id)).toBeUndefined();
+    sent = [];
+    await r.drain();
+
+    expect(sent).toEqual([event.id]);
+    expect((await queue.getJob(event.id))?.data).toEqual(event);
+  });
+
   it('a Redis that kept its data (marker intact) gets nothing again, however many passes', async () => {
     await verifyOrganization();
     await verifyOrganization();
