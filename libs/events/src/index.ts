@@ -1,6 +1,7 @@
 export { EVENT_CATALOG, EVENT_NAMES, type EventData, type EventName, isEventName } from './catalog';
 export { createEvent, type EventEnvelope, eventEnvelopeSchema } from './envelope';
 export {
+  type KeptOutboxEntry,
   type OutboxFields,
   type OutboxUpdate,
   outboxEventSchema,
@@ -13,10 +14,12 @@ export {
   type DocumentRelayOptions,
   type DocumentRelaySpec,
   type EventProducer,
+  OUTBOX_RETENTION_MS,
   type OutboxRelay,
   type OutboxRelayOptions,
   type RelayedEntry,
   type RelayLogger,
+  type SwapRelayMarker,
   startDocumentRelay,
   startOutboxRelay,
 } from './relay';

@@ -21,12 +21,23 @@ export const outboxEventSchema = new Schema(
   { _id: false, id: false, minimize: false },
 );
 
+/** A relayed entry's copy, kept for the retention window in case Redis loses its data (relay.ts). */
+export interface KeptOutboxEntry<E = unknown> {
+  id: string;
+  relayedAt: Date;
+  entry: E;
+}
+
 /** Fields `withOutbox` adds, for the service's own document interface. */
 export interface OutboxFields {
   outbox: EventEnvelope[];
   outboxPending: boolean;
   /** Entries the relay could not validate, moved aside so they don't block the outbox. */
   outboxRejected?: unknown[];
+  /** Events already relayed, kept for the retention window (written by the relay only). */
+  outboxRelayed?: KeptOutboxEntry<EventEnvelope>[];
+  /** The latest `relayedAt` among them. */
+  outboxRelayedAt?: Date;
 }
 
 /** Adds the outbox to a service's schema (call before compiling the model). */
@@ -37,10 +48,18 @@ export function withOutbox<S extends Schema>(schema: S): S {
     // empty. Lets the relay find pending documents without scanning every `outbox` array.
     outboxPending: { type: Boolean, default: false },
     outboxRejected: { type: [Schema.Types.Mixed], default: undefined },
+    // Written by the relay only, with the raw driver: copies of relayed events, re-sent if Redis
+    // loses its data, and pruned once older than the retention window.
+    outboxRelayed: { type: [Schema.Types.Mixed], default: undefined },
+    outboxRelayedAt: { type: Date, default: undefined },
   });
   // Serves the relay's `find({ outboxPending: true })`. Partial, so it holds only documents
   // with undelivered events (a handful at any moment), not every policy or payout ever made.
   schema.index({ outboxPending: 1 }, { partialFilterExpression: { outboxPending: true } });
+  // Serves the relay's re-send pass after Redis lost its data, `find({ outboxRelayedAt: { $gte:
+  // now - window } })`: a range over the last window of the index, however many documents relayed
+  // something before. Partial, so documents that never had an event are not in it.
+  schema.index({ outboxRelayedAt: 1 }, { partialFilterExpression: { outboxRelayedAt: { $exists: true } } });
   return schema;
 }
 

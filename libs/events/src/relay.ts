@@ -1,10 +1,29 @@
+import { randomUUID } from 'node:crypto';
 import type { Collection, mongo } from 'mongoose';
 import { type EventEnvelope, eventEnvelopeSchema } from './envelope';
+
+/**
+ * How a relay notices that Redis lost data (`Producer.swapRelayMarker` of `@parametric/queue`):
+ * sets the relay's marker key to `value` (expiring after `ttlMs`) and returns what it held
+ * before, null when absent, in one round trip on the connection the entries go through.
+ */
+export type SwapRelayMarker = (key: string, value: string, ttlMs: number) => Promise<string | null>;
 
 /** What the relay needs from `createProducer('events', …)` of `@parametric/queue`. */
 export interface EventProducer {
   add(event: EventEnvelope, opts: { jobId: string }): Promise<unknown>;
+  /** Without it the relay cannot notice that Redis lost data, and never re-sends kept events. */
+  swapRelayMarker?: SwapRelayMarker;
 }
+
+/**
+ * How long a relayed entry is kept on its document (`<array>Relayed`), to be re-sent if Redis
+ * loses its data: 15 minutes. It has to cover the time from the enqueue until the consumer has
+ * recorded what the entry does in MongoDB, in normal operation: seconds, including BullMQ's own
+ * retries of a failing job (5 attempts, about 30 s). Losses older than that are the consumers'
+ * own reconcilers' business (the webhooks reconciler, the policy requeue sweep).
+ */
+export const OUTBOX_RETENTION_MS = 15 * 60_000;
 
 /** pino-compatible (`logger.warn(obj, msg)`), so a service passes its own logger. */
 export interface RelayLogger {
@@ -23,6 +42,14 @@ export interface OutboxRelayOptions {
    * Redis never connected waits forever (BullMQ waits for "ready"), and so would `stop()`.
    */
   enqueueTimeoutMs?: number;
+  /**
+   * How long a relayed entry's copy is kept for re-sending after Redis lost its data
+   * (`OUTBOX_RETENTION_MS`, 15 min, by default). Must exceed how long a consumer can take to
+   * pick a job up and record its effect in normal operation.
+   */
+  retentionMs?: number;
+  /** The clock for `relayedAt` and the window (tests move it). */
+  now?: () => number;
   logger?: RelayLogger;
 }
 
@@ -56,6 +83,18 @@ export interface DocumentRelaySpec {
   pendingField: string;
   /** Where entries that cannot be parsed are moved, kept for ops. */
   rejectedField: string;
+  /**
+   * Where relayed entries are kept for the retention window, as `{ id, relayedAt, entry }`,
+   * e.g. `outboxRelayed`: re-sent if Redis loses its data.
+   */
+  keptField: string;
+  /** The latest `relayedAt` of the document's kept entries (indexed: the re-send pass's query). */
+  keptAtField: string;
+  /**
+   * Swaps the relay's marker in every Redis the entries go to, resolving with each previous
+   * value (see `SwapRelayMarker`). Absent: Redis losing its data goes unnoticed.
+   */
+  swapMarker?: (key: string, value: string, ttlMs: number) => Promise<Array<string | null>>;
   /** What the log calls the entries ("event", "job"). */
   entryName: string;
   parse(entry: unknown): RelayedEntry;
@@ -67,19 +106,26 @@ export interface DocumentRelayOptions extends Omit<OutboxRelayOptions, 'producer
 
 /**
  * Moves outbox events to the queue, at least once. Each event is enqueued with
- * `jobId = event.id` and only then pulled from its document, so a crash or a Redis outage in
- * between leaves it in the outbox and the next pass re-enqueues it under the same id, which
- * BullMQ ignores as a duplicate while it still holds the first job.
+ * `jobId = event.id` and only then moved from its document's outbox to `outboxRelayed`, so a
+ * crash or a Redis outage in between leaves it in the outbox and the next pass re-enqueues it
+ * under the same id, which BullMQ ignores as a duplicate while it still holds the first job.
+ * The copy in `outboxRelayed` is kept for the retention window: if Redis loses its data (back
+ * empty after a crash, or without the last second of its append-only file), the relay notices
+ * (its marker key) and enqueues every kept copy again, under the same ids.
  */
 export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const { producer, ...rest } = options;
+  const swap = producer.swapRelayMarker?.bind(producer);
   return startDocumentRelay({
     ...rest,
     spec: {
       arrayField: 'outbox',
       pendingField: 'outboxPending',
       rejectedField: 'outboxRejected',
+      keptField: 'outboxRelayed',
+      keptAtField: 'outboxRelayedAt',
       entryName: 'event',
+      swapMarker: swap && (async (key, value, ttlMs) => [await swap(key, value, ttlMs)]),
       parse(entry) {
         const parsed = eventEnvelopeSchema.safeParse(entry);
         if (!parsed.success) return { ok: false, issues: parsed.error.issues };
@@ -96,11 +142,24 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
  */
 export function startDocumentRelay(options: DocumentRelayOptions): OutboxRelay {
   const { model, spec, intervalMs = 1000, batchSize = 100, enqueueTimeoutMs = 10_000 } = options;
-  const { arrayField, pendingField, rejectedField, entryName } = spec;
+  const { arrayField, pendingField, rejectedField, keptField, keptAtField, entryName } = spec;
+  const retentionMs = options.retentionMs ?? OUTBOX_RETENTION_MS;
+  const now = options.now ?? Date.now;
   const logger = options.logger ?? consoleLogger;
   // The raw driver collection, not the model: relay bookkeeping must not bump the document's
   // `updatedAt`, run the service's middleware, or be reshaped by mongoose casting.
   const collection = model.collection as unknown as mongo.Collection<StoredDocument>;
+
+  async function send(parsed: Extract<RelayedEntry, { ok: true }>, doc: StoredDocument): Promise<void> {
+    try {
+      await withTimeout(parsed.send(), enqueueTimeoutMs);
+    } catch (cause) {
+      throw new Error(
+        `outbox relay: could not enqueue ${entryName} ${parsed.id} (${model.modelName} ${doc._id})`,
+        { cause },
+      );
+    }
+  }
 
   async function relayDocument(doc: StoredDocument): Promise<void> {
     const stored = doc[arrayField];
@@ -121,21 +180,130 @@ export function startDocumentRelay(options: DocumentRelayOptions): OutboxRelay {
         );
         continue;
       }
-      try {
-        await withTimeout(parsed.send(), enqueueTimeoutMs);
-      } catch (cause) {
-        throw new Error(
-          `outbox relay: could not enqueue ${entryName} ${parsed.id} (${model.modelName} ${doc._id})`,
-          { cause },
-        );
-      }
-      await collection.updateOne({ _id: doc._id }, { $pull: { [arrayField]: { id: parsed.id } } } as never);
+      await send(parsed, doc);
+      // One update: the entry leaves the array and its copy is kept, stamped, for the window;
+      // copies older than the window go (so the kept array stays bounded). Only if the entry is
+      // still there: another replica's relay that moved it first has kept the copy already.
+      const relayedAt = new Date(now());
+      const cutoff = new Date(relayedAt.getTime() - retentionMs);
+      await collection.updateOne({ _id: doc._id, [`${arrayField}.id`]: parsed.id }, [
+        {
+          $set: {
+            [arrayField]: {
+              $filter: { input: `$${arrayField}`, cond: { $ne: ['$$this.id', { $literal: parsed.id }] } },
+            },
+            [keptField]: {
+              $concatArrays: [
+                {
+                  $filter: {
+                    input: { $ifNull: [`$${keptField}`, []] },
+                    cond: { $gte: ['$$this.relayedAt', cutoff] },
+                  },
+                },
+                // Literal: the entry's payload is data, never an expression to evaluate.
+                [{ $literal: { id: parsed.id, relayedAt, entry } }],
+              ],
+            },
+            [keptAtField]: { $max: [`$${keptAtField}`, relayedAt] },
+          },
+        },
+      ] as never);
     }
     // Conditional, so an entry appended after our read keeps the flag set and the next pass
     // finds it. `<array>.0` absent covers both an empty and a missing array.
     await collection.updateOne({ _id: doc._id, [`${arrayField}.0`]: { $exists: false } }, {
       $set: { [pendingField]: false },
     } as never);
+  }
+
+  /** Enqueues every copy kept within the window again, under its own id; resolves with the count. */
+  async function resendKept(): Promise<number> {
+    const cutoff = new Date(now() - retentionMs);
+    // Served by the index `withOutbox` / `withJobOutbox` declare on `<array>RelayedAt`: only
+    // documents that relayed something within the window.
+    const cursor = collection.find({ [keptAtField]: { $gte: cutoff } }, { projection: { [keptField]: 1 } });
+    let sent = 0;
+    for await (const doc of cursor) {
+      const kept = doc[keptField];
+      for (const copy of Array.isArray(kept) ? (kept as unknown[]) : []) {
+        const { relayedAt, entry } = (copy ?? {}) as { relayedAt?: unknown; entry?: unknown };
+        if (!(relayedAt instanceof Date) || relayedAt < cutoff) continue;
+        const parsed = spec.parse(entry);
+        // It parsed when it was relayed; a copy damaged since cannot be sent, only reported.
+        if (!parsed.ok) {
+          logger.error(
+            { model: model.modelName, documentId: doc._id, entry, issues: parsed.issues },
+            `outbox relay: kept ${entryName} cannot be re-sent`,
+          );
+          continue;
+        }
+        await send(parsed, doc);
+        sent++;
+      }
+    }
+    return sent;
+  }
+
+  // Noticing that Redis lost data. After each pass's enqueues the relay swaps its own marker key
+  // (this relay instance's, in every Redis it sends to) for a new value and gets the previous
+  // one back: one round trip a pass. If that is not the value it last wrote, Redis lost writes
+  // made after it (emptied, replaced, restarted without the last second of its append-only
+  // file: the enqueues come before the marker in its log, so losing them loses the marker too)
+  // and every copy kept within the window is enqueued again. A relay that has not written a
+  // marker yet (just started) cannot know what its predecessor's Redis kept, so its first pass
+  // re-sends too; BullMQ ignores the ids it still holds.
+  const markerKey = `${model.modelName}:${arrayField}:${randomUUID()}`;
+  let markerSeq = 0;
+  /**
+   * The marker value this relay last wrote, once Redis is known to hold everything relayed up to
+   * it; null: unknown (not written yet, a swap not acknowledged, re-sends not finished), so the
+   * next check re-sends.
+   */
+  let markerValue: string | null = null;
+  let markerConfirmed = false;
+
+  type Swap = NonNullable<DocumentRelaySpec['swapMarker']>;
+  /** Writes a new marker value; `intact` when the marker held `expected` (and it was not null). */
+  async function swapMarker(
+    swap: Swap,
+    expected: string | null,
+  ): Promise<{ value: string; intact: boolean }> {
+    const value = `${++markerSeq}:${now()}`;
+    markerValue = null;
+    const previous = await withTimeout(swap(markerKey, value, retentionMs), enqueueTimeoutMs);
+    return { value, intact: expected !== null && previous.every((p) => p === expected) };
+  }
+
+  async function checkRedisKept(): Promise<void> {
+    const swap = spec.swapMarker;
+    if (!swap) return;
+    const check = await swapMarker(swap, markerValue);
+    if (check.intact) {
+      markerValue = check.value;
+      return;
+    }
+    // A relay's first check re-sends as a matter of course: not worth a warning.
+    const startup = !markerConfirmed;
+    if (!startup) {
+      logger.warn(
+        { model: model.modelName },
+        `outbox relay: Redis may have lost data (relay marker gone, changed or unacknowledged); re-sending the ${entryName}s kept for ${Math.round(retentionMs / 1000)} s`,
+      );
+    }
+    // Should a re-send fail, `markerValue` stays null and the next pass re-sends them all again.
+    const resent = await resendKept();
+    // Marked again after the re-sends: should Redis lose them too, this swap or the next notices.
+    const after = await swapMarker(swap, check.value);
+    if (after.intact) {
+      markerValue = after.value;
+      markerConfirmed = true;
+    }
+    if (!startup) {
+      logger.warn(
+        { model: model.modelName, resent, intact: after.intact },
+        `outbox relay: ${resent} kept ${entryName}s enqueued again`,
+      );
+    }
   }
 
   /** One pass; resolves with the number of pending documents it found. */
@@ -147,6 +315,7 @@ export function startDocumentRelay(options: DocumentRelayOptions): OutboxRelay {
     // Stop at the first enqueue failure: Redis is most likely down, and hammering it with the
     // rest of the batch would only produce more of the same error.
     for (const doc of docs) await relayDocument(doc);
+    await checkRedisKept();
     return docs.length;
   }
 

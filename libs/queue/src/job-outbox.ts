@@ -1,4 +1,9 @@
-import { type OutboxRelay, type RelayLogger, startDocumentRelay } from '@parametric/events';
+import {
+  type KeptOutboxEntry,
+  type OutboxRelay,
+  type RelayLogger,
+  startDocumentRelay,
+} from '@parametric/events';
 import { type Collection, Schema } from 'mongoose';
 import { z } from 'zod';
 import type { AddOptions, Producer } from './producer';
@@ -20,6 +25,10 @@ export interface JobOutboxFields {
   jobOutbox: JobOutboxEntry[];
   jobOutboxPending: boolean;
   jobOutboxRejected?: unknown[];
+  /** Jobs already relayed, kept for the retention window (written by the relay only). */
+  jobOutboxRelayed?: KeptOutboxEntry<JobOutboxEntry>[];
+  /** The latest `relayedAt` among them. */
+  jobOutboxRelayedAt?: Date;
 }
 
 const storedEntry = z.strictObject({
@@ -39,10 +48,20 @@ export function withJobOutbox<S extends Schema>(schema: S): S {
     },
     jobOutboxPending: { type: Boolean, default: false },
     jobOutboxRejected: { type: [Schema.Types.Mixed], default: undefined },
+    // Written by the relay only: copies of relayed jobs, re-sent if Redis loses its data.
+    jobOutboxRelayed: { type: [Schema.Types.Mixed], default: undefined },
+    jobOutboxRelayedAt: { type: Date, default: undefined },
   });
   // Serves the relay's `find({ jobOutboxPending: true })`; partial, so it holds only the few
   // documents with jobs still to send.
   schema.index({ jobOutboxPending: 1 }, { partialFilterExpression: { jobOutboxPending: true } });
+  // Serves the relay's re-send pass after Redis lost its data, `find({ jobOutboxRelayedAt:
+  // { $gte: now - window } })`: a range over the last window only. Partial: documents that never
+  // had a job are not in it.
+  schema.index(
+    { jobOutboxRelayedAt: 1 },
+    { partialFilterExpression: { jobOutboxRelayedAt: { $exists: true } } },
+  );
   return schema;
 }
 
@@ -79,19 +98,28 @@ export interface JobOutboxRelayOptions {
   producers: { [N in QueueName]?: Producer<N> };
   intervalMs?: number;
   enqueueTimeoutMs?: number;
+  /** How long relayed jobs are kept to be re-sent if Redis loses its data (`OUTBOX_RETENTION_MS`). */
+  retentionMs?: number;
+  now?: () => number;
   logger?: RelayLogger;
 }
 
 /** Relays stored jobs to their queues, at least once, under their own job ids. */
 export function startJobOutboxRelay(options: JobOutboxRelayOptions): OutboxRelay {
   const { producers, ...rest } = options;
+  const swaps = Object.values(producers).flatMap((p) => (p ? [p.swapRelayMarker.bind(p)] : []));
   return startDocumentRelay({
     ...rest,
     spec: {
       arrayField: 'jobOutbox',
       pendingField: 'jobOutboxPending',
       rejectedField: 'jobOutboxRejected',
+      keptField: 'jobOutboxRelayed',
+      keptAtField: 'jobOutboxRelayedAt',
       entryName: 'job',
+      // Each queue's producer has its own connection (and the queues could live on different
+      // Redis servers): the marker is swapped through every one of them, in parallel.
+      swapMarker: (key, value, ttlMs) => Promise.all(swaps.map((swap) => swap(key, value, ttlMs))),
       parse(entry) {
         const stored = storedEntry.safeParse(entry);
         if (!stored.success) return { ok: false, issues: stored.error.issues };

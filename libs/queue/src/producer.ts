@@ -48,6 +48,13 @@ export interface Producer<N extends QueueName> {
    * replica may call it at start-up; the scheduler id keeps it to one schedule.
    */
   schedule(schedulerId: string, everyMs: number, payload: Payload<N>): Promise<void>;
+  /**
+   * For the outbox relays (`@parametric/events`), which use it to notice that Redis lost data:
+   * sets `<prefix>:<queue>:relay-marker:<key>` to `value`, expiring after `ttlMs`, and returns
+   * the value it held before (null: none), in one command (`SET … PX … GET`) on the connection
+   * the jobs go through, bounded like `add`.
+   */
+  swapRelayMarker(key: string, value: string, ttlMs: number): Promise<string | null>;
   close(): Promise<void>;
 }
 
@@ -119,6 +126,12 @@ export function createProducer<N extends QueueName>(name: N, options: ProducerOp
       const data = validatePayload(name, payload);
       await bounded('schedule', () =>
         queue.upsertJobScheduler(schedulerId, { every: everyMs }, { name, data }),
+      );
+    },
+    async swapRelayMarker(key, value, ttlMs) {
+      const markerKey = `${options.prefix ?? 'bull'}:${name}:relay-marker:${key}`;
+      return bounded('relay marker', () =>
+        connection.client.set(markerKey, value, 'PX', Math.max(1, Math.ceil(ttlMs)), 'GET'),
       );
     },
     async close() {

@@ -253,6 +253,45 @@ describe('webhook delivery', () => {
       await receiver.close();
     }
   });
+
+  it('an event the relay sends again after Redis lost its data (same id, its row DELIVERED) is not delivered again', async () => {
+    const receiver = await startWebhookReceiver();
+    const { Queue } = await import('bullmq');
+    const events = new Queue('events', {
+      connection: { url: p.config.REDIS_URL },
+      prefix: p.config.REDIS_PREFIX,
+    });
+    try {
+      const org = await p.connectedOrg(receiver);
+      const event = {
+        id: '7c9e6679-7425-40de-944e-07dc4a716a5e',
+        event: 'kyb.verified',
+        createdAt: new Date().toISOString(),
+        organizationId: org.id,
+        data: { organizationId: org.id, kybStatus: 'VERIFIED' },
+      };
+      await events.add('events', event, { jobId: event.id });
+      const delivered = await p.waitForRow(event.id, (r) => r.status === 'DELIVERED');
+      await eventually(async () => expect(await events.getJobState(event.id)).toBe('completed'));
+
+      // Redis comes back without the job; the relay re-sends the kept copy under the same id.
+      await (await events.getJob(event.id))?.remove();
+      await events.add('events', event, { jobId: event.id });
+      await eventually(async () => expect(await events.getJobState(event.id)).toBe('completed'));
+
+      expect(receiver.verified().filter((d) => d.deliveryId === event.id)).toHaveLength(1);
+      const rows = await p.db
+        .collection('webhook_deliveries')
+        .find({ _id: event.id as never })
+        .toArray();
+      expect(rows).toEqual([
+        expect.objectContaining({ status: 'DELIVERED', attempts: 1, cycle: delivered.cycle }),
+      ]);
+    } finally {
+      await events.close();
+      await receiver.close();
+    }
+  });
 });
 
 function waitForRows(p: Platform, orgId: string, n: number) {
