@@ -66,6 +66,45 @@ it.each([
   ).toBe(true);
 });
 
+/** Metric names as `# TYPE` lines declare them: present once registered, observed or not. */
+async function declaredNames(url: string): Promise<Set<string>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return new Set([...text.matchAll(/^# TYPE (\S+) \S+$/gm)].map((m) => m[1] as string));
+}
+
+// The domain metrics alerts and dashboards are written against (docs/ops.md): registered at
+// start, before anything moved them. Gateway and policy: services/gateway/test/metrics.test.ts.
+it.each([
+  ['webhooks', () => webhooks.url, ['webhook_deliveries_total', 'webhook_delivery_latency_seconds']],
+  [
+    'determinations',
+    () => determinations.url,
+    [
+      'outbox_pending_documents',
+      'outbox_relay_lag_seconds',
+      'determinations_issued_total',
+      'determinations_unattributed_total',
+      'settlement_reports_recorded_total',
+      'settlement_reports_overdue',
+    ],
+  ],
+  [
+    'payments',
+    () => payments.payments.url,
+    [
+      'outbox_pending_documents',
+      'outbox_relay_lag_seconds',
+      'circuit_breaker_state',
+      'circuit_breaker_transitions_total',
+      'premium_collections_total',
+      'payouts_total',
+    ],
+  ],
+])('%s declares its domain metrics from the start', async (_service, urlOf, names) => {
+  const declared = await declaredNames(urlOf());
+  for (const name of names) expect([name, declared.has(name)]).toEqual([name, true]);
+});
+
 it('the payments callback port, which the provider reaches from outside, serves no metrics', async () => {
   expect((await fetch(`${payments.payments.callbackUrl}/metrics`)).status).toBe(404);
 });

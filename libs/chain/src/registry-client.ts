@@ -61,6 +61,11 @@ export interface RegistryClientOptions {
    * processes sending from one account need one shared across them (`redisSendLock`).
    */
   sendLock?: SendLock;
+  /**
+   * Called once with the client's opossum breaker when it is created, e.g. to observe its
+   * state changes (`metrics.observeBreaker`).
+   */
+  onBreaker?: (breaker: CircuitBreaker) => void;
 }
 
 export interface PolicyRegistration {
@@ -169,6 +174,7 @@ export function createRegistryClient(options: RegistryClientOptions): RegistryCl
     // A contract rejecting a simulated call means the chain answered: not a chain failure.
     errorFilter: (err: unknown) => err instanceof ChainError && err.rejectedBeforeSend,
   });
+  options.onBreaker?.(breaker);
 
   const unsettled = new Set<Promise<unknown>>();
 

@@ -1,5 +1,15 @@
 import type { RequestHandler } from 'express';
-import { Counter, collectDefaultMetrics, type Metric, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from 'prom-client';
+import {
+  type BreakerName,
+  type ObservableBreaker,
+  type OutboxModel,
+  observeBreaker,
+  outboxGauge,
+  outboxSource,
+  relayLag,
+  type TimedProducer,
+} from './domain';
 import { type HttpMetricsOptions, httpMetrics } from './http';
 import { type QueueStatsSource, queueGauges } from './queues';
 
@@ -43,6 +53,35 @@ export interface Metrics {
   readonly http: RequestHandler;
   /** A counter on this registry. Label values must come from a small fixed set (docs/ops.md). */
   counter<L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L>;
+  /** A histogram on this registry (seconds, `buckets` as the quantity needs). */
+  histogram<L extends string = never>(
+    name: string,
+    help: string,
+    labelNames: readonly L[],
+    buckets: number[],
+  ): Histogram<L>;
+  /** A gauge on this registry; `collect` (if any) fills it at scrape time and must settle on its own. */
+  gauge<L extends string = never>(
+    name: string,
+    help: string,
+    labelNames: readonly L[],
+    collect?: (gauge: Gauge<L>) => Promise<void>,
+  ): Gauge<L>;
+  /**
+   * `outbox_pending_documents{collection}` for every model this service relays from, counted at
+   * scrape time (1 s bound each). Call once, at start, with all of them.
+   */
+  observeOutboxes(models: readonly OutboxModel[]): void;
+  /**
+   * The relay's events producer, observing `outbox_relay_lag_seconds{collection}` after each
+   * successful enqueue (pass it as `startOutboxRelay`'s `producer`).
+   */
+  relayLag<E extends { createdAt: string }, O>(
+    collection: string,
+    producer: TimedProducer<E, O>,
+  ): TimedProducer<E, O>;
+  /** `circuit_breaker_state{breaker}` and `circuit_breaker_transitions_total{breaker,to}` for one breaker. */
+  observeBreaker(name: BreakerName, breaker: ObservableBreaker): void;
   /** `queue_jobs{queue,state}` and `queue_oldest_waiting_age_seconds{queue}`, read at scrape time. */
   observeQueues(source: QueueStatsSource): void;
   /** Serves the text exposition of the registry (mount at `GET /metrics`). */
@@ -61,12 +100,48 @@ export function createMetrics(service: string, options: HttpMetricsOptions = {})
     registry.registerMetric(metric as unknown as Metric);
   const http = httpMetrics(registry, options);
   let queuesObserved = false;
+  let outboxesObserved = false;
   return {
     service,
     registry,
     http,
     counter: <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
       new Counter<L>({ name, help, labelNames, registers: [registry] }),
+    histogram: <L extends string = never>(
+      name: string,
+      help: string,
+      labelNames: readonly L[],
+      buckets: number[],
+    ) => new Histogram<L>({ name, help, labelNames, buckets, registers: [registry] }),
+    gauge: <L extends string = never>(
+      name: string,
+      help: string,
+      labelNames: readonly L[],
+      collect?: (gauge: Gauge<L>) => Promise<void>,
+    ) =>
+      new Gauge<L>({
+        name,
+        help,
+        labelNames,
+        registers: [registry],
+        ...(collect
+          ? {
+              async collect(this: Gauge<L>) {
+                await collect(this);
+              },
+            }
+          : {}),
+      }),
+    observeOutboxes(models) {
+      if (outboxesObserved) throw new Error('observeOutboxes: one call per service (list every model in it)');
+      outboxesObserved = true;
+      outboxGauge(
+        registry,
+        models.map((model) => outboxSource(model)),
+      );
+    },
+    relayLag: (collection, producer) => relayLag(registry, collection, producer),
+    observeBreaker: (name, breaker) => observeBreaker(registry, name, breaker),
     observeQueues(source) {
       if (queuesObserved) throw new Error('observeQueues: one source per service (list every queue in it)');
       queuesObserved = true;

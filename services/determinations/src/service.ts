@@ -33,6 +33,7 @@ import type { IngestDeps } from './ingestion/domain';
 import { ingestionOpsRoutes } from './ingestion/ops-routes';
 import { startIngestWorker } from './ingestion/worker';
 import { JWKS_MAX_AGE_SECONDS, jwksRoutes } from './jwks/routes';
+import { determinationMetrics } from './metrics';
 import { startOverdueSweep } from './overdue/sweep';
 import { determinationRepositories } from './repositories';
 import { loadSigningKeys } from './signing/keys';
@@ -67,6 +68,13 @@ export async function startDeterminations(
   // Ingestion, the sweep and the relays work across organizations by design.
   const data = repositories.acrossOrganizations();
 
+  // `GET /metrics` on this internal port, unauthenticated like `/readyz` (docs/ops.md, Metrics):
+  // the HTTP histogram, the queues this service produces to or consumes from, node's metrics,
+  // and the domain metrics (outbox, determinations, settlement reports), all registered now.
+  const metrics = createMetrics('determinations');
+  metrics.observeOutboxes([data.determinations]);
+  const counted = determinationMetrics(metrics, data.determinations);
+
   const queueOptions = {
     connection: config.REDIS_URL,
     prefix: config.REDIS_PREFIX,
@@ -77,7 +85,10 @@ export async function startDeterminations(
   const payouts = createProducer('payout-originations', queueOptions);
   const sweeps = createProducer('determination-sweeps', queueOptions);
   const relayOptions = { model: data.determinations, intervalMs: config.OUTBOX_POLL_MS, logger };
-  const eventRelay = startOutboxRelay({ ...relayOptions, producer: events });
+  const eventRelay = startOutboxRelay({
+    ...relayOptions,
+    producer: metrics.relayLag(data.determinations.collection.collectionName, events),
+  });
   const jobRelay = startJobOutboxRelay({
     ...relayOptions,
     producers: { 'policy-summaries': summaries, 'payout-originations': payouts },
@@ -99,6 +110,7 @@ export async function startDeterminations(
     keys,
     reportDueSeconds: config.DETERMINATION_REPORT_DUE_SECONDS,
     now: clock,
+    metrics: counted,
   };
 
   const workers: QueueWorker<QueueName>[] = [];
@@ -128,9 +140,6 @@ export async function startDeterminations(
 
   // Internal only (behind the gateway, which limits partner bodies to 1 MiB); the ops batch
   // door takes up to 1,000 assessments in one body.
-  // `GET /metrics` on this internal port, unauthenticated like `/readyz` (docs/ops.md, Metrics):
-  // the HTTP histogram, the queues this service produces to or consumes from, node's metrics.
-  const metrics = createMetrics('determinations');
   const queueStats = createQueueStats(
     ['events', 'policy-summaries', 'payout-originations', 'determination-sweeps', 'determination-ingest'],
     {
@@ -160,7 +169,7 @@ export async function startDeterminations(
     '/api',
     requireInternalContext(config.INTERNAL_SIGNING_SECRET),
     answerOptions(PARTNER_ROUTES.determinations),
-    mountRoutes<PartnerContext>(Router(), determinationRoutes(onRecorded), (req) => ({
+    mountRoutes<PartnerContext>(Router(), determinationRoutes(onRecorded, counted.reportRecorded), (req) => ({
       tenant: repositories.forOrganization(organizationOf(req)),
       role: req.context?.role ?? '',
       now: clock,

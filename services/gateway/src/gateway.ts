@@ -125,6 +125,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     prefix: config.REDIS_PREFIX,
   });
   metrics.observeQueues(queueStats);
+  metrics.observeOutboxes([organizations]);
 
   const producer = createProducer('events', {
     connection: config.REDIS_URL,
@@ -134,7 +135,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   });
   const relay = startOutboxRelay({
     model: organizations,
-    producer,
+    producer: metrics.relayLag(organizations.collection.collectionName, producer),
     intervalMs: config.OUTBOX_POLL_MS,
     logger,
   });

@@ -95,6 +95,44 @@ describe('a purchase through the gateway, then a scrape', () => {
     ).toBe(true);
   });
 
+  it('declares the domain metrics from the start, with bounded labels', async () => {
+    const declared = async (url: string, headers: Record<string, string> = {}) => {
+      const text = await (await fetch(url, { headers })).text();
+      return new Set([...text.matchAll(/^# TYPE (\S+) \S+$/gm)].map((m) => m[1] as string));
+    };
+    const gateway = await declared(`${p.gateway.gateway.opsUrl}/metrics`, {
+      authorization: `Bearer ${OPS_TOKEN}`,
+    });
+    for (const name of ['outbox_pending_documents', 'outbox_relay_lag_seconds']) {
+      expect([name, gateway.has(name)]).toEqual([name, true]);
+    }
+    const policy = await declared(`${p.policy.url}/metrics`);
+    for (const name of [
+      'outbox_pending_documents',
+      'outbox_relay_lag_seconds',
+      'circuit_breaker_state',
+      'circuit_breaker_transitions_total',
+      'chain_activation_duration_seconds',
+    ]) {
+      expect([name, policy.has(name)]).toEqual([name, true]);
+    }
+    const samples = await opsScrape(p.gateway);
+    expect(
+      sampleValue(samples, 'outbox_pending_documents', { collection: 'organizations' }),
+    ).toBeGreaterThanOrEqual(0);
+    expect(
+      samples.some((s) => s.name === 'outbox_pending_documents' && s.labels.collection === 'organizations'),
+    ).toBe(true);
+    const breakers = (await scrape(`${p.policy.url}/metrics`)).filter((s) =>
+      s.name.startsWith('circuit_breaker'),
+    );
+    for (const s of breakers) {
+      expect(s.labels.breaker).toBe('chain');
+      if (s.name === 'circuit_breaker_transitions_total')
+        expect(['open', 'half_open', 'closed']).toContain(s.labels.to);
+    }
+  });
+
   it('labels a request no route matched "unmatched", whatever its path', async () => {
     const path = `/nothing-here/${crypto.randomUUID()}`;
     const before = await opsScrape(p.gateway);

@@ -1,5 +1,6 @@
 import type { PolicyLookup } from '@parametric/policy-client';
 import type { Clock } from './clock';
+import type { PremiumState } from './metrics';
 import type { PremiumProvider } from './premiums/provider';
 import type { TenantPayments } from './repositories';
 
@@ -15,4 +16,6 @@ export interface PartnerContext {
   /** Takes up callbacks that arrived before the prompt's id was stored. */
   afterPrompt(checkoutRequestId: string): Promise<void>;
   now: Clock;
+  /** `premium_collections_total` (counted by the domain where the change is committed). */
+  onPremium?: (state: PremiumState) => void;
 }

@@ -28,6 +28,7 @@ import { callbackRoutes } from './callbacks/routes';
 import { type Clock, systemClock } from './clock';
 import type { PaymentsConfig } from './config';
 import type { PartnerContext } from './context';
+import { paymentMetrics, payoutStatesOf } from './metrics';
 import { type OriginateDeps, type PayoutSettings, storeOf } from './payouts/domain';
 import {
   type PayoutOpsContext,
@@ -76,6 +77,13 @@ export async function startPayments(
     prefix: config.REDIS_PREFIX,
     onError: (err: Error) => logger.warn({ err: err.message }, 'queue producer: Redis error'),
   };
+  // `GET /metrics` on this internal port, unauthenticated like `/readyz` (docs/ops.md, Metrics):
+  // the HTTP histogram, the queues this service produces to or consumes from, node's metrics,
+  // and the domain metrics (outboxes, breakers, premiums, payouts), all registered now.
+  const metrics = createMetrics('payments');
+  metrics.observeOutboxes([data.transactions, data.payouts]);
+  const counted = paymentMetrics(metrics);
+  const onPremium = counted.premium;
   const activations = createProducer('policy-activations', queueOptions);
   const sweeps = createProducer('payment-sweeps', queueOptions);
   const jobRelay = startJobOutboxRelay({
@@ -90,7 +98,7 @@ export async function startPayments(
   const summaries = createProducer('policy-summaries', queueOptions);
   const payoutEventRelay = startOutboxRelay({
     model: data.payouts,
-    producer: events,
+    producer: metrics.relayLag(data.payouts.collection.collectionName, events),
     intervalMs: config.OUTBOX_POLL_MS,
     logger,
   });
@@ -120,13 +128,14 @@ export async function startPayments(
     timestampZone: config.MPESA_TIMESTAMP_ZONE,
     timeoutMs: config.MPESA_TIMEOUT_MS,
     breakerResetMs: config.MPESA_BREAKER_RESET_MS,
+    onBreaker: (breaker) => metrics.observeBreaker('mpesa', breaker),
   });
   const findPolicy = policyLookup({
     policyUrl: config.POLICY_URL,
     signingSecret: config.INTERNAL_SIGNING_SECRET,
     timeoutMs: config.POLICY_TIMEOUT_MS,
   });
-  const rates = rateSourceFrom(config, clock);
+  const rates = rateSourceFrom(config, clock, (breaker) => metrics.observeBreaker('rate_source', breaker));
   const callbackBase = `${config.PAYMENTS_CALLBACK_BASE_URL}/mpesa/${config.PAYMENTS_CALLBACK_TOKEN}`;
   const stkCallbackUrl = `${callbackBase}/stk`;
   const payoutSettings: PayoutSettings = {
@@ -141,7 +150,9 @@ export async function startPayments(
     transportRetryMs: 1_000,
     resultWaitMs: config.PAYOUT_RESULT_WAIT_SECONDS * 1000,
   };
-  const payoutStore = storeOf(data.payouts);
+  const payoutStore = storeOf(data.payouts, (before, after) => {
+    for (const state of payoutStatesOf(before, after)) counted.payout(state);
+  });
   const originate: OriginateDeps = {
     payouts: data.payouts,
     quotes: data.quotes,
@@ -155,8 +166,9 @@ export async function startPayments(
     quoteTtlSeconds: config.QUOTE_TTL_SECONDS,
     maxAttempts: config.PAYOUT_MAX_ATTEMPTS,
     now: clock,
+    onPayout: counted.payout,
   };
-  const confirm = { data, provider, confirmWithQuery: config.PAYMENTS_CONFIRM_WITH_QUERY };
+  const confirm = { data, provider, confirmWithQuery: config.PAYMENTS_CONFIRM_WITH_QUERY, onPremium };
   const afterPrompt = async (checkoutRequestId: string) => {
     const outcomes = await matchEarlyCallbacks(checkoutRequestId, {
       ...confirm,
@@ -198,9 +210,6 @@ export async function startPayments(
     );
   }
 
-  // `GET /metrics` on this internal port, unauthenticated like `/readyz` (docs/ops.md, Metrics):
-  // the HTTP histogram, the queues this service produces to or consumes from, node's metrics.
-  const metrics = createMetrics('payments');
   const queueStats = createQueueStats(
     [
       'events',
@@ -231,6 +240,7 @@ export async function startPayments(
       stkCallbackUrl,
       afterPrompt,
       now: clock,
+      onPremium,
     })),
     mountRoutes<QuoteContext>(Router(), quoteRoutes({ ttlSeconds: config.QUOTE_TTL_SECONDS }), (req) => ({
       tenant: repositories.forOrganization(organizationOf(req)),
@@ -267,7 +277,7 @@ export async function startPayments(
     callbackRoutes({
       data,
       token: config.PAYMENTS_CALLBACK_TOKEN,
-      confirm: { provider, confirmWithQuery: config.PAYMENTS_CONFIRM_WITH_QUERY },
+      confirm: { provider, confirmWithQuery: config.PAYMENTS_CONFIRM_WITH_QUERY, onPremium },
       parseStk: parseStkCallback,
       now: clock,
       logger,

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { parseExposition, sampleValue } from '@parametric/metrics';
 import { createProducer, type Producer } from '@parametric/queue';
 import { eventually } from '@parametric/test-harness';
 import type { ReceivedDelivery } from '@parametric/webhook-receiver';
@@ -110,6 +111,18 @@ const b2cRequests = (p: PaymentsPlatform, payoutId: string) =>
         ),
     );
 
+/** `payouts_total` by state, from the payments service's `/metrics`. */
+async function payoutCounts(p: PaymentsPlatform) {
+  const samples = parseExposition(await (await fetch(`${p.payments.url}/metrics`)).text());
+  const count = (state: string) => sampleValue(samples, 'payouts_total', { state });
+  return {
+    originated: count('originated'),
+    succeeded: count('succeeded'),
+    failed: count('failed'),
+    retrying: count('retrying'),
+  };
+}
+
 describe('payouts (Tier 2, M-Pesa B2C)', () => {
   let p: PaymentsPlatform;
   let org: SellableOrg;
@@ -196,8 +209,14 @@ describe('payouts (Tier 2, M-Pesa B2C)', () => {
   });
 
   it('fails a 2040 (unregistered recipient) at once, with one payout.failed', async () => {
+    const before = await payoutCounts(p);
     const payout = await originate(p, org, '+254722000021');
     const failed = await settled(p, org, payout.payoutId, 'FAILED');
+    expect(await payoutCounts(p)).toEqual({
+      ...before,
+      originated: before.originated + 1,
+      failed: before.failed + 1,
+    });
     expect(failed).toMatchObject({ reason: 'RECIPIENT_NOT_REGISTERED', attempts: 1, mobileMoneyRef: null });
     const delivery = await p.receiver.waitFor(
       (d) => d.event === 'payout.failed' && about(payout.payoutId)(d),
@@ -215,9 +234,17 @@ describe('payouts (Tier 2, M-Pesa B2C)', () => {
   });
 
   it('retries a retriable ResultCode with a new OriginatorConversationID, after Transaction Status says the first did not pay', async () => {
+    const before = await payoutCounts(p);
     const payout = await originate(p, org, '+254722000011');
     const done = await settled(p, org, payout.payoutId, 'COMPLETED');
     expect(done.attempts).toBe(2);
+    // payouts_total: originated, one further attempt, succeeded; each once.
+    expect(await payoutCounts(p)).toEqual({
+      ...before,
+      originated: before.originated + 1,
+      retrying: before.retrying + 1,
+      succeeded: before.succeeded + 1,
+    });
     const b2c = b2cRequests(p, payout.payoutId);
     expect(b2c.map((r) => (r.body as { OriginatorConversationID: string }).OriginatorConversationID)).toEqual(
       [payout.payoutId, `${payout.payoutId}-2`],

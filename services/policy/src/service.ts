@@ -35,6 +35,9 @@ import { startSweeps } from './policies/sweeps';
 import { policyRepositories } from './repositories';
 import { underwritingOpsRoutes } from './underwriting/ops-routes';
 
+/** Seconds: a local chain confirms in well under a second, a public one in tens of seconds. */
+const CHAIN_ACTIVATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30, 60, 120];
+
 export interface RunningPolicy {
   url: string;
   /** The express app (tests list the routes it mounts). */
@@ -67,10 +70,21 @@ export async function startPolicy(
     prefix: config.REDIS_PREFIX,
     onError: (err: Error) => logger.warn({ err: err.message }, 'queue producer: Redis error'),
   };
+  // `GET /metrics` on this internal port, unauthenticated like `/readyz` (docs/ops.md, Metrics):
+  // the HTTP histogram, the queues this service produces to or consumes from, node's metrics,
+  // and the domain metrics (outbox, chain breaker, activation duration), all registered now.
+  const metrics = createMetrics('policy');
+  metrics.observeOutboxes([policies]);
+  const activationDuration = metrics.histogram(
+    'chain_activation_duration_seconds',
+    'Seconds from the start of a policy activation to its commit, its chain registration confirmed',
+    [],
+    CHAIN_ACTIVATION_BUCKETS,
+  );
   const events = createProducer('events', queueOptions);
   const relay = startOutboxRelay({
     model: policies,
-    producer: events,
+    producer: metrics.relayLag(policies.collection.collectionName, events),
     intervalMs: config.OUTBOX_POLL_MS,
     logger,
   });
@@ -101,6 +115,7 @@ export async function startPolicy(
     fromBlock: BigInt(config.CHAIN_REGISTRY_FROM_BLOCK),
     breaker: { resetTimeoutMs: config.CHAIN_BREAKER_RESET_MS },
     sendLock,
+    onBreaker: (breaker) => metrics.observeBreaker('chain', breaker),
   });
   // Not awaited: a chain that is down at start-up is the breaker's business, not a crash.
   const registryChecked = registry
@@ -116,7 +131,12 @@ export async function startPolicy(
     .catch((err) =>
       logger.warn({ err: err.message }, 'chain not reachable at start-up; activations wait for it'),
     );
-  const activator = createActivator({ registry, clock, onEventRecorded: () => relay.kick() });
+  const activator = createActivator({
+    registry,
+    clock,
+    onEventRecorded: () => relay.kick(),
+    onActivated: (seconds) => activationDuration.observe(seconds),
+  });
 
   const workers: QueueWorker<'policy-activations' | 'policy-sweeps' | 'policy-summaries'>[] = [];
   const activations = createProducer('policy-activations', queueOptions);
@@ -157,9 +177,6 @@ export async function startPolicy(
     );
   }
 
-  // `GET /metrics` on this internal port, unauthenticated like `/readyz` (docs/ops.md, Metrics):
-  // the HTTP histogram, the queues this service produces to or consumes from, node's metrics.
-  const metrics = createMetrics('policy');
   const queueStats = createQueueStats(['events', 'policy-activations', 'policy-sweeps', 'policy-summaries'], {
     connection: config.REDIS_URL,
     prefix: config.REDIS_PREFIX,

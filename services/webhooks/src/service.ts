@@ -20,6 +20,7 @@ import type { WebhooksConfig } from './config';
 import { createEventConsumer } from './delivery/consumer';
 import { createDeliverer } from './delivery/deliverer';
 import { createEndpointCache } from './delivery/endpoints';
+import { deliveryMetrics } from './delivery/metrics';
 import { startReconciler } from './delivery/reconciler';
 import { createSender } from './delivery/send';
 import { guardedLookup } from './delivery/target-guard';
@@ -63,6 +64,11 @@ export async function startWebhooks(config: WebhooksConfig, logger: Logger): Pro
     lookup: guardedLookup(policy),
     allowInsecure: policy.allowInsecure,
   });
+  // `GET /metrics` on this internal port, unauthenticated like `/readyz` (docs/ops.md, Metrics):
+  // the HTTP histogram, the queues this service produces to or consumes from, node's metrics,
+  // and the delivery outcomes and latency (registered now, counted where each is recorded).
+  const metrics = createMetrics('webhooks');
+  const delivered = deliveryMetrics(metrics);
   const deliverer = createDeliverer({
     deliveries,
     endpoints,
@@ -76,6 +82,7 @@ export async function startWebhooks(config: WebhooksConfig, logger: Logger): Pro
     concurrency: config.DELIVERY_CONCURRENCY,
     timeoutMs: config.DELIVERY_TIMEOUT_MS,
     endpointSource: endpointCache,
+    metrics: delivered,
   });
 
   const workers: Array<QueueWorker<'events'> | QueueWorker<'webhook-deliveries'>> = [];
@@ -85,6 +92,7 @@ export async function startWebhooks(config: WebhooksConfig, logger: Logger): Pro
       deliveries,
       endpoints: endpointCache,
       deliverer,
+      metrics: delivered,
     });
     workers.push(
       // Many events at once: the consumer takes those in hand as one batch, and each job
@@ -109,9 +117,6 @@ export async function startWebhooks(config: WebhooksConfig, logger: Logger): Pro
     });
   }
 
-  // `GET /metrics` on this internal port, unauthenticated like `/readyz` (docs/ops.md, Metrics):
-  // the HTTP histogram, the queues this service produces to or consumes from, node's metrics.
-  const metrics = createMetrics('webhooks');
   const queueStats = createQueueStats(['events', 'webhook-deliveries'], {
     connection: config.REDIS_URL,
     prefix: config.REDIS_PREFIX,

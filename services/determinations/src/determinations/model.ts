@@ -70,6 +70,12 @@ determinationSchema.index(
   { dueAt: 1 },
   { partialFilterExpression: { partnerSettlementStatus: 'PENDING' }, name: 'pending_reports_by_due_date' },
 );
+// Serves the `settlement_reports_overdue` gauge's count at each scrape; partial, so it holds only
+// the determinations whose report is overdue now.
+determinationSchema.index(
+  { partnerSettlementStatus: 1 },
+  { partialFilterExpression: { partnerSettlementStatus: 'OVERDUE' }, name: 'overdue_reports' },
+);
 
 export type DeterminationDoc = Omit<InferSchemaType<typeof determinationSchema>, 'signed'> & {
   _id: string;

@@ -12,7 +12,11 @@ import { recordSettlementReport, reportView, settlementReportsOf } from '../repo
 import { listDeterminations, readDetermination, readEvidence } from './reads';
 
 /** Partner routes: reads of the organization's determinations and its Tier 1 settlement reports. */
-export function determinationRoutes(onRecorded: () => void): Binding<PartnerContext>[] {
+export function determinationRoutes(
+  onRecorded: () => void,
+  /** Once per report made current (counted by the domain, not here: a replay is not counted). */
+  onReportMade?: () => void,
+): Binding<PartnerContext>[] {
   return [
     implementChecked(listDeterminationsRoute, async ({ query }, { tenant }) => {
       const { items, total } = await listDeterminations(tenant, query);
@@ -33,6 +37,7 @@ export function determinationRoutes(onRecorded: () => void): Binding<PartnerCont
         params.id,
         body,
         now(),
+        onReportMade,
       );
       if (!replayed) onRecorded();
       const view = {

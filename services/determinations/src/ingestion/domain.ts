@@ -14,6 +14,7 @@ import { owedFigure } from '../determinations/amount';
 import type { DeterminationDoc } from '../determinations/model';
 import { damageSummaryJob } from '../determinations/summaries';
 import { deliveredEventData } from '../determinations/views';
+import type { DeterminationMetrics } from '../metrics';
 import type { AllDeterminations } from '../repositories';
 import type { SigningKeys } from '../signing/keys';
 import { evidenceHash, type SignedDeterminationPayload, signDetermination } from '../signing/sign';
@@ -27,6 +28,8 @@ export interface IngestDeps {
   keys: SigningKeys;
   reportDueSeconds: number;
   now: Clock;
+  /** Counts each determination this ingestion inserted (never a replay): issued by tier, or unattributed. */
+  metrics?: Pick<DeterminationMetrics, 'issued' | 'unattributed'>;
 }
 
 export interface Ingested {
@@ -112,6 +115,8 @@ export async function ingestDetermination(
       };
   try {
     const created = await deps.data.determinations.create(doc);
+    if (doc.status === 'ISSUED') deps.metrics?.issued(doc.settlementMode);
+    else deps.metrics?.unattributed();
     return { replayed: false, determination: created.toObject() as DeterminationDoc };
   } catch (err) {
     if (!isDuplicateKey(err)) throw err;

@@ -42,6 +42,8 @@ export async function recordSettlementReport(
   determinationId: string,
   body: ReportBody,
   now: Date,
+  /** Called once when this call made a report current (`settlement_reports_recorded_total`). */
+  onMade?: () => void,
 ): Promise<Recorded> {
   const determination = await loadIssued(tenant, determinationId);
   if (determination.settlementMode !== 'DETERMINATION') {
@@ -59,7 +61,7 @@ export async function recordSettlementReport(
   const earlier = await tenant.reports
     .findOne({ determinationId, partnerReference: body.partnerReference })
     .lean();
-  if (earlier) return replay(tenant, determination, earlier as ReportDoc, fingerprint, now);
+  if (earlier) return replay(tenant, determination, earlier as ReportDoc, fingerprint, now, onMade);
 
   checkReport(determination, body, now);
   checkSupersedes(determination, body.supersedesReportId ?? null);
@@ -89,9 +91,15 @@ export async function recordSettlementReport(
       .findOne({ determinationId, partnerReference: body.partnerReference })
       .lean();
     if (!winner) throw err;
-    return replay(tenant, determination, winner as ReportDoc, fingerprint, now);
+    return replay(tenant, determination, winner as ReportDoc, fingerprint, now, onMade);
   }
-  return finish(tenant, determination, { ...report, organizationId: tenant.reports.organizationId }, now);
+  return finish(
+    tenant,
+    determination,
+    { ...report, organizationId: tenant.reports.organizationId },
+    now,
+    onMade,
+  );
 }
 
 /** The same (determination, partnerReference) again: the stored report, or a conflict. */
@@ -101,6 +109,7 @@ async function replay(
   report: ReportDoc,
   fingerprint: string,
   now: Date,
+  onMade: (() => void) | undefined,
 ): Promise<Recorded> {
   if (report.fingerprint !== fingerprint) {
     throw AppError.conflict(
@@ -110,7 +119,7 @@ async function replay(
   }
   if (report.recorded) return { replayed: true, report, determination };
   // Its first post did not finish (or is finishing right now): finish it, emitting at most once.
-  return finish(tenant, determination, report, now);
+  return finish(tenant, determination, report, now, onMade);
 }
 
 /** Makes a stored report current; `replayed` when a parallel post of it already had. */
@@ -119,8 +128,10 @@ async function finish(
   determination: DeterminationDoc,
   report: ReportDoc,
   now: Date,
+  onMade: (() => void) | undefined,
 ): Promise<Recorded> {
   const made = await makeCurrent(tenant, determination, report, now);
+  if (made.outcome === 'made') onMade?.();
   if (made.outcome === 'stale') {
     // Another report became current between our check and our update: ours corrects nothing
     // that is still current, so it is withdrawn and the partner told to correct the new one.

@@ -18,6 +18,7 @@ import {
 import type { QueryFilter, UpdateQuery } from 'mongoose';
 import type { z } from 'zod';
 import type { Clock } from '../clock';
+import type { PayoutState } from '../metrics';
 import {
   type Accepted,
   type B2cInput,
@@ -55,10 +56,13 @@ export interface PayoutProvider {
 export interface PayoutStore {
   load(filter: Record<string, unknown>): Promise<PayoutDoc | null>;
   update(filter: Record<string, unknown>, update: UpdateQuery<PayoutDoc>): Promise<PayoutDoc | null>;
+  /** Called once per committed change (`payouts_total`): the payout before and after it. */
+  changed?(before: PayoutDoc, after: PayoutDoc): void;
 }
 
-export function storeOf(model: PayoutModel): PayoutStore {
+export function storeOf(model: PayoutModel, changed?: PayoutStore['changed']): PayoutStore {
   return {
+    ...(changed ? { changed } : {}),
     load: (filter) =>
       model
         .findOne(filter as QueryFilter<PayoutDoc>)
@@ -149,7 +153,10 @@ async function transition(
     }
     update = withOutboxJobs(update as Record<string, unknown>, ...jobs) as UpdateQuery<PayoutDoc>;
     const written = await store.update({ _id: p._id, seq: p.seq ?? 0 }, update);
-    if (written) return written;
+    if (written) {
+      store.changed?.(p, written);
+      return written;
+    }
   }
   throw new Error('payout: too many concurrent changes');
 }
@@ -212,6 +219,8 @@ export interface OriginateDeps {
   quoteTtlSeconds: number;
   maxAttempts: number;
   now: Clock;
+  /** Counts `payouts_total{state="originated"}` once per payout created. */
+  onPayout?: (state: PayoutState) => void;
 }
 
 export type OriginationInput = z.output<typeof originatePayoutBody>;
@@ -289,6 +298,7 @@ export async function originatePayout(
       ...doc,
       ...jobOutboxInsert(attemptJob(payoutId, 1), summary),
     });
+    deps.onPayout?.('originated');
     return { created: true, payout: created.toObject() as PayoutDoc };
   } catch (err) {
     if (!isDuplicateKey(err)) throw err;

@@ -1,4 +1,5 @@
 import type { PAYMENT_FAILURE_REASONS } from '@parametric/contracts';
+import type { PremiumState } from '../metrics';
 import { stableReason } from '../provider';
 import type { AllPayments } from '../repositories';
 import { resolvePremium } from './domain';
@@ -27,6 +28,8 @@ export interface ConfirmDeps {
   /** Ask the provider (STK query) before crediting a success callback. */
   confirmWithQuery: boolean;
   now: Date;
+  /** Counts each resolution this service commits (`premium_collections_total`). */
+  onPremium?: (state: PremiumState) => void;
 }
 
 /** What became of a callback: kept with the callback as received, for ops. */
@@ -70,6 +73,7 @@ export async function onStkCallback(
       { succeeded: false, reason: stkFailureReason(cb.resultCode), resultCode: cb.resultCode },
       'CALLBACK',
       deps.now,
+      deps.onPremium,
     );
     return { outcome: failed ? 'FAILED' : 'ALREADY_RESOLVED', transactionId };
   }
@@ -80,6 +84,7 @@ export async function onStkCallback(
       { succeeded: true, receipt: cb.receipt ?? null, resultCode: 0 },
       'CALLBACK',
       deps.now,
+      deps.onPremium,
     );
     return { outcome: credited ? 'SUCCEEDED' : 'ALREADY_RESOLVED', transactionId };
   }
@@ -128,7 +133,7 @@ export async function confirm(
           reason: stkFailureReason(answer.resultCode),
           resultCode: answer.resultCode,
         } as const);
-  const resolved = await resolvePremium(deps.data, t._id, outcome, by, deps.now);
+  const resolved = await resolvePremium(deps.data, t._id, outcome, by, deps.now, deps.onPremium);
   if (!resolved) return 'ALREADY_RESOLVED';
   return outcome.succeeded ? 'SUCCEEDED' : 'FAILED';
 }
@@ -157,6 +162,7 @@ export async function reconcilePremiums(
         { succeeded: false, reason: 'PROMPT_NOT_SENT', resultCode: null },
         'RECONCILIATION',
         deps.now,
+        deps.onPremium,
       );
       if (failed) resolved++;
       continue;

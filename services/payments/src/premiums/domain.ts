@@ -6,6 +6,7 @@ import { isDuplicateKey } from '@parametric/mongo';
 import type { PolicyLookup } from '@parametric/policy-client';
 import { outboxJob, policyActivationJobId, withOutboxJobs } from '@parametric/queue';
 import type { z } from 'zod';
+import { type PremiumState, premiumStateOf } from '../metrics';
 import type { AllPayments, TenantPayments } from '../repositories';
 import type { TransactionDoc } from './model';
 import type { PremiumProvider } from './provider';
@@ -18,6 +19,8 @@ export interface InitiateDeps {
   /** The STK callback URL, secret token included. */
   callbackUrl: string;
   now: Date;
+  /** Counts `premium_collections_total{state="initiated"}` once the prompt is sent and recorded. */
+  onPremium?: (state: PremiumState) => void;
 }
 
 export interface Initiated {
@@ -138,6 +141,7 @@ export async function initiatePremium(
       },
     },
   );
+  deps.onPremium?.('initiated');
   return { created: true, transaction: updated as TransactionDoc };
 }
 
@@ -170,6 +174,20 @@ export type Outcome =
  * transaction when this call resolved it, null when it was already resolved.
  */
 export async function resolvePremium(
+  data: Pick<AllPayments, 'transactions'>,
+  transactionId: string,
+  outcome: Outcome,
+  by: 'CALLBACK' | 'RECONCILIATION',
+  now: Date,
+  /** Called once when this call resolved the transaction (`premium_collections_total`). */
+  onPremium?: (state: PremiumState) => void,
+): Promise<TransactionDoc | null> {
+  const resolved = await resolveOnce(data, transactionId, outcome, by, now);
+  if (resolved) onPremium?.(premiumStateOf(outcome));
+  return resolved;
+}
+
+async function resolveOnce(
   data: Pick<AllPayments, 'transactions'>,
   transactionId: string,
   outcome: Outcome,

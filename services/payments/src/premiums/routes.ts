@@ -11,6 +11,7 @@ export const premiumRoutes: Binding<PartnerContext>[] = [
       provider: ctx.provider,
       callbackUrl: ctx.stkCallbackUrl,
       now: ctx.now(),
+      ...(ctx.onPremium ? { onPremium: ctx.onPremium } : {}),
     });
     if (isNew && transaction.checkoutRequestId) await ctx.afterPrompt(transaction.checkoutRequestId);
     return isNew ? created(initiationView(transaction)) : ok(initiationView(transaction));

@@ -24,6 +24,11 @@ export interface DarajaConfig {
   timeoutMs: number;
   /** How long the breaker stays open before letting one trial request through (half-open). */
   breakerResetMs: number;
+  /**
+   * Called once with the client's opossum breaker when it is created, e.g. to observe its
+   * state changes (`metrics.observeBreaker`).
+   */
+  onBreaker?: (breaker: CircuitBreaker) => void;
 }
 
 export type BreakerState = 'closed' | 'open' | 'half-open';
@@ -207,6 +212,7 @@ export function createDaraja(config: DarajaConfig, deps: { now?: () => Date } = 
     volumeThreshold: BREAKER_VOLUME_THRESHOLD,
     errorFilter: (err: unknown) => err instanceof DarajaError && err.kind !== 'UNAVAILABLE',
   });
+  config.onBreaker?.(breaker);
 
   /** One HTTP request through the breaker; every failure comes out as a DarajaError. */
   async function request(what: string, path: string, init: RequestInit): Promise<unknown> {

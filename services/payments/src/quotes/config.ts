@@ -1,6 +1,6 @@
 import { positiveInt } from '@parametric/config';
 import { z } from 'zod';
-import { createRateSource, type RateSource } from './rates';
+import { createRateSource, type RateSource, type RateSourceOptions } from './rates';
 
 /**
  * The quote variables, to spread into the payments service's config schema:
@@ -27,7 +27,11 @@ const quoteConfigSchema = z.object(quoteConfig);
 export type QuoteConfig = z.infer<typeof quoteConfigSchema>;
 
 /** The rate source the configuration describes. */
-export function rateSourceFrom(config: QuoteConfig, now?: () => Date): RateSource {
+export function rateSourceFrom(
+  config: QuoteConfig,
+  now?: () => Date,
+  onBreaker?: RateSourceOptions['onBreaker'],
+): RateSource {
   return createRateSource({
     url: config.RATE_SOURCE_URL,
     timeoutMs: config.RATE_TIMEOUT_MS,
@@ -35,5 +39,6 @@ export function rateSourceFrom(config: QuoteConfig, now?: () => Date): RateSourc
     maxAgeSeconds: config.RATE_MAX_AGE_SECONDS,
     breakerResetMs: config.RATE_BREAKER_RESET_MS,
     now,
+    ...(onBreaker ? { onBreaker } : {}),
   });
 }

@@ -76,6 +76,11 @@ export interface RateSourceOptions {
   errorThresholdPercentage?: number;
   /** Minimum requests in the window before the breaker may open (default 3). */
   volumeThreshold?: number;
+  /**
+   * Called once with the client's opossum breaker when it is created, e.g. to observe its
+   * state changes (`metrics.observeBreaker`).
+   */
+  onBreaker?: (breaker: CircuitBreaker) => void;
   /** Name shown in quotes (default: the URL's host, e.g. `api.coinbase.com`). */
   name?: string;
   now?: () => Date;
@@ -272,6 +277,7 @@ export function createRateSource(options: RateSourceOptions): RateSource {
     errorThresholdPercentage,
     volumeThreshold,
   });
+  options.onBreaker?.(breaker);
 
   let cached: UsdcPerKes | undefined;
   let pending: Promise<UsdcPerKes> | undefined;

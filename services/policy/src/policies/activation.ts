@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { ChainError, type RegistryClient, termsHashOf } from '@parametric/chain';
 import type { ACTIVATION_CHANNELS } from '@parametric/contracts';
 import { createEvent, withOutboxEvents } from '@parametric/events';
@@ -107,6 +108,12 @@ export function createActivator(deps: {
   registry: Registrar;
   clock?: Clock;
   onEventRecorded?: () => void;
+  /**
+   * Once per policy this activator activated (not for an already active one): seconds from the
+   * start of the activation to its commit, the chain registration confirmed in between
+   * (`chain_activation_duration_seconds`).
+   */
+  onActivated?: (seconds: number) => void;
 }): Activator {
   const clock = deps.clock ?? systemClock;
 
@@ -120,6 +127,7 @@ export function createActivator(deps: {
         throw AppError.invalid(`The policy is ${policy.status}; only a PENDING policy can be activated`);
       }
 
+      const started = performance.now();
       const registration = await register(deps.registry, policy);
       const at = clock();
       const event = createEvent('policy.activated', policies.organizationId, {
@@ -153,6 +161,7 @@ export function createActivator(deps: {
         ),
       );
       if (activated) {
+        deps.onActivated?.((performance.now() - started) / 1000);
         deps.onEventRecorded?.();
         return { policy: activated, activatedNow: true };
       }

@@ -2,6 +2,7 @@ import type { EventEnvelope } from '@parametric/events';
 import type { DeliveryModel } from '../deliveries/model';
 import type { AttemptRow, Deliverer } from './deliverer';
 import type { EndpointSource } from './endpoints';
+import type { DeliveryMetrics } from './metrics';
 
 /** Events taken together into one batch at most (one insert, one read of uncached endpoints). */
 export const MAX_EVENT_BATCH = 100;
@@ -44,6 +45,8 @@ export function createEventConsumer(deps: {
   endpoints: EndpointSource;
   deliverer: Pick<Deliverer, 'first'>;
   maxBatch?: number;
+  /** Counts `skipped` for each row recorded without an endpoint (duplicates are not recorded again). */
+  metrics?: DeliveryMetrics;
 }) {
   const maxBatch = deps.maxBatch ?? MAX_EVENT_BATCH;
   let pending: Pending[] = [];
@@ -124,8 +127,11 @@ export function createEventConsumer(deps: {
       for (const row of rows) {
         if (failed.has(row._id)) settle(row._id, Promise.reject(failed.get(row._id)));
         else if (duplicate.has(row._id)) continue;
-        else if (row.status !== 'PENDING') settle(row._id, Promise.resolve());
-        else settle(row._id, deps.deliverer.first(row as AttemptRow));
+        else if (row.status !== 'PENDING') {
+          // Inserted just now as FAILED: no webhook URL, no request (the first attempt skipped).
+          deps.metrics?.outcome('skipped', 1);
+          settle(row._id, Promise.resolve());
+        } else settle(row._id, deps.deliverer.first(row as AttemptRow));
       }
 
       if (duplicates.length > 0) {

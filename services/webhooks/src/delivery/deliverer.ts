@@ -5,6 +5,7 @@ import type { DeliveryDoc, DeliveryModel } from '../deliveries/model';
 import type { EndpointModel } from '../endpoints/model';
 import { type CurrentEndpoint, createSecretCache, type EndpointSource, uncachedEndpoints } from './endpoints';
 import { createDeliveryGate } from './gate';
+import { type DeliveryMetrics, eventCreatedAtOf } from './metrics';
 import type { Sender } from './send';
 import { deliveryHeaders } from './sign';
 
@@ -25,6 +26,8 @@ export interface DelivererDeps {
   /** Where endpoints come from (the service's cache); default: read when an attempt gets its slot. */
   endpointSource?: EndpointSource;
   now?: () => number;
+  /** `webhook_deliveries_total` and `webhook_delivery_latency_seconds`, counted as each outcome is recorded. */
+  metrics?: DeliveryMetrics;
 }
 
 type AttemptJob = Payload<'webhook-deliveries'>;
@@ -33,7 +36,8 @@ type AttemptJob = Payload<'webhook-deliveries'>;
 const RECORD_WINDOW_MS = 2;
 
 interface Deferred {
-  resolve(): void;
+  /** Whether this attempt's write changed the row (false: a duplicate or stale attempt). */
+  resolve(counted: boolean): void;
   reject(err: unknown): void;
 }
 
@@ -105,10 +109,20 @@ export function createDeliverer(deps: DelivererDeps) {
   // Successful attempts finishing within RECORD_WINDOW_MS are recorded by one unordered bulk
   // write: still one conditional update per attempt, one round trip for all.
   // (A failed attempt is recorded alone: whether it counted decides the next job.)
-  let delivered: Array<{ filter: never; set: Record<string, unknown>; done: Deferred }> = [];
-  function recordDelivered(row: AttemptRow, job: AttemptJob, set: Record<string, unknown>): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      delivered.push({ filter: filterFor(row, job), set, done: { resolve, reject } });
+  let delivered: Array<{
+    id: string;
+    job: AttemptJob;
+    filter: never;
+    set: Record<string, unknown> & { deliveredAt: Date };
+    done: Deferred;
+  }> = [];
+  function recordDelivered(
+    row: AttemptRow,
+    job: AttemptJob,
+    set: Record<string, unknown> & { deliveredAt: Date },
+  ): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      delivered.push({ id: row._id, job, filter: filterFor(row, job), set, done: { resolve, reject } });
       if (delivered.length === 1) setTimeout(flushDelivered, RECORD_WINDOW_MS);
     });
   }
@@ -122,8 +136,35 @@ export function createDeliverer(deps: DelivererDeps) {
         { ordered: false },
       )
       .then(
-        () => {
-          for (const b of batch) b.done.resolve();
+        async (result) => {
+          // Which writes changed their row: all (the usual case), none, or (rarely) some, told
+          // apart by the delivery time each wrote. Only counted writes are counted as delivered.
+          if (result.modifiedCount === batch.length || result.modifiedCount === 0) {
+            for (const b of batch) b.done.resolve(result.modifiedCount > 0);
+            return;
+          }
+          const ids = [...new Set(batch.map((b) => b.id))];
+          let stored: Array<{ _id: string; cycle?: number; attempts?: number; deliveredAt?: Date | null }> =
+            [];
+          try {
+            stored = (await deps.deliveries.collection
+              .find({ _id: { $in: ids } } as never, { projection: { cycle: 1, attempts: 1, deliveredAt: 1 } })
+              .toArray()) as unknown as typeof stored;
+          } catch {
+            // Counted as not delivered by this write: a metric may undercount, never double count.
+          }
+          const byId = new Map(stored.map((r) => [r._id, r]));
+          const claimed = new Set<string>();
+          for (const b of batch) {
+            const r = byId.get(b.id);
+            const mine =
+              !claimed.has(b.id) &&
+              r?.cycle === b.job.cycle &&
+              r.attempts === b.job.attempt &&
+              r.deliveredAt?.getTime() === b.set.deliveredAt.getTime();
+            if (mine) claimed.add(b.id);
+            b.done.resolve(mine);
+          }
         },
         (err: unknown) => {
           for (const b of batch) b.done.reject(err);
@@ -164,7 +205,7 @@ export function createDeliverer(deps: DelivererDeps) {
 
     const finishedAt = new Date(now());
     if (!error) {
-      await recordDelivered(row, job, {
+      const counted = await recordDelivered(row, job, {
         status: 'DELIVERED',
         attempts: job.attempt,
         responseStatus: status,
@@ -173,6 +214,10 @@ export function createDeliverer(deps: DelivererDeps) {
         nextAttemptAt: null,
         url,
       });
+      if (counted && deps.metrics) {
+        deps.metrics.outcome('delivered', job.attempt);
+        deps.metrics.delivered(eventCreatedAtOf(row.body), finishedAt.getTime());
+      }
       return;
     }
     const exhausted = job.attempt >= deps.maxAttempts || !endpoint;
@@ -189,6 +234,8 @@ export function createDeliverer(deps: DelivererDeps) {
       { deliveryId: row._id, attempt: job.attempt, status, error, exhausted },
       'delivery attempt failed',
     );
+    if (counted)
+      deps.metrics?.outcome(!endpoint ? 'skipped' : exhausted ? 'failed' : 'retrying', job.attempt);
     if (counted && !exhausted) await schedule({ ...job, attempt: job.attempt + 1 }, delay);
   }
 
