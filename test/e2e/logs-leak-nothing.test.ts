@@ -1,12 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { localDevPrivateKey } from '@parametric/chain';
-import { freePort } from '@parametric/local-process';
 import { eventually } from '@parametric/test-harness';
 import { assessment } from '../../services/determinations/test/support';
+import { bootPlatform, type PortName, platformEnv, type Running } from './support';
 
 /**
  * Issue 14: the platform as `npm start` runs it, every service logging at `debug`, through a
@@ -16,7 +14,6 @@ import { assessment } from '../../services/determinations/test/support';
  * private keys, and the farmer's national ID and phone number in any of its spellings.
  */
 
-const root = path.resolve(__dirname, '..', '..');
 const ADMIN_PASSWORD = 'sorghum-and-millet-2026';
 const NATIONAL_ID = 'KE73910284';
 // Spellings of the farmer's number that could reach a log: E.164, Daraja's MSISDN, local.
@@ -24,28 +21,6 @@ const PHONE = '+254712398761';
 const PHONE_SPELLINGS = [PHONE, '254712398761', '0712398761'];
 
 jest.setTimeout(240_000);
-
-interface Running {
-  child: ChildProcess;
-  output: () => string;
-}
-
-async function startPlatform(env: NodeJS.ProcessEnv): Promise<Running> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
-    cwd: root,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: false,
-  });
-  let text = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    text += chunk.toString('utf8');
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    text += chunk.toString('utf8');
-  });
-  return { child, output: () => text };
-}
 
 async function call(method: string, url: string, headers: Record<string, string>, body?: unknown) {
   const res = await fetch(url, {
@@ -69,42 +44,13 @@ describe('logs of a whole flow under npm start', () => {
     WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
   };
   const leaked: Record<string, string> = {};
-  let ports: Record<string, number>;
+  let ports: Record<PortName, number>;
 
   beforeAll(async () => {
-    const names = [
-      'GATEWAY_PORT',
-      'OPS_PORT',
-      'WEBHOOKS_PORT',
-      'POLICY_PORT',
-      'DETERMINATIONS_PORT',
-      'PAYMENTS_PORT',
-      'PAYMENTS_CALLBACK_PORT',
-      'WEBHOOK_RECEIVER_PORT',
-      'RATE_SIMULATOR_PORT',
-      'MPESA_SIMULATOR_PORT',
-    ];
-    ports = Object.fromEntries(await Promise.all(names.map(async (n) => [n, await freePort()] as const)));
-    const env: NodeJS.ProcessEnv = { ...process.env, ...secrets, LOG_LEVEL: 'debug' };
     // Its own MongoDB, Redis and chain, as a newcomer's `npm start` has.
-    for (const shared of [
-      'MONGO_URL',
-      'REDIS_URL',
-      'CHAIN_RPC_URL',
-      'CHAIN_REGISTRY_ADDRESS',
-      'CHAIN_PRIVATE_KEY',
-    ]) {
-      delete env[shared];
-    }
-    for (const [name, port] of Object.entries(ports)) env[name] = String(port);
-    platform = await startPlatform(env);
-    await eventually(
-      async () => {
-        if (platform.child.exitCode !== null) throw new Error(`npm start exited:\n${platform.output()}`);
-        expect(platform.output()).toContain('Press Ctrl-C to stop.');
-      },
-      { timeout: 120_000, interval: 250, message: 'the npm start banner' },
-    );
+    const started = await platformEnv({ ...secrets, LOG_LEVEL: 'debug' });
+    ports = started.ports;
+    platform = await bootPlatform(started.env);
   });
 
   afterAll(async () => {
@@ -116,8 +62,15 @@ describe('logs of a whole flow under npm start', () => {
   });
 
   it('binds the internal services and the ops API to loopback only', () => {
-    for (const name of ['OPS_PORT', 'WEBHOOKS_PORT', 'POLICY_PORT', 'DETERMINATIONS_PORT', 'PAYMENTS_PORT']) {
-      expect({ name, addresses: listeningAddresses(ports[name] as number) }).toEqual({
+    const internal: PortName[] = [
+      'OPS_PORT',
+      'WEBHOOKS_PORT',
+      'POLICY_PORT',
+      'DETERMINATIONS_PORT',
+      'PAYMENTS_PORT',
+    ];
+    for (const name of internal) {
+      expect({ name, addresses: listeningAddresses(ports[name]) }).toEqual({
         name,
         addresses: ['127.0.0.1'],
       });

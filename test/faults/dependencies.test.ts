@@ -163,9 +163,15 @@ async function startStack(deps: {
 
 /**
  * A partner selling and (Tier 1) activating policies one after another until `stop()`: each
- * purchase has its own sum insured (`base + n`), so every attempt is found again afterwards.
+ * purchase has its own sum insured (`base + n`), so every attempt is found again afterwards,
+ * and with `keyOf` its own Idempotency-Key.
  */
-function partnerTraffic(gatewayPort: number, org: SellableOrg, base: number) {
+function partnerTraffic(
+  gatewayPort: number,
+  org: SellableOrg,
+  base: number,
+  keyOf?: (sumInsured: number) => string,
+) {
   const url = `http://127.0.0.1:${gatewayPort}/api`;
   const answers: Array<Timed & { kind: 'purchase' | 'activate' | 'read'; at: number }> = [];
   const purchases: Array<{ sumInsured: number; answer: Timed; policyId?: string }> = [];
@@ -179,6 +185,7 @@ function partnerTraffic(gatewayPort: number, org: SellableOrg, base: number) {
         method: 'POST',
         key: org.apiKey,
         body: cropPurchase(org, { sumInsured }),
+        ...(keyOf ? { headers: { 'Idempotency-Key': keyOf(sumInsured) } } : {}),
       });
       answers.push({ ...bought, kind: 'purchase', at });
       const policyId: string | undefined = bought.status === 201 ? bought.body.data.policy.id : undefined;
@@ -454,60 +461,6 @@ describe('faults in the dependencies (Redis, MongoDB, the chain), then recovery'
   });
 
   it('MongoDB hung 20 s (SIGSTOP, then SIGCONT): 503 at the deadline, not ready, then one policy per purchase retried with its Idempotency-Key', async () => {
-    /** `partnerTraffic`, with an Idempotency-Key on each purchase (this scenario's own loop). */
-    function keyedPartnerTraffic(
-      gatewayPort: number,
-      org: SellableOrg,
-      base: number,
-      keyOf: (sumInsured: number) => string,
-    ) {
-      const url = `http://127.0.0.1:${gatewayPort}/api`;
-      const answers: Array<Timed & { kind: 'purchase' | 'activate' | 'read'; at: number }> = [];
-      const purchases: Array<{ sumInsured: number; answer: Timed; policyId?: string }> = [];
-      const activated: string[] = [];
-      let running = true;
-      const loop = (async () => {
-        for (let n = 0; running; n++) {
-          const sumInsured = base + n;
-          const at = Date.now();
-          const bought = await timedCall(`${url}/policies/purchase`, {
-            method: 'POST',
-            key: org.apiKey,
-            body: cropPurchase(org, { sumInsured }),
-            headers: { 'Idempotency-Key': keyOf(sumInsured) },
-          });
-          answers.push({ ...bought, kind: 'purchase', at });
-          const policyId: string | undefined = bought.status === 201 ? bought.body.data.policy.id : undefined;
-          purchases.push({ sumInsured, answer: bought, policyId });
-          if (policyId) {
-            const t = Date.now();
-            const activation = await timedCall(`${url}/policies/${policyId}/activate`, {
-              method: 'PUT',
-              key: org.apiKey,
-              body: {},
-            });
-            answers.push({ ...activation, kind: 'activate', at: t });
-            if (activation.status === 200) activated.push(policyId);
-            const r = Date.now();
-            answers.push({
-              ...(await timedCall(`${url}/policies/${policyId}`, { key: org.apiKey })),
-              kind: 'read',
-              at: r,
-            });
-          }
-          await sleep(150);
-        }
-      })();
-      return {
-        answers,
-        purchases,
-        activated,
-        async stop() {
-          running = false;
-          await loop;
-        },
-      };
-    }
     const HANG_MS = 20_000;
     const mongod = await embeddedMongod();
     const chain = await testChain();
@@ -525,7 +478,7 @@ describe('faults in the dependencies (Redis, MongoDB, the chain), then recovery'
       const org = await sellableOrg(stack.platform, { capacity: 100_000_000 });
       // Each purchase carries an Idempotency-Key, which its retry repeats.
       const keyOf = (sumInsured: number) => `faults-mongo-${sumInsured}`;
-      const traffic = keyedPartnerTraffic(stack.gatewayPort, org, 40_000, keyOf);
+      const traffic = partnerTraffic(stack.gatewayPort, org, 40_000, keyOf);
       await eventually(() => expect(traffic.activated.length).toBeGreaterThanOrEqual(3), {
         timeout: 30_000,
         interval: 5,
