@@ -285,8 +285,10 @@ describe('activation when the chain fails', () => {
       new Queue('policy-sweeps', { connection: redis, prefix: p.config.REDIS_PREFIX }),
     ];
     try {
+      // Not checked empty afterwards: the service puts its schedules back on its own interval,
+      // which can come before any check. The activation job is gone for good, so only a sweep
+      // scheduled again can re-queue it: the policy turning ACTIVE below is that proof.
       for (const queue of queues) await queue.obliterate({ force: true });
-      expect(await queues[1]?.getJobSchedulersCount()).toBe(0);
     } finally {
       for (const queue of queues) await queue.close();
     }
