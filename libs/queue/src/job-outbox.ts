@@ -1,4 +1,5 @@
 import { type OutboxRelay, type RelayLogger, startDocumentRelay } from '@parametric/events';
+import { currentCarrier, type TraceCarrier } from '@parametric/tracing';
 import { type Collection, Schema } from 'mongoose';
 import { z } from 'zod';
 import type { AddOptions, Producer } from './producer';
@@ -14,6 +15,8 @@ export interface JobOutboxEntry<N extends QueueName = QueueName> {
   id: string;
   queue: N;
   payload: Payload<N>;
+  /** The trace of the request or job that stored it, so the job continues that trace. */
+  trace?: TraceCarrier;
 }
 
 export interface JobOutboxFields {
@@ -26,6 +29,9 @@ const storedEntry = z.strictObject({
   id: z.string().min(1).max(200),
   queue: z.enum(Object.keys(QUEUES) as [QueueName, ...QueueName[]]),
   payload: z.unknown(),
+  trace: z
+    .strictObject({ traceparent: z.string().max(64), requestId: z.string().max(64).optional() })
+    .optional(),
 });
 
 /** Adds the job outbox to a service's schema (call before compiling the model). */
@@ -33,7 +39,10 @@ export function withJobOutbox<S extends Schema>(schema: S): S {
   schema.add({
     jobOutbox: {
       type: [
-        new Schema({ id: String, queue: String, payload: Schema.Types.Mixed }, { _id: false, id: false }),
+        new Schema(
+          { id: String, queue: String, payload: Schema.Types.Mixed, trace: Schema.Types.Mixed },
+          { _id: false, id: false },
+        ),
       ],
       default: [],
     },
@@ -52,7 +61,10 @@ export function outboxJob<N extends QueueName>(
   payload: Payload<N>,
   jobId: string,
 ): JobOutboxEntry<N> {
-  return { id: jobId, queue, payload: validatePayload(queue, payload) };
+  const trace = currentCarrier();
+  const entry: JobOutboxEntry<N> = { id: jobId, queue, payload: validatePayload(queue, payload) };
+  if (trace) entry.trace = trace;
+  return entry;
 }
 
 /** Fields for a document created together with its jobs. */
@@ -95,7 +107,7 @@ export function startJobOutboxRelay(options: JobOutboxRelayOptions): OutboxRelay
       parse(entry) {
         const stored = storedEntry.safeParse(entry);
         if (!stored.success) return { ok: false, issues: stored.error.issues };
-        const { id, queue } = stored.data;
+        const { id, queue, trace } = stored.data;
         const payload = QUEUES[queue].safeParse(stored.data.payload);
         if (!payload.success) return { ok: false, issues: payload.error.issues };
         const producer = producers[queue] as Producer<typeof queue> | undefined;
@@ -104,7 +116,7 @@ export function startJobOutboxRelay(options: JobOutboxRelayOptions): OutboxRelay
           id,
           send: async () => {
             if (!producer) throw new Error(`no producer for queue "${queue}"`);
-            const opts: AddOptions = { jobId: id };
+            const opts: AddOptions = trace ? { jobId: id, trace } : { jobId: id };
             await producer.add(payload.data as never, opts);
           },
         };

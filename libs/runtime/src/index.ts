@@ -1,4 +1,5 @@
 import { createLogger, type Logger } from '@parametric/logger';
+import { type Otel, startOtel } from '@parametric/tracing';
 
 export interface Running {
   stop(): Promise<void>;
@@ -18,7 +19,10 @@ export const SHUTDOWN_DEADLINE_MS = 8_000;
  * arrives while the service is still starting stops it as soon as it has started. A stop
  * that outlasts the deadline, or a second signal, ends the process at once (exit 1, logged).
  */
-export function runService<C extends { LOG_LEVEL: string }, R extends Running>(options: {
+export function runService<
+  C extends { LOG_LEVEL: string; OTEL_EXPORTER_OTLP_ENDPOINT?: string; OTEL_SERVICE_NAME?: string },
+  R extends Running,
+>(options: {
   name: string;
   loadConfig: () => C;
   start: (config: C, logger: Logger) => Promise<R>;
@@ -28,6 +32,7 @@ export function runService<C extends { LOG_LEVEL: string }, R extends Running>(o
 }): void {
   const deadlineMs = options.shutdownDeadlineMs ?? SHUTDOWN_DEADLINE_MS;
   let logger: Logger | undefined;
+  let otel: Otel | undefined;
   let starting: Promise<R | undefined> | undefined;
   let stopping = false;
 
@@ -51,6 +56,8 @@ export function runService<C extends { LOG_LEVEL: string }, R extends Running>(o
     );
     (starting ?? Promise.resolve(undefined))
       .then((running) => running?.stop())
+      // The last spans (the shutdown's own included) go out before the process exits.
+      .then(() => otel?.shutdown())
       .then(
         () => process.exit(0),
         (err) => {
@@ -65,6 +72,16 @@ export function runService<C extends { LOG_LEVEL: string }, R extends Running>(o
   starting = (async () => {
     const config = options.loadConfig();
     logger = createLogger({ name: options.name, level: config.LOG_LEVEL });
+    if (config.OTEL_EXPORTER_OTLP_ENDPOINT) {
+      otel = await startOtel({
+        endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
+        serviceName: config.OTEL_SERVICE_NAME ?? options.name,
+      });
+      logger.info(
+        { endpoint: new URL(config.OTEL_EXPORTER_OTLP_ENDPOINT).origin },
+        'exporting spans over OTLP',
+      );
+    }
     const running = await options.start(config, logger);
     logger.info(options.describe?.(running, config) ?? {}, `${options.name} listening`);
     return running;
