@@ -116,7 +116,8 @@ export function startJobOutboxRelay(options: JobOutboxRelayOptions): OutboxRelay
           id,
           send: async () => {
             if (!producer) throw new Error(`no producer for queue "${queue}"`);
-            const opts: AddOptions = trace ? { jobId: id, trace } : { jobId: id };
+            // The stored trace, or none: the relay may run inside an unrelated request's context.
+            const opts: AddOptions = { jobId: id, trace: trace ?? null };
             await producer.add(payload.data as never, opts);
           },
         };

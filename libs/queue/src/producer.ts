@@ -34,9 +34,10 @@ export interface AddOptions {
   attempts?: number;
   /**
    * The trace the job belongs to, when it is not the current one (a relayed outbox entry
-   * carries the trace of the request that stored it). Default: the current request's or job's.
+   * carries the trace of the request that stored it; `null`: none, it starts its own). Default:
+   * the current request's or job's.
    */
-  trace?: TraceCarrier;
+  trace?: TraceCarrier | null;
 }
 
 export interface Producer<N extends QueueName> {
@@ -103,7 +104,7 @@ export function createProducer<N extends QueueName>(name: N, options: ProducerOp
     // The trace of the request or job adding this one travels in the job's options (where
     // BullMQ's own telemetry keeps its propagation metadata), never in the payload. A payload
     // that carries its own trace (an event, stamped when its request wrote it) keeps that one.
-    const carrier = hasOwnTrace(data) ? undefined : (opts.trace ?? currentCarrier());
+    const carrier = hasOwnTrace(data) ? undefined : opts.trace === undefined ? currentCarrier() : opts.trace;
     if (carrier) jobOptions.telemetry = { metadata: JSON.stringify(carrier) };
     return (await queue.add(name, data, jobOptions)) as Job<Payload<N>>;
   };

@@ -72,15 +72,10 @@ export function runService<
   starting = (async () => {
     const config = options.loadConfig();
     logger = createLogger({ name: options.name, level: config.LOG_LEVEL });
-    if (config.OTEL_EXPORTER_OTLP_ENDPOINT) {
-      otel = await startOtel({
-        endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
-        serviceName: config.OTEL_SERVICE_NAME ?? options.name,
-      });
-      logger.info(
-        { endpoint: new URL(config.OTEL_EXPORTER_OTLP_ENDPOINT).origin },
-        'exporting spans over OTLP',
-      );
+    otel = await startSpanExport(config, options.name);
+    if (otel && config.OTEL_EXPORTER_OTLP_ENDPOINT) {
+      const endpoint = new URL(config.OTEL_EXPORTER_OTLP_ENDPOINT).origin;
+      logger.info({ endpoint }, 'exporting spans over OTLP');
     }
     const running = await options.start(config, logger);
     logger.info(options.describe?.(running, config) ?? {}, `${options.name} listening`);
@@ -90,5 +85,20 @@ export function runService<
     // Config errors list variables, never values; anything else is a start-up failure.
     console.error(err instanceof Error ? err.message : err);
     process.exit(1);
+  });
+}
+
+/**
+ * Span export as the service's config says: on (OTLP/HTTP to `OTEL_EXPORTER_OTLP_ENDPOINT`)
+ * only when the variable is set; otherwise nothing is started, loaded or sent.
+ */
+export async function startSpanExport(
+  config: { OTEL_EXPORTER_OTLP_ENDPOINT?: string; OTEL_SERVICE_NAME?: string },
+  name: string,
+): Promise<Otel | undefined> {
+  if (!config.OTEL_EXPORTER_OTLP_ENDPOINT) return undefined;
+  return startOtel({
+    endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
+    serviceName: config.OTEL_SERVICE_NAME ?? name,
   });
 }

@@ -20,10 +20,14 @@ export interface Otel {
  * and log lines and exported spans carry the same trace and span ids by construction.
  */
 export async function startOtel(options: OtelOptions): Promise<Otel> {
-  const api = await import('@opentelemetry/api');
-  const { TracerProvider, BatchSpanProcessor, AlwaysOnSampler } = await import('@opentelemetry/sdk-trace');
-  const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
-  const { resourceFromAttributes } = await import('@opentelemetry/resources');
+  // Required here, not imported at the top: loading the SDK is part of turning export on.
+  const api = require('@opentelemetry/api') as typeof import('@opentelemetry/api');
+  const { TracerProvider, BatchSpanProcessor, AlwaysOnSampler } =
+    require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
+  const { OTLPTraceExporter } =
+    require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
+  const { resourceFromAttributes } =
+    require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
 
   const provider = new TracerProvider({
     // We decide what is recorded, not the caller's flags (a partner's `traceparent` may say 00).
