@@ -85,6 +85,8 @@ export const redisPrefix = z
 export const REQUEST_DEADLINE_DEFAULT_MS = 15_000;
 export const OPS_REQUEST_DEADLINE_DEFAULT_MS = 60_000;
 
+const otelServiceName = emptyIsUnset(z.string().min(1).max(100).optional());
+
 export function platformService<P extends string>(prefix: P, database: string) {
   return {
     NODE_ENV: nodeEnv,
@@ -98,6 +100,8 @@ export function platformService<P extends string>(prefix: P, database: string) {
     INTERNAL_SIGNING_SECRET: secret(),
     REQUEST_DEADLINE_MS: positiveInt(REQUEST_DEADLINE_DEFAULT_MS),
     OPS_REQUEST_DEADLINE_MS: positiveInt(OPS_REQUEST_DEADLINE_DEFAULT_MS),
+    OTEL_EXPORTER_OTLP_ENDPOINT: serviceUrl(),
+    OTEL_SERVICE_NAME: otelServiceName,
   } as {
     NODE_ENV: typeof nodeEnv;
     LOG_LEVEL: typeof logLevel;
@@ -110,6 +114,13 @@ export function platformService<P extends string>(prefix: P, database: string) {
     REQUEST_DEADLINE_MS: ReturnType<typeof positiveInt>;
     /** The same for the ops APIs, whose batch doors take up to 1,000 items in one call. */
     OPS_REQUEST_DEADLINE_MS: ReturnType<typeof positiveInt>;
+    /**
+     * An OTLP/HTTP collector (e.g. `http://otel-collector:4318`): when set, the service exports
+     * its spans to `<url>/v1/traces`. Unset (the default): no span is exported, no request made.
+     */
+    OTEL_EXPORTER_OTLP_ENDPOINT: ReturnType<typeof serviceUrl>;
+    /** `service.name` of exported spans; the service's own name by default. */
+    OTEL_SERVICE_NAME: typeof otelServiceName;
   } & Record<`${P}_HOST`, z.ZodDefault<z.ZodString>> &
     Record<`${P}_PORT`, ReturnType<typeof port>>;
 }

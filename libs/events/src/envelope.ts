@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { currentCarrier, type TraceCarrier } from '@parametric/tracing';
 import { z } from 'zod';
 import { EVENT_CATALOG, EVENT_NAMES, type EventData, type EventName } from './catalog';
 
@@ -16,8 +17,21 @@ export type EventEnvelope<N extends EventName = EventName> = {
     createdAt: string;
     organizationId: string;
     data: EventData<K>;
+    /**
+     * The trace of the request (or job) that created the event: stored with the outbox entry
+     * and carried on the `events` job, so the delivery continues that trace. Internal only:
+     * never part of what the partner receives (the webhooks service builds the body from
+     * `id`, `event`, `createdAt` and `data`).
+     */
+    trace?: TraceCarrier;
   };
 }[N];
+
+/** A stored carrier: a `traceparent`-sized string and a request id, nothing else. */
+const traceCarrierSchema = z.strictObject({
+  traceparent: z.string().max(64),
+  requestId: z.string().max(64).optional(),
+});
 
 function envelopeSchemaFor<N extends EventName>(event: N) {
   return z.strictObject({
@@ -26,6 +40,7 @@ function envelopeSchemaFor<N extends EventName>(event: N) {
     createdAt: z.iso.datetime({ offset: true }),
     organizationId: z.uuid(),
     data: EVENT_CATALOG[event],
+    trace: traceCarrierSchema.optional(),
   });
 }
 
@@ -49,12 +64,14 @@ export function createEvent<N extends EventName>(
   organizationId: string,
   data: EventData<N>,
 ): EventEnvelope<N> {
+  const trace = currentCarrier();
   const envelope = eventEnvelopeSchema.parse({
     id: randomUUID(),
     event,
     createdAt: new Date().toISOString(),
     organizationId,
     data,
+    ...(trace ? { trace } : {}),
   });
   return envelope as EventEnvelope<N>;
 }

@@ -14,6 +14,8 @@ export const outboxEventSchema = new Schema(
     createdAt: { type: String, required: true },
     organizationId: { type: String, required: true },
     data: { type: Schema.Types.Mixed, required: true },
+    /** The creating request's trace (`EventEnvelope.trace`); absent for events made outside one. */
+    trace: { type: Schema.Types.Mixed, required: false },
   },
   // No `_id` per entry: the event id is the identity. `id: false` frees the `id` path from
   // mongoose's virtual. `minimize: false` keeps empty objects inside `data` (a `links: {}` is

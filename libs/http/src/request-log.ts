@@ -1,13 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '@parametric/logger';
+import { type Logger, TRACE_BOUND } from '@parametric/logger';
+import { exporting, parseTraceparent, runInTrace, startSpan, type TraceContext } from '@parametric/tracing';
 import type { Express, NextFunction, Request, Response } from 'express';
 
 declare module 'node:http' {
   interface IncomingMessage {
     /** The request id: the caller's `x-request-id` when well-formed, else a UUID. */
     id: string;
-    /** A logger whose lines carry `reqId`; made on first use. */
+    /** A logger whose lines carry `reqId`, `traceId` and `spanId`; made on first use. */
     log: Logger;
+    /** This process's span of the request: its trace id (from `traceparent`, or new) and span id. */
+    trace: TraceContext;
   }
 }
 
@@ -32,7 +35,11 @@ export function requestLogging(
   Object.defineProperty(app.request, 'log', {
     configurable: true,
     get(this: Request): Logger {
-      const child = logger.child({ reqId: this.id });
+      const { traceId, spanId } = this.trace;
+      const child = logger.child({ reqId: this.id, traceId, spanId });
+      // The mixin adds nothing to these lines: the child binds the fields already (and still has
+      // them on a line logged after the request's async context is gone).
+      (child as Logger & { [TRACE_BOUND]?: boolean })[TRACE_BOUND] = true;
       Object.defineProperty(this, 'log', { value: child, writable: true, configurable: true });
       return child;
     },
@@ -46,15 +53,29 @@ export function requestLogging(
     const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     req.id = id;
     res.setHeader('x-request-id', id);
+    // A caller's well-formed `traceparent` is continued (its trace id, our own span id); else a
+    // trace starts here. Only logs and exported spans use it: never identity, limits or keys.
+    const span = startSpan(`${req.method}`, 'server', {
+      parent: parseTraceparent(req.headers.traceparent),
+      reqId: id,
+      attributes: exporting() ? { 'http.request.method': req.method } : undefined,
+    });
+    req.trace = span.context;
     const startedAt = Date.now();
     const done = (): void => {
       res.removeListener('finish', done);
       res.removeListener('close', done);
       logCompletion(logger, req, res, Date.now() - startedAt, loggedPath);
+      if (exporting()) {
+        span.setAttribute('http.response.status_code', res.statusCode);
+        span.setAttribute('url.path', loggedPath(req.path ?? ''));
+      }
+      span.end(res.statusCode >= 500 ? `status ${res.statusCode}` : undefined);
     };
     res.on('finish', done);
     res.on('close', done);
-    next();
+    // Everything the request runs, and every line any logger writes meanwhile, is in its trace.
+    runInTrace(span.context, next);
   };
 }
 
@@ -81,6 +102,8 @@ function logCompletion(
   if (!logger.isLevelEnabled(level)) return;
   const line = {
     reqId: req.id,
+    traceId: req.trace.traceId,
+    spanId: req.trace.spanId,
     req: requestView(req, at === -1 ? loggedPath(path) : `${loggedPath(path)}?[query redacted]`),
     res: { statusCode: status, headers: res.getHeaders() },
     responseTime,

@@ -1,3 +1,4 @@
+import { traceLogFields } from '@parametric/tracing';
 import pino, { type Logger } from 'pino';
 
 export type { Logger } from 'pino';
@@ -49,6 +50,21 @@ export interface LoggerOptions {
   destination?: pino.DestinationStream;
 }
 
+/**
+ * Set on a child logger that already binds `traceId`, `spanId` and `reqId` (a request's
+ * `req.log`, which may log after the request's async context is gone): the mixin adds nothing
+ * to its lines, so no field appears twice.
+ */
+export const TRACE_BOUND: unique symbol = Symbol('parametric.traceBound');
+
+/**
+ * Every line logged while a request or a job is handled carries its `traceId`, `spanId` and
+ * `reqId` (from @parametric/tracing's AsyncLocalStorage), whichever logger wrote it.
+ */
+function traceMixin(_obj: object, _level: number, logger: Logger): object {
+  return (logger as Logger & { [TRACE_BOUND]?: boolean })[TRACE_BOUND] ? {} : traceLogFields();
+}
+
 export function createLogger({ name, level = 'info', destination }: LoggerOptions): Logger {
   return pino(
     {
@@ -57,6 +73,7 @@ export function createLogger({ name, level = 'info', destination }: LoggerOption
       redact: { paths: REDACT_PATHS, censor: '[Redacted]' },
       base: { service: name },
       timestamp: pino.stdTimeFunctions.isoTime,
+      mixin: traceMixin,
     },
     destination,
   );

@@ -1,5 +1,6 @@
 import { createLogger } from '@parametric/logger';
 import { captureLogs } from '@parametric/test-harness';
+import { runInTrace } from '@parametric/tracing';
 
 function capture() {
   const logs = captureLogs();
@@ -206,5 +207,32 @@ describe('createLogger', () => {
     createLogger({ name: 'svc', destination: out.stream }).info(payload);
     expect(payload).toEqual({ apiKey: 'pk_live_untouched', partner: { secret: 'whsec_untouched' } });
     expect(out.text()).not.toContain('untouched');
+  });
+});
+
+describe('trace fields', () => {
+  it('puts the current trace and request id on every line of every logger, children included', async () => {
+    const { stream, records } = capture();
+    const logger = createLogger({ name: 'test', destination: stream });
+    const child = logger.child({ component: 'x' });
+    await runInTrace(
+      { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', reqId: 'req-9' },
+      async () => {
+        await Promise.resolve();
+        logger.info('from the service logger');
+        child.warn({ detail: 1 }, 'from a child');
+      },
+    );
+    logger.info('outside');
+    const [first, second, outside] = records();
+    const fields = {
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      spanId: '00f067aa0ba902b7',
+      reqId: 'req-9',
+    };
+    expect(first).toMatchObject(fields);
+    expect(second).toMatchObject({ ...fields, component: 'x', detail: 1 });
+    expect(outside).not.toHaveProperty('traceId');
+    expect(outside).not.toHaveProperty('reqId');
   });
 });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { opsFarmerSchema, opsPolicySchema } from '@parametric/contracts';
 import { AppError, signContext } from '@parametric/http';
+import { currentTrace, outbound } from '@parametric/tracing';
 import type { z } from 'zod';
 
 /** A policy of any organization, as the policy service's ops look-up returns it. */
@@ -52,17 +53,21 @@ async function getOps<S extends z.ZodType>(
   schema: S,
   what: string,
 ): Promise<z.output<S> | null> {
-  const requestId = randomUUID();
+  // The request or job this call is made for: its request id and trace go with it.
+  const requestId = currentTrace()?.reqId ?? randomUUID();
   let res: Response;
   try {
-    res = await fetch(`${deps.policyUrl}${path}`, {
-      headers: {
-        accept: 'application/json',
-        'x-request-id': requestId,
-        ...signContext({ role: 'OPS', requestId, issuedAt: Date.now() }, deps.signingSecret),
-      },
-      signal: AbortSignal.timeout(deps.timeoutMs),
-    });
+    res = await outbound(`GET policy ${what}`, (traceparent) =>
+      fetch(`${deps.policyUrl}${path}`, {
+        headers: {
+          accept: 'application/json',
+          'x-request-id': requestId,
+          ...(traceparent ? { traceparent } : {}),
+          ...signContext({ role: 'OPS', requestId, issuedAt: Date.now() }, deps.signingSecret),
+        },
+        signal: AbortSignal.timeout(deps.timeoutMs),
+      }),
+    );
   } catch (err) {
     throw unavailable(`the policy service did not answer (${(err as Error).message})`);
   }

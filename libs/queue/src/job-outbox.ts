@@ -4,6 +4,7 @@ import {
   type RelayLogger,
   startDocumentRelay,
 } from '@parametric/events';
+import { currentCarrier, type TraceCarrier } from '@parametric/tracing';
 import { type Collection, Schema } from 'mongoose';
 import { z } from 'zod';
 import type { AddOptions, Producer } from './producer';
@@ -19,6 +20,8 @@ export interface JobOutboxEntry<N extends QueueName = QueueName> {
   id: string;
   queue: N;
   payload: Payload<N>;
+  /** The trace of the request or job that stored it, so the job continues that trace. */
+  trace?: TraceCarrier;
 }
 
 export interface JobOutboxFields {
@@ -35,6 +38,9 @@ const storedEntry = z.strictObject({
   id: z.string().min(1).max(200),
   queue: z.enum(Object.keys(QUEUES) as [QueueName, ...QueueName[]]),
   payload: z.unknown(),
+  trace: z
+    .strictObject({ traceparent: z.string().max(64), requestId: z.string().max(64).optional() })
+    .optional(),
 });
 
 /** Adds the job outbox to a service's schema (call before compiling the model). */
@@ -42,7 +48,10 @@ export function withJobOutbox<S extends Schema>(schema: S): S {
   schema.add({
     jobOutbox: {
       type: [
-        new Schema({ id: String, queue: String, payload: Schema.Types.Mixed }, { _id: false, id: false }),
+        new Schema(
+          { id: String, queue: String, payload: Schema.Types.Mixed, trace: Schema.Types.Mixed },
+          { _id: false, id: false },
+        ),
       ],
       default: [],
     },
@@ -71,7 +80,10 @@ export function outboxJob<N extends QueueName>(
   payload: Payload<N>,
   jobId: string,
 ): JobOutboxEntry<N> {
-  return { id: jobId, queue, payload: validatePayload(queue, payload) };
+  const trace = currentCarrier();
+  const entry: JobOutboxEntry<N> = { id: jobId, queue, payload: validatePayload(queue, payload) };
+  if (trace) entry.trace = trace;
+  return entry;
 }
 
 /** Fields for a document created together with its jobs. */
@@ -123,7 +135,7 @@ export function startJobOutboxRelay(options: JobOutboxRelayOptions): OutboxRelay
       parse(entry) {
         const stored = storedEntry.safeParse(entry);
         if (!stored.success) return { ok: false, issues: stored.error.issues };
-        const { id, queue } = stored.data;
+        const { id, queue, trace } = stored.data;
         const payload = QUEUES[queue].safeParse(stored.data.payload);
         if (!payload.success) return { ok: false, issues: payload.error.issues };
         const producer = producers[queue] as Producer<typeof queue> | undefined;
@@ -132,7 +144,8 @@ export function startJobOutboxRelay(options: JobOutboxRelayOptions): OutboxRelay
           id,
           send: async () => {
             if (!producer) throw new Error(`no producer for queue "${queue}"`);
-            const opts: AddOptions = { jobId: id };
+            // The stored trace, or none: the relay may run inside an unrelated request's context.
+            const opts: AddOptions = { jobId: id, trace: trace ?? null };
             await producer.add(payload.data as never, opts);
           },
         };

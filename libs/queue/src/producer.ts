@@ -1,3 +1,4 @@
+import { currentCarrier, type TraceCarrier } from '@parametric/tracing';
 import { type DefaultJobOptions, type Job, type JobsOptions, Queue } from 'bullmq';
 import {
   closeOwned,
@@ -31,6 +32,12 @@ export interface AddOptions {
   jobId?: string;
   delay?: number;
   attempts?: number;
+  /**
+   * The trace the job belongs to, when it is not the current one (a relayed outbox entry
+   * carries the trace of the request that stored it; `null`: none, it starts its own). Default:
+   * the current request's or job's.
+   */
+  trace?: TraceCarrier | null;
 }
 
 export interface Producer<N extends QueueName> {
@@ -101,6 +108,11 @@ export function createProducer<N extends QueueName>(name: N, options: ProducerOp
     if (opts.jobId !== undefined) jobOptions.jobId = opts.jobId;
     if (opts.delay !== undefined) jobOptions.delay = opts.delay;
     if (opts.attempts !== undefined) jobOptions.attempts = opts.attempts;
+    // The trace of the request or job adding this one travels in the job's options (where
+    // BullMQ's own telemetry keeps its propagation metadata), never in the payload. A payload
+    // that carries its own trace (an event, stamped when its request wrote it) keeps that one.
+    const carrier = hasOwnTrace(data) ? undefined : opts.trace === undefined ? currentCarrier() : opts.trace;
+    if (carrier) jobOptions.telemetry = { metadata: JSON.stringify(carrier) };
     return (await queue.add(name, data, jobOptions)) as Job<Payload<N>>;
   };
 
@@ -142,4 +154,8 @@ export function createProducer<N extends QueueName>(name: N, options: ProducerOp
       }
     },
   };
+}
+
+function hasOwnTrace(data: unknown): boolean {
+  return typeof data === 'object' && data !== null && (data as { trace?: unknown }).trace !== undefined;
 }

@@ -1,4 +1,5 @@
 import { countJobProcessed } from '@parametric/metrics';
+import { runContinuing, type TraceCarrier } from '@parametric/tracing';
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import { closeOwned, type RedisConnection, resolveConnection } from './connection';
 import { InvalidPayloadError, type Payload, type QueueName } from './registry';
@@ -66,7 +67,11 @@ export function createWorker<N extends QueueName>(
         if (err instanceof InvalidPayloadError) throw new UnrecoverableError(err.message);
         throw err;
       }
-      await handler(payload, job, token);
+      // The job runs in the trace of the request (or job) that caused it, restored for the
+      // handler's whole duration: every line logged meanwhile carries its traceId and reqId.
+      await runContinuing(traceCarrierOf(job), `process ${name}`, 'consumer', () =>
+        handler(payload, job, token),
+      );
     },
     {
       connection: connection.client,
@@ -96,4 +101,28 @@ export function createWorker<N extends QueueName>(
       }
     },
   };
+}
+
+/**
+ * Where a job's trace is: the payload's own `trace` (an event's envelope, stamped by the
+ * request that wrote it to the outbox), else what the producer put in the job's options.
+ * Anything malformed is ignored: the job then starts a trace of its own.
+ */
+export function traceCarrierOf(job: Pick<Job, 'data' | 'opts'>): TraceCarrier | undefined {
+  const own = (job.data as { trace?: unknown } | undefined)?.trace;
+  if (isCarrier(own)) return own;
+  const metadata = job.opts?.telemetry?.metadata;
+  if (typeof metadata !== 'string' || metadata.length > 512) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(metadata);
+    return isCarrier(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isCarrier(value: unknown): value is TraceCarrier {
+  if (typeof value !== 'object' || value === null) return false;
+  const { traceparent, requestId } = value as Record<string, unknown>;
+  return typeof traceparent === 'string' && (requestId === undefined || typeof requestId === 'string');
 }

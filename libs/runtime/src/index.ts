@@ -1,4 +1,5 @@
 import { createLogger, type Logger } from '@parametric/logger';
+import { type Otel, startOtel } from '@parametric/tracing';
 
 export interface Running {
   stop(): Promise<void>;
@@ -18,7 +19,10 @@ export const SHUTDOWN_DEADLINE_MS = 8_000;
  * arrives while the service is still starting stops it as soon as it has started. A stop
  * that outlasts the deadline, or a second signal, ends the process at once (exit 1, logged).
  */
-export function runService<C extends { LOG_LEVEL: string }, R extends Running>(options: {
+export function runService<
+  C extends { LOG_LEVEL: string; OTEL_EXPORTER_OTLP_ENDPOINT?: string; OTEL_SERVICE_NAME?: string },
+  R extends Running,
+>(options: {
   name: string;
   loadConfig: () => C;
   start: (config: C, logger: Logger) => Promise<R>;
@@ -28,6 +32,7 @@ export function runService<C extends { LOG_LEVEL: string }, R extends Running>(o
 }): void {
   const deadlineMs = options.shutdownDeadlineMs ?? SHUTDOWN_DEADLINE_MS;
   let logger: Logger | undefined;
+  let otel: Otel | undefined;
   let starting: Promise<R | undefined> | undefined;
   let stopping = false;
 
@@ -51,6 +56,8 @@ export function runService<C extends { LOG_LEVEL: string }, R extends Running>(o
     );
     (starting ?? Promise.resolve(undefined))
       .then((running) => running?.stop())
+      // The last spans (the shutdown's own included) go out before the process exits.
+      .then(() => otel?.shutdown())
       .then(
         () => process.exit(0),
         (err) => {
@@ -65,6 +72,11 @@ export function runService<C extends { LOG_LEVEL: string }, R extends Running>(o
   starting = (async () => {
     const config = options.loadConfig();
     logger = createLogger({ name: options.name, level: config.LOG_LEVEL });
+    otel = await startSpanExport(config, options.name);
+    if (otel && config.OTEL_EXPORTER_OTLP_ENDPOINT) {
+      const endpoint = new URL(config.OTEL_EXPORTER_OTLP_ENDPOINT).origin;
+      logger.info({ endpoint }, 'exporting spans over OTLP');
+    }
     const running = await options.start(config, logger);
     logger.info(options.describe?.(running, config) ?? {}, `${options.name} listening`);
     return running;
@@ -73,5 +85,20 @@ export function runService<C extends { LOG_LEVEL: string }, R extends Running>(o
     // Config errors list variables, never values; anything else is a start-up failure.
     console.error(err instanceof Error ? err.message : err);
     process.exit(1);
+  });
+}
+
+/**
+ * Span export as the service's config says: on (OTLP/HTTP to `OTEL_EXPORTER_OTLP_ENDPOINT`)
+ * only when the variable is set; otherwise nothing is started, loaded or sent.
+ */
+export async function startSpanExport(
+  config: { OTEL_EXPORTER_OTLP_ENDPOINT?: string; OTEL_SERVICE_NAME?: string },
+  name: string,
+): Promise<Otel | undefined> {
+  if (!config.OTEL_EXPORTER_OTLP_ENDPOINT) return undefined;
+  return startOtel({
+    endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
+    serviceName: config.OTEL_SERVICE_NAME ?? name,
   });
 }

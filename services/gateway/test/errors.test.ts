@@ -88,6 +88,23 @@ describe('error envelope', () => {
     expect(reply.headers.get('content-type')).toContain('application/json');
   });
 
+  it('answers every refusal with an x-request-id too, so a partner can quote it to ops', async () => {
+    const replies = [
+      await t.api('GET', '/organizations/me'), // 401: no key
+      await t.api('GET', '/organizations/me', { key: 'pk_live_not-a-real-key' }), // 401: bad key
+      await t.api('GET', '/no/such/thing', { key: apiKey }), // 404
+      await t.api('PUT', '/organizations/me/settings', {
+        key: apiKey,
+        raw: '{"brandColor": ',
+        headers: { 'content-type': 'application/json' },
+      }), // 400
+    ];
+    for (const reply of replies) {
+      expect(reply.status).toBeGreaterThanOrEqual(400);
+      expect(reply.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    }
+  });
+
   it('echoes a request id on every response', async () => {
     const reply = await t.api('GET', '/organizations/me', {
       key: apiKey,

@@ -41,6 +41,7 @@ describe('ops API', () => {
     const reply = await t.ops('POST', `/organizations/${id}/kyb`, { body: { status: 'VERIFIED' } });
     expect(reply.status).toBe(200);
     expect(reply.body.data.kybStatus).toBe('VERIFIED');
+    const requestId = reply.headers.get('x-request-id');
     expect((await t.api('GET', '/organizations/me', { key: apiKey })).body.data.kybStatus).toBe('VERIFIED');
     await t.gateway.drainOutbox();
     const mine = (await queuedEvents()).filter((e) => e.organizationId === id);
@@ -51,6 +52,8 @@ describe('ops API', () => {
         createdAt: expect.any(String),
         organizationId: id,
         data: { organizationId: id, kybStatus: 'VERIFIED' },
+        // The ops request's trace, for the delivery to continue (never sent to the partner).
+        trace: { traceparent: expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/), requestId },
       },
     ]);
   });

@@ -1,5 +1,5 @@
 import { freePort } from '@parametric/local-process';
-import { createLogger } from '@parametric/logger';
+import { createLogger, type Logger } from '@parametric/logger';
 import {
   checkAgainstDocument,
   testMongoUrl,
@@ -162,9 +162,13 @@ export async function signInAs(
   };
 }
 
-export async function startTestGateway(overrides: Record<string, string> = {}): Promise<TestGateway> {
+export async function startTestGateway(
+  overrides: Record<string, string> = {},
+  /** The gateway's logger (silent unless a test captures what it logs). */
+  logger: Logger = createLogger({ name: 'gateway-test', level: 'silent' }),
+): Promise<TestGateway> {
   const config = testConfig({ REGISTRATION_LIMIT_POINTS: '1000', ...overrides });
-  const gateway = await startGateway(config, createLogger({ name: 'gateway-test', level: 'silent' }));
+  const gateway = await startGateway(config, logger);
   const db = await mongoose.createConnection(config.MONGO_URL, { dbName: config.MONGO_DB }).asPromise();
   const api = (method: string, path: string, options?: CallOptions) =>
     call(method, `${gateway.partnerUrl}${path}`, options);

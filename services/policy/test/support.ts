@@ -61,17 +61,22 @@ export async function startPolicyPlatform(
   gatewayOverrides: Record<string, string> = {},
   /** The policy service's logger (silent unless a test captures what it logs). */
   logger: Logger = createLogger({ name: 'policy-test', level: 'silent' }),
+  /** The gateway's logger (silent unless a test captures what it logs). */
+  gatewayLogger?: Logger,
 ): Promise<PolicyPlatform> {
   const { config, chain } = await policyTestConfig(overrides);
   const policy = await startPolicy(config, logger);
-  const gateway = await startTestGateway({
-    POLICY_URL: policy.url,
-    REDIS_PREFIX: config.REDIS_PREFIX,
-    INTERNAL_SIGNING_SECRET: SIGNING_SECRET,
-    RATE_LIMIT_POINTS: '100000',
-    OUTBOX_POLL_MS: '100',
-    ...gatewayOverrides,
-  });
+  const gateway = await startTestGateway(
+    {
+      POLICY_URL: policy.url,
+      REDIS_PREFIX: config.REDIS_PREFIX,
+      INTERNAL_SIGNING_SECRET: SIGNING_SECRET,
+      RATE_LIMIT_POINTS: '100000',
+      OUTBOX_POLL_MS: '100',
+      ...gatewayOverrides,
+    },
+    gatewayLogger,
+  );
   const db = await mongoose.createConnection(config.MONGO_URL, { dbName: config.MONGO_DB }).asPromise();
   return {
     gateway,
@@ -184,15 +189,19 @@ export interface PolicyPlatformWithWebhooks extends PolicyPlatform {
 /** The policy platform plus the webhooks service and a partner's receiver: events end to end. */
 export async function startPolicyPlatformWithWebhooks(
   overrides: Record<string, string> = {},
+  /** Each service's logger (silent unless a test captures what they log). */
+  loggers: { gateway?: Logger; policy?: Logger; webhooks?: Logger } = {},
 ): Promise<PolicyPlatformWithWebhooks> {
   const prefix = uniqueRedisPrefix('policy');
   const webhooks = await startWebhooks(
     webhooksTestConfig({ REDIS_PREFIX: prefix }),
-    createLogger({ name: 'webhooks-test', level: 'silent' }),
+    loggers.webhooks ?? createLogger({ name: 'webhooks-test', level: 'silent' }),
   );
   const platform = await startPolicyPlatform(
     { REDIS_PREFIX: prefix, ...overrides },
     { WEBHOOKS_URL: webhooks.url },
+    loggers.policy,
+    loggers.gateway,
   );
   const receiver = await startWebhookReceiver();
   return {

@@ -1,5 +1,6 @@
 import { AppError, signContext } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
+import { outbound } from '@parametric/tracing';
 import { type NextFunction, type Request, type Response, Router } from 'express';
 import { principalOf } from '../auth/principal';
 import type { UpstreamReply, Upstreams } from './upstreams';
@@ -134,11 +135,17 @@ export function publicForwardingRoutes(deps: ForwardingDeps): Router {
       if (!base) throw unavailable();
       let upstream: UpstreamReply;
       try {
-        upstream = await deps.upstreams.request(base, `/api${route.path}`, {
-          method: 'GET',
-          headers: { accept: route.contentType, 'x-request-id': String(req.id) },
-          timeoutMs: deps.timeoutMs,
-        });
+        upstream = await outbound(`GET ${route.service}`, (traceparent) =>
+          deps.upstreams.request(base, `/api${route.path}`, {
+            method: 'GET',
+            headers: {
+              accept: route.contentType,
+              'x-request-id': String(req.id),
+              ...(traceparent ? { traceparent } : {}),
+            },
+            timeoutMs: deps.timeoutMs,
+          }),
+        );
       } catch (err) {
         req.log.warn({ err, service: route.service }, 'forwarding failed');
         throw unavailable();
@@ -159,9 +166,10 @@ export function publicForwardingRoutes(deps: ForwardingDeps): Router {
 }
 
 /**
- * One forwarded request. Only the signed context, the request id and the partner headers a
- * contract declares (`FORWARDED_REQUEST_HEADERS`) travel with the body: nothing else a partner
- * sets in its own headers reaches the service.
+ * One forwarded request. Only the signed context, the request id, our `traceparent` (the
+ * partner's trace id at most, with our span as parent) and the partner headers a contract
+ * declares (`FORWARDED_REQUEST_HEADERS`) travel with the body: nothing else a partner sets in
+ * its own headers reaches the service.
  */
 async function forward(
   req: Request,
@@ -194,11 +202,15 @@ async function forward(
   // No redirect is followed (undici's request never does): a 3xx goes back with its Location.
   let upstream: UpstreamReply;
   try {
-    upstream = await upstreams.request(target.base, target.path, {
-      method: req.method,
-      headers,
-      body: hasBody ? JSON.stringify(req.body) : undefined,
-      timeoutMs: target.timeoutMs,
+    const base = target.base;
+    upstream = await outbound(`${req.method} ${target.service}`, (traceparent) => {
+      if (traceparent) headers.traceparent = traceparent;
+      return upstreams.request(base, target.path, {
+        method: req.method,
+        headers,
+        body: hasBody ? JSON.stringify(req.body) : undefined,
+        timeoutMs: target.timeoutMs,
+      });
     });
   } catch (err) {
     req.log.warn({ err, service: target.service }, 'forwarding failed');

@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { outbound } from '@parametric/tracing';
 import CircuitBreaker from 'opossum';
 import { z } from 'zod';
 import { DarajaError, errorFromAnswer, INVALID_TOKEN } from './errors';
@@ -170,7 +171,14 @@ export function createDaraja(config: DarajaConfig, deps: { now?: () => Date } = 
     const timer = setTimeout(() => controller.abort(), config.timeoutMs);
     let answer: Answer;
     try {
-      const response = await fetch(`${base}${path}`, { ...init, signal: controller.signal });
+      // Daraja may continue our trace; the request's trace id is all it learns.
+      const response = await outbound(`mpesa ${what}`, (traceparent) =>
+        fetch(`${base}${path}`, {
+          ...init,
+          headers: traceparent ? { ...(init.headers as Record<string, string>), traceparent } : init.headers,
+          signal: controller.signal,
+        }),
+      );
       const text = await response.text();
       let body: unknown = text;
       try {

@@ -1,4 +1,5 @@
 import { formatMinor, mulDiv, parseMinor } from '@parametric/money';
+import { outbound } from '@parametric/tracing';
 import CircuitBreaker from 'opossum';
 
 /**
@@ -234,10 +235,12 @@ export function createRateSource(options: RateSourceOptions): RateSource {
       timeoutMs,
     );
     try {
-      const response = await fetch(endpoint, {
-        signal: controller.signal,
-        headers: { accept: 'application/json' },
-      });
+      const response = await outbound('rate source', (traceparent) =>
+        fetch(endpoint, {
+          signal: controller.signal,
+          headers: traceparent ? { accept: 'application/json', traceparent } : { accept: 'application/json' },
+        }),
+      );
       if (!response.ok) {
         await response.body?.cancel();
         throw new RateSourceError('BAD_STATUS', `the rate source answered HTTP ${response.status}`);

@@ -25,6 +25,11 @@ const deliverySchema = new Schema(
     deliveredAt: { type: Date, default: null },
     /** When the next attempt is due (PENDING only); the reconciler's clock. */
     nextAttemptAt: { type: Date, default: null },
+    /**
+     * The trace of the request that caused the event (`{ traceparent, requestId }`): each
+     * attempt continues it and sends a `traceparent` header. Internal, never shown to partners.
+     */
+    trace: { type: Schema.Types.Mixed, default: undefined },
   },
   { timestamps: true, versionKey: false },
 );

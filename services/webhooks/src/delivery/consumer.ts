@@ -89,13 +89,16 @@ export function createEventConsumer(deps: {
           _id: event.id,
           organizationId: event.organizationId,
           event: event.event,
-          // Serialised once: every attempt sends (and signs) exactly these bytes.
+          // Serialised once: every attempt sends (and signs) exactly these bytes. Only these four
+          // fields: the envelope's internal `trace` never reaches the partner.
           body: JSON.stringify({
             id: event.id,
             event: event.event,
             createdAt: event.createdAt,
             data: event.data,
           }),
+          // The trace of the request that caused the event: every attempt continues it.
+          ...(event.trace ? { trace: event.trace } : {}),
           url: endpoint?.url ?? null,
           status: endpoint ? 'PENDING' : 'FAILED',
           attempts: 0,

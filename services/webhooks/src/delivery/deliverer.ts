@@ -1,5 +1,12 @@
 import type { Logger } from '@parametric/logger';
 import type { Payload, Producer } from '@parametric/queue';
+import {
+  currentTrace,
+  outbound,
+  parseTraceparent,
+  runContinuing,
+  type TraceCarrier,
+} from '@parametric/tracing';
 import { DelayedError, type Job } from 'bullmq';
 import type { DeliveryDoc, DeliveryModel } from '../deliveries/model';
 import type { EndpointModel } from '../endpoints/model';
@@ -45,7 +52,7 @@ interface Deferred {
 export type AttemptRow = Pick<
   DeliveryDoc,
   '_id' | 'organizationId' | 'event' | 'body' | 'status' | 'cycle' | 'attempts'
->;
+> & { trace?: TraceCarrier | null };
 
 export function jobIdOf({ deliveryId, cycle, attempt }: AttemptJob): string {
   return `${deliveryId}_${cycle}_${attempt}`;
@@ -194,7 +201,11 @@ export function createDeliverer(deps: DelivererDeps) {
           deliveryId: row._id,
           now: startedAt,
         });
-        const result = await deps.sender.post(endpoint.url, row.body, headers);
+        const target = endpoint.url;
+        // The partner may continue our trace (W3C `traceparent`); the body stays the event alone.
+        const result = await outbound(`POST webhook ${row.event}`, (traceparent) =>
+          deps.sender.post(target, row.body, traceparent ? { ...headers, traceparent } : headers),
+        );
         status = result.status;
         error = result.error ?? (status !== null && (status < 200 || status > 299) ? `HTTP ${status}` : null);
       }
@@ -205,6 +216,12 @@ export function createDeliverer(deps: DelivererDeps) {
 
     const finishedAt = new Date(now());
     if (!error) {
+      // Debug: one line per delivery is too many for production's info level; with
+      // LOG_LEVEL=debug it is the line (with the event's traceId) that shows the delivery made.
+      deps.logger.debug(
+        { deliveryId: row._id, event: row.event, attempt: job.attempt, status },
+        'webhook delivered',
+      );
       const counted = await recordDelivered(row, job, {
         status: 'DELIVERED',
         attempts: job.attempt,
@@ -240,7 +257,23 @@ export function createDeliverer(deps: DelivererDeps) {
   }
 
   /** The endpoint as it is now that the slot is held (cached, or read), then the attempt. */
-  async function sendNow(row: AttemptRow, job: AttemptJob, release: () => void): Promise<void> {
+  function sendNow(row: AttemptRow, job: AttemptJob, release: () => void): Promise<void> {
+    return inTraceOf(row, () => sendInTrace(row, job, release));
+  }
+
+  /**
+   * Runs in the trace of the request that caused the event (stored on the row), unless this
+   * job already is (its options carried it): events are batched, and a reconciler's job has
+   * no trace of its own, so the row is what says whose attempt this is.
+   */
+  function inTraceOf(row: AttemptRow, fn: () => Promise<void>): Promise<void> {
+    const stored = row.trace ?? undefined;
+    const parent = parseTraceparent(stored?.traceparent);
+    if (!parent || currentTrace()?.traceId === parent.traceId) return fn();
+    return runContinuing(stored, `deliver ${row.event}`, 'internal', fn, { 'webhook.delivery_id': row._id });
+  }
+
+  async function sendInTrace(row: AttemptRow, job: AttemptJob, release: () => void): Promise<void> {
     let endpoint: CurrentEndpoint | null | undefined = source.peek(row.organizationId);
     if (endpoint === undefined) {
       try {
