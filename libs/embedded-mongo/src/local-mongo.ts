@@ -57,7 +57,7 @@ export async function startLocalMongo(
 
   const realBinary = await DryMongoBinary.locateBinary(await DryMongoBinary.generateOptions());
   if (realBinary || env.MONGOMS_RUNTIME_DOWNLOAD === 'true') {
-    const server = await MongoMemoryServer.create({
+    const server = await createOnFreePort({
       instance: { ip: '127.0.0.1', ...(dataDir === undefined ? {} : { dbPath: dataDir }) },
     });
     return {
@@ -71,7 +71,7 @@ export async function startLocalMongo(
     };
   }
 
-  const server = await MongoMemoryServer.create({
+  const server = await createOnFreePort({
     instance: {
       ip: '127.0.0.1',
       ...(dataDir === undefined ? {} : { dbPath: dataDir, args: ['--persist'] }),
@@ -88,6 +88,25 @@ export async function startLocalMongo(
       await server.stop(stopOptions);
     },
   };
+}
+
+/**
+ * mongodb-memory-server picks a free port and then starts the server on it; another process can
+ * take the port in between (a busy machine, tests starting servers side by side), and the start
+ * fails with "already in use". Then it tries again on another port, as the local Redis and
+ * chain do.
+ */
+async function createOnFreePort(
+  options: Parameters<typeof MongoMemoryServer.create>[0],
+): Promise<MongoMemoryServer> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await MongoMemoryServer.create(options);
+    } catch (err) {
+      if (attempt >= 4 || !/already in use/i.test(err instanceof Error ? err.message : String(err)))
+        throw err;
+    }
+  }
 }
 
 function redactCredentials(url: string): string {
