@@ -99,4 +99,19 @@ describe('following one request across services', () => {
     // The purchase's trace is another trace: no line of it is in the activation's.
     expect(linesWith('gateway', partnerTraceId).every((r) => r.reqId === reqId)).toBe(true);
   });
+
+  it('the gateway’s own calls to a service carry the request’s trace and request id', async () => {
+    const org = await sellableOrg(p);
+    await p.connectWebhook(org.apiKey);
+    const traceId = '0af7651916cd43dd8448eb211c80319c';
+    // GET /organizations/me asks the webhooks service for the organization's webhook URL.
+    const me = await p.gateway.api('GET', '/organizations/me', {
+      key: org.apiKey,
+      headers: { traceparent: `00-${traceId}-b7ad6b7169203331-01` },
+    });
+    expect(me.status).toBe(200);
+    const reqId = me.headers.get('x-request-id');
+    const lookup = linesWith('webhooks', traceId).find((r) => r.msg === 'request completed');
+    expect(lookup).toMatchObject({ reqId, req: { method: 'GET', url: '/api/organizations/me/webhook' } });
+  });
 });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, signContext } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
+import { currentTrace, outbound } from '@parametric/tracing';
 import { StampedCache } from '../auth/principal-cache';
 import type { Upstreams } from '../forwarding/upstreams';
 
@@ -31,19 +32,23 @@ export function webhookUrlLookup(deps: {
   );
   const ask = async (base: string, organizationId: string): Promise<string | null> => {
     try {
-      const requestId = randomUUID();
-      const res = await deps.upstreams.request(base, '/api/organizations/me/webhook', {
-        method: 'GET',
-        headers: {
-          accept: 'application/json',
-          'x-request-id': requestId,
-          ...signContext(
-            { organizationId, role: 'ORG_ADMIN', requestId, issuedAt: Date.now() },
-            deps.signingSecret,
-          ),
-        },
-        timeoutMs: deps.timeoutMs ?? 2_000,
-      });
+      // Part of the request that needs the URL: its request id and trace, when there is one.
+      const requestId = currentTrace()?.reqId ?? randomUUID();
+      const res = await outbound('GET webhooks', (traceparent) =>
+        deps.upstreams.request(base, '/api/organizations/me/webhook', {
+          method: 'GET',
+          headers: {
+            accept: 'application/json',
+            'x-request-id': requestId,
+            ...(traceparent ? { traceparent } : {}),
+            ...signContext(
+              { organizationId, role: 'ORG_ADMIN', requestId, issuedAt: Date.now() },
+              deps.signingSecret,
+            ),
+          },
+          timeoutMs: deps.timeoutMs ?? 2_000,
+        }),
+      );
       if (res.status < 200 || res.status >= 300) throw new Error(`webhooks service answered ${res.status}`);
       const body = JSON.parse(res.text) as { data?: { url?: unknown } };
       return typeof body.data?.url === 'string' ? body.data.url : null;
