@@ -1,5 +1,4 @@
 import type { ChildProcess } from 'node:child_process';
-import { policyRefOf, policyRegistryAbi } from '@parametric/chain';
 import { freePort } from '@parametric/local-process';
 import { startLocalRedis } from '@parametric/local-redis';
 import { createProducer, policyActivationJobId } from '@parametric/queue';
@@ -16,7 +15,6 @@ import {
 import { startWebhookReceiver, type WebhookReceiver } from '@parametric/webhook-receiver';
 import { Queue } from 'bullmq';
 import mongoose from 'mongoose';
-import { createPublicClient, http } from 'viem';
 import { call, gatewayProcessEnv, OPS_TOKEN } from '../../services/gateway/test/support';
 import {
   cropPurchase,
@@ -25,6 +23,7 @@ import {
   sellableOrg,
 } from '../../services/policy/test/support';
 import {
+  activationOutcome,
   anvilWithRegistry,
   connectReceiver,
   embeddedMongod,
@@ -664,44 +663,17 @@ describe('faults in the dependencies (Redis, MongoDB, the chain), then recovery'
         message: 'every paid policy active after the chain came back',
       });
       const recoveredIn = Math.round((Date.now() - continuedAt) / 1000);
-      const client = createPublicClient({ transport: http(anvil.rpcUrl) });
-      const logs = await client.getContractEvents({
-        address: anvil.registryAddress,
-        abi: policyRegistryAbi,
-        eventName: 'PolicyRegistered',
-        fromBlock: 0n,
-      });
-      const refs = new Set(bought.map((id) => policyRefOf(id)));
-      const ours = logs.filter((log) => refs.has(log.args.policyRef as `0x${string}`));
-      const activated = await eventually(
-        async () => {
-          const jobs = await eventsQueue.getJobs([
-            'waiting',
-            'delayed',
-            'prioritized',
-            'active',
-            'completed',
-          ]);
-          const found = jobs.filter((j) => j.data.event === 'policy.activated');
-          expect(found.length).toBeGreaterThanOrEqual(bought.length);
-          return found;
-        },
-        { timeout: 30_000, interval: 200, message: 'policy.activated relayed for every policy' },
-      );
-      const perPolicy = new Map<string, number>();
-      for (const job of activated) {
-        const id = (job.data.data as { policyId: string }).policyId;
-        perPolicy.set(id, (perPolicy.get(id) ?? 0) + 1);
-      }
+      const outcome = await activationOutcome(anvil, eventsQueue, bought);
+      const perPolicy = outcome.eventsPerPolicy;
       table.push({
         fault: `chain stopped 30 s (anvil SIGSTOP) after ${atStop} of ${BEFORE} activations, ${DURING} more paid meanwhile`,
         partnersSaw: `${statuses.length} policies PENDING with activation pending (none failed); the breaker opened (its error on ${breakerSeen} policies); all ACTIVE ${recoveredIn} s after SIGCONT`,
         expected: bought.length,
         done: await active(),
         lost: bought.length - perPolicy.size,
-        duplicated: ours.length - refs.size + activated.length - perPolicy.size,
+        duplicated: outcome.registrations - bought.length + outcome.events - perPolicy.size,
       });
-      expect(ours).toHaveLength(bought.length);
+      expect(outcome.registrations).toBe(bought.length);
       expect([...perPolicy.entries()].filter(([, n]) => n !== 1)).toEqual([]);
       expect([...perPolicy.keys()].sort()).toEqual([...bought].sort());
     } finally {

@@ -1,5 +1,4 @@
 import { once } from 'node:events';
-import { policyRefOf, policyRegistryAbi } from '@parametric/chain';
 import { freePort } from '@parametric/local-process';
 import { startLocalRedis } from '@parametric/local-redis';
 import { createProducer, policyActivationJobId } from '@parametric/queue';
@@ -16,10 +15,10 @@ import {
 import { startWebhookReceiver } from '@parametric/webhook-receiver';
 import { Queue } from 'bullmq';
 import mongoose from 'mongoose';
-import { createPublicClient, http } from 'viem';
 import { gatewayProcessEnv, startTestGateway } from '../../services/gateway/test/support';
 import { cropPurchase, type PolicyPlatform, sellableOrg } from '../../services/policy/test/support';
 import {
+  activationOutcome,
   deliveredIds,
   faultTable,
   kill9,
@@ -253,38 +252,11 @@ describe('faults mid-flow (SIGKILL, SIGTERM, a hung Redis), then recovery', () =
       });
       const recoveredIn = Math.round((Date.now() - killedAt) / 1000);
 
-      // On chain: one registration per policy, whatever was in flight when the process died.
-      const client = createPublicClient({ transport: http(chain.rpcUrl) });
-      const logs = await client.getContractEvents({
-        address: chain.registryAddress,
-        abi: policyRegistryAbi,
-        eventName: 'PolicyRegistered',
-        fromBlock: 0n,
-      });
-      const refs = new Set(bought.map((id) => policyRefOf(id)));
-      const ours = logs.filter((log) => refs.has(log.args.policyRef as `0x${string}`));
-      expect(ours).toHaveLength(POLICIES);
-      // One policy.activated per policy reached the events queue (its consumer is not running).
-      const activated = await eventually(
-        async () => {
-          const jobs = await eventsQueue.getJobs([
-            'waiting',
-            'delayed',
-            'prioritized',
-            'active',
-            'completed',
-          ]);
-          const found = jobs.filter((j) => j.data.event === 'policy.activated');
-          expect(found.length).toBeGreaterThanOrEqual(POLICIES);
-          return found;
-        },
-        { timeout: 30_000, interval: 200, message: 'policy.activated relayed for every policy' },
-      );
-      const perPolicy = new Map<string, number>();
-      for (const job of activated) {
-        const id = (job.data.data as { policyId: string }).policyId;
-        perPolicy.set(id, (perPolicy.get(id) ?? 0) + 1);
-      }
+      // On chain: one registration per policy, whatever was in flight when the process died;
+      // one policy.activated per policy reached the events queue (its consumer is not running).
+      const outcome = await activationOutcome(chain, eventsQueue, bought);
+      const perPolicy = outcome.eventsPerPolicy;
+      expect(outcome.registrations).toBe(POLICIES);
       expect([...perPolicy.entries()].filter(([, n]) => n !== 1)).toEqual([]);
       expect([...perPolicy.keys()].sort()).toEqual([...bought].sort());
       table.push({
@@ -293,7 +265,7 @@ describe('faults mid-flow (SIGKILL, SIGTERM, a hung Redis), then recovery', () =
         expected: POLICIES,
         done: await active(),
         lost: POLICIES - perPolicy.size,
-        duplicated: ours.length - refs.size + activated.length - perPolicy.size,
+        duplicated: outcome.registrations - POLICIES + outcome.events - perPolicy.size,
       });
     } finally {
       await kill9(policy);

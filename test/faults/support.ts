@@ -2,10 +2,13 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import path from 'node:path';
+import { policyRefOf, policyRegistryAbi } from '@parametric/chain';
 import { createEvent } from '@parametric/events';
 import { signContext } from '@parametric/http';
 import { eventually, testMongoUrl } from '@parametric/test-harness';
 import type { WebhookReceiver } from '@parametric/webhook-receiver';
+import type { Queue } from 'bullmq';
+import { createPublicClient, http } from 'viem';
 
 /**
  * What the fault suite's scenarios share (`npm run test:faults`): real service processes,
@@ -282,4 +285,39 @@ export async function connectReceiver(
     body: JSON.stringify({ url: receiver.url }),
   });
   receiver.setSecret(((await configured.json()) as { data: { secret: string } }).data.secret);
+}
+
+/**
+ * What activating `policyIds` left behind, for "once each" checks: their `PolicyRegistered`
+ * logs on the chain, and the `policy.activated` jobs on the events queue (waited for until
+ * there are at least as many as policies), counted per policy.
+ */
+export async function activationOutcome(
+  chain: { rpcUrl: string; registryAddress: `0x${string}` },
+  eventsQueue: Queue,
+  policyIds: readonly string[],
+): Promise<{ registrations: number; events: number; eventsPerPolicy: Map<string, number> }> {
+  const logs = await createPublicClient({ transport: http(chain.rpcUrl) }).getContractEvents({
+    address: chain.registryAddress,
+    abi: policyRegistryAbi,
+    eventName: 'PolicyRegistered',
+    fromBlock: 0n,
+  });
+  const refs = new Set(policyIds.map((id) => policyRefOf(id)));
+  const registrations = logs.filter((log) => refs.has(log.args.policyRef as `0x${string}`)).length;
+  const activated = await eventually(
+    async () => {
+      const jobs = await eventsQueue.getJobs(['waiting', 'delayed', 'prioritized', 'active', 'completed']);
+      const found = jobs.filter((j) => j.data.event === 'policy.activated');
+      expect(found.length).toBeGreaterThanOrEqual(policyIds.length);
+      return found;
+    },
+    { timeout: 30_000, interval: 200, message: 'policy.activated relayed for every policy' },
+  );
+  const eventsPerPolicy = new Map<string, number>();
+  for (const job of activated) {
+    const id = (job.data.data as { policyId: string }).policyId;
+    eventsPerPolicy.set(id, (eventsPerPolicy.get(id) ?? 0) + 1);
+  }
+  return { registrations, events: activated.length, eventsPerPolicy };
 }
