@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { OPS_ROUTES, PARTNER_ROUTES } from '@parametric/contracts';
 import {
@@ -8,12 +8,7 @@ import {
   MAX_OPS_BODY_BYTES,
   type RouteContract,
 } from '@parametric/http';
-import {
-  checkAgainstDocument,
-  eventually,
-  takeContractViolations,
-  testMongoUrl,
-} from '@parametric/test-harness';
+import { checkAgainstDocument, takeContractViolations, testMongoUrl } from '@parametric/test-harness';
 import fc from 'fast-check';
 import { BSON, MongoClient } from 'mongodb';
 import {
@@ -23,7 +18,7 @@ import {
 } from '../../services/determinations/test/support';
 import { OPS_TOKEN } from '../../services/gateway/test/support';
 import { startPaymentsStack } from '../../services/payments/test/support';
-import { cropPurchase, herdBody, plotBody, sellableOrg } from '../../services/policy/test/support';
+import { cropPurchase, herdBody, plotBody } from '../../services/policy/test/support';
 import {
   type BodyCase,
   hostileBodies,
@@ -33,6 +28,7 @@ import {
   judgeQuery,
   type Verdict,
 } from './hostile-inputs';
+import { type OwnedResources, ownEveryResource } from './owned-resources';
 
 /**
  * The bad-input sweep (issue 14): every route of the partner and ops OpenAPI documents gets
@@ -67,23 +63,7 @@ const sweptRoutes: SweptRoute[] = [
 // ---------------------------------------------------------------------------------------------
 // The platform and what the caller owns.
 
-interface Owned {
-  orgId: string;
-  apiKey: string;
-  farmerId: string;
-  plotId: string;
-  herdId: string;
-  policyId: string;
-  policyNumber: string;
-  activePolicyId: string;
-  determinationId: string;
-  deliveryId: string;
-  paymentId: string;
-  pendingPolicyId: string;
-  quoteId: string;
-  payoutId: string;
-  userId: string;
-}
+type Owned = OwnedResources;
 
 let p: DeterminationsPlatform;
 let o: Owned;
@@ -91,80 +71,7 @@ let mongo: MongoClient;
 /** Databases that existed before the platform started: other test files', not ours. */
 let foreign: Set<string>;
 
-async function own(): Promise<Owned> {
-  const org = await sellableOrg(p.asPolicyPlatform);
-  const api = (method: string, path: string, body?: unknown) =>
-    p.gateway.api(method, path, { key: org.apiKey, body });
-  await p.connectWebhook(org.apiKey);
-  const herd = (await api('POST', '/herds', herdBody(org.farmerId))).body.data;
-  const policy = (await api('POST', '/policies/purchase', cropPurchase(org))).body.data.policy;
-  const insured = (await api('POST', '/policies/purchase', cropPurchase(org))).body.data.policy;
-  await api('PUT', `/policies/${insured.id}/activate`, {});
-  const determination = (
-    await p.gateway.ops('POST', '/determinations', { body: assessment({ policyId: insured.id }) })
-  ).body.data.determination;
-  const delivery = await eventually(async () => {
-    const log = (await api('GET', '/organizations/me/webhook/deliveries')).body.data;
-    expect(log.deliveries.map((d: { event: string }) => d.event)).toContain('determination.delivered');
-    return log.deliveries[0];
-  });
-  await p.gateway.ops('POST', `/organizations/${org.id}/service-tier`, {
-    body: { serviceTier: 'DETERMINATION_AND_SETTLEMENT' },
-  });
-  const tier2 = (await api('POST', '/policies/purchase', cropPurchase(org))).body.data.policy;
-  const payment = (
-    await api('POST', '/payments/initiate', {
-      reference: tier2.id,
-      amount: tier2.premium,
-      phoneNumber: '+254711000090',
-    })
-  ).body.data;
-  const quote = (
-    await api('POST', '/payments/quote', { amount: 1000, fromCurrency: 'KES', toCurrency: 'USDC' })
-  ).body.data;
-  const payout = await p.gateway.ops('POST', '/payouts', {
-    body: {
-      determinationId: randomUUID(),
-      policyId: tier2.id,
-      organizationId: org.id,
-      amountMinor: '500000',
-      currency: 'KES',
-      exponent: 2,
-    },
-  });
-  if (payout.status !== 201) throw new Error(`payout origination failed: ${JSON.stringify(payout.body)}`);
-  await eventually(
-    async () => {
-      const log = (await api('GET', '/organizations/me/webhook/deliveries')).body.data;
-      expect(log.deliveries.map((d: { event: string }) => d.event)).toContain('payout.completed');
-    },
-    { timeout: 20_000 },
-  );
-  const user = (
-    await api('POST', '/organizations/me/users', {
-      email: `sweep-${randomUUID()}@example.org`,
-      name: 'Sweep Viewer',
-      role: 'ORG_VIEWER',
-    })
-  ).body.data.user;
-  return {
-    orgId: org.id,
-    apiKey: org.apiKey,
-    farmerId: org.farmerId,
-    plotId: org.plotId,
-    herdId: herd.id,
-    policyId: policy.id,
-    policyNumber: policy.policyNumber,
-    activePolicyId: insured.id,
-    determinationId: determination.determinationId,
-    deliveryId: delivery.id,
-    paymentId: payment.transactionId,
-    pendingPolicyId: tier2.id,
-    quoteId: quote.quoteId,
-    payoutId: payout.body.data.payoutId,
-    userId: user.id,
-  };
-}
+const own = () => ownEveryResource(p, { webhook: true });
 
 /** The real id each route's `{id}` names (ops: organizations, farmers, policies, determinations). */
 function realParams(route: RouteContract, api: 'partner' | 'ops'): Record<string, string> {
@@ -184,9 +91,9 @@ function realParams(route: RouteContract, api: 'partner' | 'ops'): Record<string
       ? o.deliveryId
       : path.startsWith('/organizations/me/users')
         ? o.userId
-        : o.orgId,
+        : o.id,
   };
-  if (api === 'ops' && first === 'organizations') return { id: o.orgId };
+  if (api === 'ops' && first === 'organizations') return { id: o.id };
   const id = byResource[first as string];
   if (!id) throw new Error(`no owned resource for ${route.operationId} (${path})`);
   return { id };
@@ -244,7 +151,7 @@ function validBody(route: RouteContract): unknown {
     opsOriginatePayout: {
       determinationId: '3f2b8c1e-7d4a-4e6b-9a1c-2b3d4e5f6a7b',
       policyId: o.pendingPolicyId,
-      organizationId: o.orgId,
+      organizationId: o.id,
       amountMinor: '500000',
       currency: 'KES',
       exponent: 2,

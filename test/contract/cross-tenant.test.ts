@@ -1,15 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import { PARTNER_ROUTES } from '@parametric/contracts';
 import type { RouteContract } from '@parametric/http';
-import { eventually } from '@parametric/test-harness';
 import {
-  assessment,
   type DeterminationsPlatform,
   startDeterminationsPlatform,
 } from '../../services/determinations/test/support';
 import { startPaymentsStack } from '../../services/payments/test/support';
-import { cropPurchase, herdBody, type SellableOrg, sellableOrg } from '../../services/policy/test/support';
 import { BODY_REFERENCES, ID_PROBES, type IdProbe, type Ids, unknownIds } from './id-probes';
+import { type OwnedResources, ownEveryResource } from './owned-resources';
 
 /**
  * Every partner route that takes another resource's id, called by organization B with
@@ -17,16 +14,7 @@ import { BODY_REFERENCES, ID_PROBES, type IdProbe, type Ids, unknownIds } from '
  * an id that does not exist at all, and change nothing of A's.
  */
 
-interface Owned extends SellableOrg {
-  herdId: string;
-  policyId: string;
-  deliveryId: string;
-  determinationId: string;
-  paymentId: string;
-  quoteId: string;
-  payoutId: string;
-  userId: string;
-}
+type Owned = OwnedResources;
 
 const partnerRoutes = Object.values(PARTNER_ROUTES).flat() as RouteContract[];
 
@@ -34,85 +22,7 @@ let p: DeterminationsPlatform;
 let a: Owned;
 let b: Owned;
 
-async function own(): Promise<Owned> {
-  const org = await sellableOrg(p.asPolicyPlatform);
-  const api = (method: string, path: string, body?: unknown) =>
-    p.gateway.api(method, path, { key: org.apiKey, body });
-  const herd = (await api('POST', '/herds', herdBody(org.farmerId))).body.data;
-  const policy = (await api('POST', '/policies/purchase', cropPurchase(org))).body.data.policy;
-  // A second policy, active, with a determination of its own.
-  const insured = (await api('POST', '/policies/purchase', cropPurchase(org))).body.data.policy;
-  await api('PUT', `/policies/${insured.id}/activate`, {});
-  const determination = (
-    await p.gateway.ops('POST', '/determinations', { body: assessment({ policyId: insured.id }) })
-  ).body.data.determination;
-  // kyb.verified (the KYB decision), policy.activated and determination.delivered: their rows, all
-  // written before the probes compare the log.
-  const delivery = await eventually(async () => {
-    const log = (await api('GET', '/organizations/me/webhook/deliveries')).body.data;
-    expect(log.deliveries.map((d: { event: string }) => d.event).sort()).toEqual([
-      'determination.delivered',
-      'kyb.verified',
-      'policy.activated',
-    ]);
-    return log.deliveries[0];
-  });
-  // Tier 2 from here on: a premium prompt that stays pending (the simulator never calls back
-  // for this number), and a quote.
-  await p.gateway.ops('POST', `/organizations/${org.id}/service-tier`, {
-    body: { serviceTier: 'DETERMINATION_AND_SETTLEMENT' },
-  });
-  const tier2 = (await api('POST', '/policies/purchase', cropPurchase(org))).body.data.policy;
-  const payment = (
-    await api('POST', '/payments/initiate', {
-      reference: tier2.id,
-      amount: tier2.premium,
-      phoneNumber: '+254711000090',
-    })
-  ).body.data;
-  const quote = (
-    await api('POST', '/payments/quote', { amount: 1000, fromCurrency: 'KES', toCurrency: 'USDC' })
-  ).body.data;
-  // A payout for the Tier 2 policy, originated as ops would (the farmer's number is paid).
-  const payout = await p.gateway.ops('POST', '/payouts', {
-    body: {
-      determinationId: randomUUID(),
-      policyId: tier2.id,
-      organizationId: org.id,
-      amountMinor: '500000',
-      currency: 'KES',
-      exponent: 2,
-    },
-  });
-  if (payout.status !== 201) throw new Error(`payout origination failed: ${JSON.stringify(payout.body)}`);
-  // Paid, and its payout.completed row written, before the probes compare the log.
-  await eventually(
-    async () => {
-      const log = (await api('GET', '/organizations/me/webhook/deliveries')).body.data;
-      expect(log.deliveries.map((d: { event: string }) => d.event)).toContain('payout.completed');
-    },
-    { timeout: 20_000 },
-  );
-  // A dashboard user, still invited (so a reissued invitation would change it).
-  const user = (
-    await api('POST', '/organizations/me/users', {
-      email: `viewer-${randomUUID()}@example.org`,
-      name: 'Probe Viewer',
-      role: 'ORG_VIEWER',
-    })
-  ).body.data.user;
-  return {
-    ...org,
-    userId: user.id,
-    herdId: herd.id,
-    policyId: policy.id,
-    deliveryId: delivery.id,
-    determinationId: determination.determinationId,
-    paymentId: payment.transactionId,
-    quoteId: quote.quoteId,
-    payoutId: payout.body.data.payoutId,
-  };
-}
+const own = () => ownEveryResource(p, { webhook: false });
 
 beforeAll(async () => {
   p = await startDeterminationsPlatform({}, {}, async ({ policyUrl, redisPrefix }) => {
