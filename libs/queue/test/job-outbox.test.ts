@@ -65,7 +65,7 @@ afterAll(async () => {
 describe('job outbox relay', () => {
   it('keeps a relayed job for the window and enqueues it again under its id once Redis lost its data', async () => {
     const payoutId = randomUUID();
-    const job = outboxJob('payout-attempts', { payoutId }, `${payoutId}-attempt-1`);
+    const job = outboxJob('payout-attempts', { payoutId, part: 1 }, `${payoutId}-attempt-1`);
     await Payouts.create({ _id: payoutId, ...jobOutboxInsert(job) });
     const warnings: string[] = [];
     const relay = startJobOutboxRelay({

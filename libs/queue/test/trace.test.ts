@@ -33,7 +33,7 @@ describe('a job continues the trace of the request that added it', () => {
     );
 
     const payoutId = randomUUID();
-    await runInTrace(REQUEST, () => producer.add({ payoutId }));
+    await runInTrace(REQUEST, () => producer.add({ payoutId, part: 1 }));
     const { inside, job } = await handled.promise;
 
     expect(inside).toMatchObject({ traceId: REQUEST.traceId, reqId: REQUEST.reqId });
@@ -79,7 +79,7 @@ describe('a job continues the trace of the request that added it', () => {
         prefix,
       }),
     );
-    await producer.add({ payoutId: randomUUID() });
+    await producer.add({ payoutId: randomUUID(), part: 1 });
     const inside = await handled.promise;
     expect(inside?.traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(inside?.reqId).toBeUndefined();
