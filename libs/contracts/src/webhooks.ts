@@ -76,7 +76,7 @@ export const deliveryDetailSchema = deliverySchema
   .meta({
     id: 'WebhookDeliveryDetail',
     description:
-      'A delivery log row (spec 2.9) with the history of its attempts; the event payload is not returned.',
+      'A delivery log row (the same fields as in the list) with the history of its attempts; the event payload is not returned.',
   });
 
 export const webhookBody = z

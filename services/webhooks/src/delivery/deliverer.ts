@@ -94,8 +94,8 @@ export function backoffAfter(attempt: number, backoffMs: number[]): number {
  *   after a crash would find the attempt already in the ledger and its answer never counted.
  * - The same update stores the attempt on the row as `lastAttempt`. A crash before the ledger
  *   write leaves it there: the read shows it from there, and it is copied to the ledger before
- *   any later attempt of the delivery is made (`attempt` below), that is before the next
- *   counted write could replace it. So the history never loses an attempt the row counted, and
+ *   any later attempt of the delivery is made (`attempt` and `firstAttempt` below), that is
+ *   before the next counted write could replace it. So the history never loses an attempt the row counted, and
  *   never shows one it did not.
  * - Ledger rows have a deterministic `_id` (`{deliveryId}_{cycle}_{attempt}`), so that copy,
  *   or a re-run, is a duplicate key: never two rows for one attempt.
@@ -370,6 +370,8 @@ export function createDeliverer(deps: DelivererDeps) {
 
   async function firstAttempt(row: AttemptRow): Promise<void> {
     const job = { deliveryId: row._id, cycle: row.cycle, attempt: row.attempts + 1 };
+    // A copy of the event found its row waiting in a later cycle: as in `attempt`.
+    if (row.lastAttempt) await ledger.record(row.lastAttempt);
     const release = gate.tryAcquire(row.organizationId);
     if (release) return sendNow(row, job, release);
     const grant = await gate.acquire(row.organizationId);

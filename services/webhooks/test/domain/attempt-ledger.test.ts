@@ -182,6 +182,27 @@ describe('the attempt ledger', () => {
     expect(after.attempts).toBe(2);
   });
 
+  it('the first attempt of a manual retry copies the previous cycle’s last attempt first, when its ledger write was lost', async () => {
+    const { organizationId, tenant } = await blockedOrganization();
+    const deliveryId = randomUUID();
+    const lost = attemptOf(deliveryId, organizationId, 0, 5, 0);
+    await rowAfter(lost);
+    // What a manual retry leaves: the next cycle, PENDING, no attempt yet (lastAttempt untouched).
+    const { deliveries } = repositories.acrossOrganizations();
+    await deliveries.updateOne({ _id: deliveryId }, { $set: { attempts: 0 }, $inc: { cycle: 1 } });
+    const row = await deliveries.collection.findOne({ _id: deliveryId } as never);
+    await deliverer.first(row as never);
+    const history = (await getDelivery(tenant, deliveryId)).attemptHistory;
+    expect(history.map((a) => [a.cycle, a.attempt, a.error])).toEqual([
+      [0, 5, 'HTTP 500'],
+      [1, 1, REFUSED],
+    ]);
+    expect((await ledgerOf(deliveryId)).map((r) => r._id)).toEqual([
+      `${deliveryId}_0_5`,
+      `${deliveryId}_1_1`,
+    ]);
+  });
+
   it('a job run again after its attempt counted sends nothing and adds no second row', async () => {
     const { organizationId } = await blockedOrganization();
     const deliveryId = randomUUID();
