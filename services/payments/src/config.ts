@@ -1,12 +1,12 @@
 import { flag, loadConfig, platformService, port, positiveInt, secret } from '@parametric/config';
 import { z } from 'zod';
-import { quoteConfig } from './quotes/config';
+import { checkQuoteConfig, quoteConfig } from './quotes/config';
 
 const url = z
   .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
   .transform((u) => u.replace(/\/+$/, ''));
 
-export const paymentsConfigSchema = z.object({
+const paymentsConfigFields = z.object({
   ...platformService('PAYMENTS', 'payments'),
   ...quoteConfig,
   /** The provider callback listener: its own port, reachable by Daraja, never by partners' keys. */
@@ -57,6 +57,9 @@ export const paymentsConfigSchema = z.object({
   /** Run the sweeps and queue workers in this process (an API-only replica sets false). */
   RUN_WORKERS: flag(true),
 });
+
+/** The variables, with the rules across them (the rate bounds in order). */
+export const paymentsConfigSchema = paymentsConfigFields.superRefine(checkQuoteConfig);
 
 export type PaymentsConfig = z.infer<typeof paymentsConfigSchema>;
 
