@@ -49,6 +49,7 @@ describe('capabilities (spec 5.5)', () => {
       'getWebhook',
       'rotateWebhookSecret',
       'listWebhookDeliveries',
+      'getWebhookDelivery',
       'retryWebhookDelivery',
     ]) {
       expect(capabilityOf(id)).toBe('webhook:manage');

@@ -34,6 +34,7 @@ export const ID_PROBES: Record<string, IdProbe> = {
   getPolicy: (ids) => ({ path: `/policies/${ids.policyId}` }),
   getPolicyStatus: (ids) => ({ path: `/policies/${ids.policyId}/status` }),
   activatePolicy: (ids) => ({ path: `/policies/${ids.policyId}/activate`, body: {} }),
+  getWebhookDelivery: (ids) => ({ path: `/organizations/me/webhook/deliveries/${ids.deliveryId}` }),
   retryWebhookDelivery: (ids) => ({ path: `/organizations/me/webhook/deliveries/${ids.deliveryId}/retry` }),
   getPayment: (ids) => ({ path: `/payments/${ids.paymentId}` }),
   getQuote: (ids) => ({ path: `/payments/quotes/${ids.quoteId}` }),

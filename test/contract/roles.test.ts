@@ -542,6 +542,11 @@ const PROBES: Record<string, Probe> = {
     },
   },
   listWebhookDeliveries: readProbe('/organizations/me/webhook/deliveries'),
+  getWebhookDelivery: {
+    org: 'crop',
+    success: 200,
+    request: () => ({ path: `/organizations/me/webhook/deliveries/${crop.deliveryId}` }),
+  },
   retryWebhookDelivery: {
     org: 'crop',
     success: 200,

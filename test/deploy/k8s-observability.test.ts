@@ -311,6 +311,7 @@ describe('the PrometheusRule', () => {
       'up',
       'chain_activation_duration_seconds_bucket',
       'determinations_unattributed_total',
+      'rate_source_refusals_total',
     ]) {
       expect(exprs.some((e) => metricNames(e).includes(name))).toBe(true);
     }

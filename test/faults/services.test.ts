@@ -149,11 +149,13 @@ describe('faults in the services’ own work (SIGKILL), then recovery', () => {
         }
       }
       await waitReady(port);
-      // Several policies of two partners; every fourth assessment not triggered (nothing owed).
+      // Several policies of two partners; every fourth assessment not triggered (nothing owed). 2 %
+      // each: a policy's 36 triggered ones owe 72 % of its cover, so none is capped by the cover
+      // (docs/determinations.md) and each triggered Tier 2 one originates a payout.
       const items = Array.from({ length: ITEMS }, (_, i) =>
         assessment(
           { policyId: (policies[i % policies.length] as { id: string }).id },
-          i % 4 === 3 ? { triggered: false, damagePercentBp: 0 } : {},
+          i % 4 === 3 ? { triggered: false, damagePercentBp: 0 } : { damagePercentBp: 200 },
         ),
       );
       const policyOfItem = (i: number) => policies[i % policies.length] as (typeof policies)[number];

@@ -33,6 +33,52 @@ export const deliverySchema = z
     description: 'A delivery log row (spec 2.9); the event payload is not returned.',
   });
 
+export const deliveryAttemptSchema = z
+  .object({
+    attempt: z
+      .number()
+      .int()
+      .min(1)
+      .meta({ description: 'The attempt number within its cycle, from 1 to 5' }),
+    cycle: z.number().int().min(0).meta({
+      description:
+        '0 for the automatic attempts that followed the event; each manual retry starts the next cycle, numbering its attempts from 1 again',
+    }),
+    attemptedAt: timestamp.meta({ description: 'When the request was started (signed at that moment)' }),
+    url: z.string().nullable().meta({ description: 'Where it was sent; null when no webhook URL was set' }),
+    responseStatus: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: 'The HTTP status your endpoint answered, or null (no answer)' }),
+    error: z.string().nullable().meta({
+      description:
+        'Why the attempt failed (`HTTP 500`, a timeout, a refused connection…), or null when it succeeded',
+    }),
+    durationMs: z
+      .number()
+      .int()
+      .min(0)
+      .meta({ description: 'From the start of the request to the answer or the failure, in milliseconds' }),
+  })
+  .meta({
+    id: 'WebhookDeliveryAttempt',
+    description: 'One attempt at a delivery, as it happened; kept after later attempts and manual retries.',
+  });
+
+export const deliveryDetailSchema = deliverySchema
+  .extend({
+    attemptHistory: z.array(deliveryAttemptSchema).meta({
+      description:
+        'Every attempt made at this delivery, oldest first, those of earlier cycles (before a manual retry) included',
+    }),
+  })
+  .meta({
+    id: 'WebhookDeliveryDetail',
+    description:
+      'A delivery log row (the same fields as in the list) with the history of its attempts; the event payload is not returned.',
+  });
+
 export const webhookBody = z
   .strictObject({
     url: z.string({ error: 'must be a string' }).min(1, 'is required').max(2048),
@@ -109,6 +155,21 @@ export const listDeliveries = defineRoute({
   errors: [],
 });
 
+export const getDelivery = defineRoute({
+  operationId: 'getWebhookDelivery',
+  method: 'get',
+  path: '/organizations/me/webhook/deliveries/{id}',
+  summary: 'One delivery, with its attempts',
+  description:
+    'The row of the delivery log (the same fields as in the list) plus `attemptHistory`: one entry per attempt, oldest first, with where it was sent, what your endpoint answered, why it failed and how long it took. A manual retry starts a new cycle; the attempts of earlier cycles stay in the history. `attempts` on the row counts the current cycle only. 404 for a delivery that is not yours.',
+  tags: ['Webhooks'],
+  auth: 'partner',
+  capability: 'webhook:manage',
+  params: idParams,
+  responses: { 200: { description: 'The delivery and its attempts', data: deliveryDetailSchema } },
+  errors: [],
+});
+
 export const retryDelivery = defineRoute({
   operationId: 'retryWebhookDelivery',
   method: 'post',
@@ -129,5 +190,6 @@ export const WEBHOOK_ROUTES = [
   getWebhook,
   rotateWebhookSecret,
   listDeliveries,
+  getDelivery,
   retryDelivery,
 ] as const;

@@ -1,5 +1,7 @@
 import { acrossOrganizations, scopedTo } from '@parametric/mongo';
 import type { Connection, Model } from 'mongoose';
+import { coverModel } from './cover/model';
+import { mongoCoverStore } from './cover/mongo-store';
 import {
   type DeterminationDoc,
   determinationModel,
@@ -22,6 +24,7 @@ export function determinationRepositories(connection: Connection) {
     evidence: evidenceModel(connection),
     reports: reportModel(connection),
     ingestionKeys: ingestionKeyModel(connection),
+    covers: coverModel(connection),
   };
   return {
     init: () => Promise.all(Object.values(models).map((model) => model.init())),
@@ -39,6 +42,8 @@ export function determinationRepositories(connection: Connection) {
       determinations: acrossOrganizations(models.determinations),
       evidence: acrossOrganizations(models.evidence),
       ingestionKeys: acrossOrganizations(models.ingestionKeys),
+      /** Each policy's cover: what its determinations owe together (src/cover). */
+      covers: mongoCoverStore(models.covers),
     }),
   };
 }

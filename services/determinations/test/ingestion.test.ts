@@ -305,7 +305,9 @@ describe('bad input', () => {
 describe('POST /ops/determinations/batch', () => {
   it('answers every item on its own: created, replayed, invalid with field details, conflicting', async () => {
     const a = assessment({ policyId: policy.policyId });
-    const b = assessment({ policyId: policy.policyId }, { damagePercentBp: 10_000 });
+    // 100 % of a fresh policy: the shared one's cover is partly owed by earlier tests' determinations.
+    const fresh = await activeCropPolicy(p, { org: policy.org, sumInsured: 50_000 });
+    const b = assessment({ policyId: fresh.policyId }, { damagePercentBp: 10_000 });
     await ingest(a);
     const reply = await p.gateway.ops('POST', '/determinations/batch', {
       body: {

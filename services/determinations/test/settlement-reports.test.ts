@@ -14,7 +14,9 @@ let policy: ActivePolicy;
 
 beforeAll(async () => {
   p = await startDeterminationsPlatform();
-  policy = await activeCropPolicy(p, { sumInsured: 50_000 });
+  // A large cover, so the determinations of every test together stay below the sum insured:
+  // none is capped (docs/determinations.md, the cap).
+  policy = await activeCropPolicy(p, { sumInsured: 5_000_000 });
   await p.connectWebhook(policy.org.apiKey);
 }, 120_000);
 
@@ -22,10 +24,10 @@ afterAll(async () => {
   await p?.stop();
 });
 
-/** A new triggered determination at 25% of 50,000.00 KES: 12,500.00 owed. */
+/** A new triggered determination at 0.25% of 5,000,000.00 KES: 12,500.00 owed. */
 async function issued(overrides: Record<string, unknown> = {}): Promise<string> {
   const reply = await p.gateway.ops('POST', '/determinations', {
-    body: assessment({ policyId: policy.policyId }, overrides),
+    body: assessment({ policyId: policy.policyId }, { damagePercentBp: 25, ...overrides }),
   });
   if (reply.status !== 201) throw new Error(JSON.stringify(reply.body));
   return reply.body.data.determination.determinationId;
@@ -290,7 +292,7 @@ describe('the policy read (the policy service learns of determinations by queue)
     expect(summary).toMatchObject({
       determinationId: id,
       triggered: true,
-      damagePercentBp: 2_500,
+      damagePercentBp: 25,
       assessedAt: read.assessedAt,
       issuedAt: read.issuedAt,
       partnerSettlementStatus: 'PENDING',

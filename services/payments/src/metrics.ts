@@ -1,5 +1,6 @@
 import type { PAYMENT_FAILURE_REASONS } from '@parametric/contracts';
 import type { Metrics } from '@parametric/metrics';
+import type { RateRefusalCode } from './quotes/guard';
 
 /**
  * `premium_collections_total{state}`: a prompt sent (`initiated`), then how the transaction was
@@ -16,6 +17,20 @@ export type PremiumState = (typeof PREMIUM_STATES)[number];
  */
 export const PAYOUT_STATES = ['originated', 'succeeded', 'failed', 'retrying'] as const;
 export type PayoutState = (typeof PAYOUT_STATES)[number];
+
+/**
+ * `rate_source_refusals_total{reason}`: a well-formed rate the rate source's guard refused
+ * (docs/payments.md, "Quotes"): outside `RATE_KES_PER_USDC_MIN`..`_MAX` (`out_of_bounds`), or
+ * moved more than `RATE_MAX_STEP_PERCENT` from the last accepted rate within the hour
+ * (`step_too_large`).
+ */
+export const RATE_REFUSAL_REASONS = ['out_of_bounds', 'step_too_large'] as const;
+export type RateRefusalReason = (typeof RATE_REFUSAL_REASONS)[number];
+
+/** The label a guard's refusal code counts under. */
+export function rateRefusalReasonOf(code: RateRefusalCode): RateRefusalReason {
+  return code === 'OUT_OF_BOUNDS' ? 'out_of_bounds' : 'step_too_large';
+}
 
 /** The state a resolved premium counts as. */
 export function premiumStateOf(
@@ -50,9 +65,14 @@ export function payoutStatesOf(
 export interface PaymentMetrics {
   premium(state: PremiumState): void;
   payout(state: PayoutState): void;
+  /** One rate the guard refused, by its code. */
+  rateRefused(code: RateRefusalCode): void;
 }
 
-/** Both counters, registered at start with every state at 0; incremented where each change is committed. */
+/**
+ * The counters, registered at start with every state (and reason) at 0; incremented where each
+ * change is committed (a refusal: where the rate source refuses the rate).
+ */
 export function paymentMetrics(metrics: Metrics): PaymentMetrics {
   const premiums = metrics.counter(
     'premium_collections_total',
@@ -66,8 +86,15 @@ export function paymentMetrics(metrics: Metrics): PaymentMetrics {
   );
   for (const state of PREMIUM_STATES) premiums.inc({ state }, 0);
   for (const state of PAYOUT_STATES) payouts.inc({ state }, 0);
+  const refusals = metrics.counter(
+    'rate_source_refusals_total',
+    'Well-formed KES rates the rate source refused, by reason: out_of_bounds (outside RATE_KES_PER_USDC_MIN..MAX), step_too_large (moved more than RATE_MAX_STEP_PERCENT within the hour)',
+    ['reason'],
+  );
+  for (const reason of RATE_REFUSAL_REASONS) refusals.inc({ reason }, 0);
   return {
     premium: (state) => premiums.inc({ state }),
     payout: (state) => payouts.inc({ state }),
+    rateRefused: (code) => refusals.inc({ reason: rateRefusalReasonOf(code) }),
   };
 }

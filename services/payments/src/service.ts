@@ -140,7 +140,13 @@ export async function startPayments(
     signingSecret: config.INTERNAL_SIGNING_SECRET,
     timeoutMs: config.POLICY_TIMEOUT_MS,
   });
-  const rates = rateSourceFrom(config, clock, (breaker) => metrics.observeBreaker('rate_source', breaker));
+  const rates = rateSourceFrom(config, {
+    connection,
+    logger,
+    now: clock,
+    onBreaker: (breaker) => metrics.observeBreaker('rate_source', breaker),
+    onRefused: counted.rateRefused,
+  });
   const callbackBase = `${config.PAYMENTS_CALLBACK_BASE_URL}/mpesa/${config.PAYMENTS_CALLBACK_TOKEN}`;
   const stkCallbackUrl = `${callbackBase}/stk`;
   const payoutSettings: PayoutSettings = {

@@ -1,5 +1,6 @@
 import { acrossOrganizations, organizationDocument, scopedTo } from '@parametric/mongo';
 import type { Connection } from 'mongoose';
+import { type AttemptModel, attemptModel } from './deliveries/attempts';
 import { type DeliveryModel, deliveryModel } from './deliveries/model';
 import { type EndpointModel, endpointModel } from './endpoints/model';
 
@@ -11,15 +12,22 @@ import { type EndpointModel, endpointModel } from './endpoints/model';
 export function webhookRepositories(connection: Connection) {
   const endpoints = endpointModel(connection);
   const deliveries = deliveryModel(connection);
+  const attempts = attemptModel(connection);
   return {
-    init: () => Promise.all([endpoints.init(), deliveries.init()]),
+    init: () => Promise.all([endpoints.init(), deliveries.init(), attempts.init()]),
     forOrganization: (organizationId: string) => ({
       endpoint: organizationDocument(endpoints, organizationId),
       deliveries: scopedTo(deliveries, organizationId),
+      attempts: scopedTo(attempts, organizationId),
     }),
-    acrossOrganizations: (): { endpoints: EndpointModel; deliveries: DeliveryModel } => ({
+    acrossOrganizations: (): {
+      endpoints: EndpointModel;
+      deliveries: DeliveryModel;
+      attempts: AttemptModel;
+    } => ({
       endpoints: acrossOrganizations(endpoints),
       deliveries: acrossOrganizations(deliveries),
+      attempts: acrossOrganizations(attempts),
     }),
   };
 }

@@ -1,4 +1,5 @@
 import {
+  getDelivery as getDeliveryRoute,
   getWebhook,
   listDeliveries as listDeliveriesRoute,
   retryDelivery as retryDeliveryRoute,
@@ -6,7 +7,7 @@ import {
   setWebhook,
 } from '@parametric/contracts';
 import { type Binding, implement, ok } from '@parametric/http';
-import { listDeliveries, retryDelivery } from './deliveries/domain';
+import { getDelivery, listDeliveries, retryDelivery } from './deliveries/domain';
 import type { Deliverer } from './delivery/deliverer';
 import { rotateSigningSecret, type SecretKeys, setWebhookUrl, webhookConfig } from './endpoints/domain';
 import type { TenantWebhooks } from './repositories';
@@ -34,6 +35,7 @@ export const webhookRoutes: Binding<PartnerContext>[] = [
     return ok(rotated);
   }),
   implement(listDeliveriesRoute, async ({ query }, { tenant }) => ok(await listDeliveries(tenant, query))),
+  implement(getDeliveryRoute, async ({ params }, { tenant }) => ok(await getDelivery(tenant, params.id))),
   implement(retryDeliveryRoute, async ({ params }, { tenant, deliverer }) =>
     ok(await retryDelivery(tenant, params.id, deliverer)),
   ),

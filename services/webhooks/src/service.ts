@@ -42,7 +42,7 @@ export async function startWebhooks(config: WebhooksConfig, logger: Logger): Pro
   const repositories = webhookRepositories(connection);
   await repositories.init();
   // The consumer, deliverer and reconciler work for every organization by design.
-  const { endpoints, deliveries } = repositories.acrossOrganizations();
+  const { endpoints, deliveries, attempts } = repositories.acrossOrganizations();
 
   const policy = { allowInsecure: config.ALLOW_INSECURE_WEBHOOKS };
   const redis = {
@@ -71,6 +71,7 @@ export async function startWebhooks(config: WebhooksConfig, logger: Logger): Pro
   const delivered = deliveryMetrics(metrics);
   const deliverer = createDeliverer({
     deliveries,
+    attempts,
     endpoints,
     sender,
     producer,
@@ -154,7 +155,7 @@ export async function startWebhooks(config: WebhooksConfig, logger: Logger): Pro
         await queueStats.close();
         await reconciler?.stop();
         await Promise.all(workers.map((w) => w.close()));
-        deliverer.close();
+        await deliverer.close();
         await producer.close();
         await endpointCache.close();
         sender.close();

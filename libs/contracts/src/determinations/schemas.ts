@@ -34,7 +34,8 @@ export const amountOwedSchema = z
   })
   .meta({
     id: 'AmountOwed',
-    description: 'sumInsured × damagePercentBp / 10000, truncated to the minor unit',
+    description:
+      'min(sumInsured × damagePercentBp / 10000 truncated to the minor unit, the remaining cover): the amounts owed by all of a policy’s determinations together never exceed its sum insured. The remaining cover is the sum insured less what the policy’s earlier determinations owe; `basis` says when the cap applied. A determination on exhausted cover owes "0" and is still signed and delivered.',
   });
 
 /** Spec 2.5, as carried by `determination.delivered` (the signed fields plus hash and links). */

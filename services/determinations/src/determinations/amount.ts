@@ -1,6 +1,7 @@
 import type { AMOUNT_UNAVAILABLE_REASONS } from '@parametric/contracts';
 import { exponentOf, formatMinor, mulDiv } from '@parametric/money';
 import type { AmountOwed } from 'determination-verify';
+import type { CoverTaken } from '../cover/claim';
 import type { PolicySnapshot } from '../ingestion/policies';
 
 /** The shape partners verify (spec 2.5 `amountOwed`), declared once in the verifier. */
@@ -10,23 +11,18 @@ export interface OwedFigure {
   /** What the determination shows (spec 2.5): null in Tier 2 or without a registered exponent. */
   amountOwed: AmountOwed | null;
   amountOwedUnavailableReason?: (typeof AMOUNT_UNAVAILABLE_REASONS)[number];
-  /** What is owed in minor units, Tier 2 included (its payout); null when it cannot be computed. */
+  /** What is owed in minor units, Tier 2 included (its payout), after the cover's cap; null when it cannot be computed. */
   owedMinor: bigint | null;
 }
 
 /**
- * amountOwed = sumInsured × damagePercentBp / 10000, truncated toward zero to the minor unit,
- * in the policy's own currency (never USDC, no exchange rate), with integers only.
+ * sumInsured × damagePercentBp / 10000, truncated toward zero to the minor unit, in the policy's
+ * own currency (never USDC, no exchange rate), with integers only: what the determination would
+ * owe with the policy's whole cover left. Null when the currency's exponent is not registered.
  */
-export function owedFigure(policy: PolicySnapshot, damagePercentBp: number): OwedFigure {
+export function uncappedOwedMinor(policy: PolicySnapshot, damagePercentBp: number): bigint | null {
   const exponent = exponentOf(policy.currency);
-  if (exponent === undefined) {
-    return {
-      amountOwed: null,
-      amountOwedUnavailableReason: 'CURRENCY_EXPONENT_UNREGISTERED',
-      owedMinor: null,
-    };
-  }
+  if (exponent === undefined) return null;
   if (exponent !== policy.exponent) {
     // The policy's sum insured is in its own minor units; a registry that disagrees would
     // silently scale the amount by a power of ten. Refuse rather than guess.
@@ -34,14 +30,42 @@ export function owedFigure(policy: PolicySnapshot, damagePercentBp: number): Owe
       `policy ${policy.id} stores ${policy.currency} with exponent ${policy.exponent}, the registry says ${exponent}`,
     );
   }
-  const sumInsuredMinor = BigInt(policy.sumInsuredMinor);
-  const owedMinor = mulDiv(sumInsuredMinor, BigInt(damagePercentBp), 10_000n, 'TRUNCATE');
+  return mulDiv(BigInt(policy.sumInsuredMinor), BigInt(damagePercentBp), 10_000n, 'TRUNCATE');
+}
+
+/**
+ * amountOwed = min(sumInsured × damagePercentBp / 10000 truncated, the policy's remaining cover)
+ * (docs/determinations.md). `cover` is what `claimCover` took for this determination; without
+ * it (no cover claimed) the formula's amount stands. `basis` names the cap only when it set the
+ * amount, so an uncapped determination reads as it always has.
+ */
+export function owedFigure(policy: PolicySnapshot, damagePercentBp: number, cover?: CoverTaken): OwedFigure {
+  const uncapped = uncappedOwedMinor(policy, damagePercentBp);
+  if (uncapped === null) {
+    return {
+      amountOwed: null,
+      amountOwedUnavailableReason: 'CURRENCY_EXPONENT_UNREGISTERED',
+      owedMinor: null,
+    };
+  }
+  if (cover && (cover.uncappedMinor !== uncapped || cover.amountMinor > uncapped || cover.amountMinor < 0n)) {
+    throw new Error(
+      `the cover claimed ${cover.amountMinor} of ${cover.uncappedMinor} for policy ${policy.id}, the formula says ${uncapped}`,
+    );
+  }
+  const owedMinor = cover ? cover.amountMinor : uncapped;
   // Spec 6 rule 3: Tier 2 determinations stay currency-neutral; the payout carries the figure.
   if (policy.settlementMode === 'DETERMINATION_AND_SETTLEMENT') {
     return { amountOwed: null, amountOwedUnavailableReason: 'SETTLED_BY_SERVICE', owedMinor };
   }
-  const c = policy.currency;
+  const { currency: c, exponent } = policy;
+  const money = (minor: bigint) => `${formatMinor(minor, exponent)} ${c}`;
+  const sumInsured = BigInt(policy.sumInsuredMinor);
   const minorUnit = exponent === 0 ? `1 ${c}` : `0.${'0'.repeat(exponent - 1)}1 ${c}`;
+  const formula = `sumInsured ${money(sumInsured)} × ${damagePercentBp} bp / 10000 = ${money(uncapped)}, truncated toward zero to the minor unit (${minorUnit})`;
+  const basis = cover?.capped
+    ? `${formula}; capped at the remaining cover of ${money(cover.remainingBeforeMinor)} (sum insured ${money(sumInsured)} less ${money(sumInsured - cover.remainingBeforeMinor)} owed by earlier determinations of this policy)`
+    : formula;
   return {
     amountOwed: {
       amountMinor: owedMinor.toString(),
@@ -49,7 +73,7 @@ export function owedFigure(policy: PolicySnapshot, damagePercentBp: number): Owe
       currency: c,
       exponent,
       damagePercentBp,
-      basis: `sumInsured ${formatMinor(sumInsuredMinor, exponent)} ${c} × ${damagePercentBp} bp / 10000 = ${formatMinor(owedMinor, exponent)} ${c}, truncated toward zero to the minor unit (${minorUnit})`,
+      basis,
     },
     owedMinor,
   };

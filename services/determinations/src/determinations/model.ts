@@ -39,6 +39,9 @@ const determinationSchema = new Schema(
     /** The policy currency and what is owed in its minor units (integer string); Tier 2 too. */
     currency: { type: String, default: null },
     owedMinor: { type: String, default: null },
+    /** For ops (src/cover): sumInsured × bp / 10000 before the cover's cap, and the cover left before it. */
+    uncappedOwedMinor: { type: String, default: null },
+    coverRemainingBeforeMinor: { type: String, default: null },
     signed: { type: Schema.Types.Mixed, default: null },
     canonicalPayload: { type: String, default: null },
     canonicalHash: { type: String, default: null },

@@ -10,7 +10,8 @@ import { isDuplicateKey } from '@parametric/mongo';
 import { type JobOutboxEntry, jobOutboxInsert, outboxJob, payoutOriginationJobId } from '@parametric/queue';
 import { canonicalBytes } from 'determination-verify';
 import type { Clock } from '../clock';
-import { owedFigure } from '../determinations/amount';
+import { type CoverTaken, claimCover } from '../cover/claim';
+import { owedFigure, uncappedOwedMinor } from '../determinations/amount';
 import type { DeterminationDoc } from '../determinations/model';
 import { damageSummaryJob } from '../determinations/summaries';
 import { deliveredEventData } from '../determinations/views';
@@ -23,7 +24,7 @@ import type { PolicyLookup, PolicySnapshot } from './policies';
 
 export interface IngestDeps {
   /** Across organizations: ingestion finds the organization through the policy. */
-  data: Pick<AllDeterminations, 'determinations' | 'evidence' | 'ingestionKeys'>;
+  data: Pick<AllDeterminations, 'determinations' | 'evidence' | 'ingestionKeys' | 'covers'>;
   lookupPolicy: PolicyLookup;
   keys: SigningKeys;
   reportDueSeconds: number;
@@ -46,7 +47,9 @@ const ASSESSED_AT_SKEW_MS = 5 * 60_000;
  * the `determination-ingest` queue. Idempotent on `idempotencyKey` and race-safe: the key is
  * claimed first (fixing the determination id and the content fingerprint), then the record is
  * inserted under that id with its event and jobs in the same write, so any number of parallel
- * ingestions of one key make one determination and one event.
+ * ingestions of one key make one determination and one event. In between, an attributed
+ * determination takes its amount owed from the policy's cover (`claimCover`, idempotent on the
+ * determination id): what it signs is the capped amount.
  */
 export async function ingestDetermination(
   raw: DeterminationIngestInput,
@@ -103,8 +106,12 @@ export async function ingestDetermination(
     receivedAt,
     evidenceHash: hashOfEvidence,
   };
+  // Taken before signing: the capped amount is the one signed.
+  const cover = attribution.attributed
+    ? await takeCover(determinationId, input, attribution.policy, deps)
+    : undefined;
   const doc = attribution.attributed
-    ? issued(base, input, attribution.policy, deps)
+    ? issued(base, input, attribution.policy, deps, cover)
     : {
         ...base,
         status: 'UNATTRIBUTED' as const,
@@ -127,6 +134,31 @@ export async function ingestDetermination(
   }
 }
 
+/**
+ * What the determination may owe given what the policy's earlier determinations owe. None is
+ * claimed when the amount cannot be computed (a Tier 1 currency without a registered exponent:
+ * no amount, so nothing to cap).
+ */
+async function takeCover(
+  determinationId: string,
+  input: DeterminationIngestInput,
+  policy: PolicySnapshot,
+  deps: IngestDeps,
+): Promise<CoverTaken | undefined> {
+  const uncapped = uncappedOwedMinor(policy, input.damagePercentBp);
+  if (uncapped === null) return undefined;
+  return claimCover(deps.data.covers, {
+    policyId: policy.id,
+    organizationId: policy.organizationId,
+    currency: policy.currency,
+    exponent: policy.exponent,
+    sumInsuredMinor: BigInt(policy.sumInsuredMinor),
+    determinationId,
+    uncappedMinor: uncapped,
+    at: deps.now(),
+  });
+}
+
 /** The signed record, its `determination.delivered` event and the jobs it causes. */
 function issued(
   base: {
@@ -140,8 +172,13 @@ function issued(
   input: DeterminationIngestInput,
   policy: PolicySnapshot,
   deps: IngestDeps,
+  cover: CoverTaken | undefined,
 ) {
-  const { amountOwed, amountOwedUnavailableReason, owedMinor } = owedFigure(policy, input.damagePercentBp);
+  const { amountOwed, amountOwedUnavailableReason, owedMinor } = owedFigure(
+    policy,
+    input.damagePercentBp,
+    cover,
+  );
   const tier1 = policy.settlementMode === 'DETERMINATION';
   const payload: SignedDeterminationPayload = {
     determinationId: base._id,
@@ -160,6 +197,8 @@ function issued(
   };
   const signature = signDetermination(payload, deps.keys);
   const issuedAt = base.receivedAt;
+  // Nothing owed (a 0 amount, or the cover exhausted by earlier determinations): no report is
+  // expected, as for an untriggered one. Without a computable amount one is.
   const reportDue = tier1 && input.triggered && (owedMinor === null || owedMinor > 0n);
   const partnerSettlementStatus: PartnerSettlementStatus = tier1
     ? reportDue
@@ -177,6 +216,9 @@ function issued(
     settlementMode: policy.settlementMode,
     currency: policy.currency,
     owedMinor: owedMinor === null ? null : owedMinor.toString(),
+    // For ops: why the amount is what it is (the cap's inputs); not shown to partners.
+    uncappedOwedMinor: cover ? cover.uncappedMinor.toString() : null,
+    coverRemainingBeforeMinor: cover ? cover.remainingBeforeMinor.toString() : null,
     signed: payload,
     canonicalPayload: signature.canonicalPayload,
     canonicalHash: signature.canonicalHash,
@@ -191,7 +233,8 @@ function issued(
     deliveredEventData(record as unknown as DeterminationDoc),
   );
   const jobs: JobOutboxEntry[] = [damageSummaryJob(record)];
-  // Tier 2: one payout per triggered determination with something to pay (ARCHITECTURE.md).
+  // Tier 2: one payout per triggered determination with something to pay (ARCHITECTURE.md),
+  // of its capped amount: a determination on exhausted cover originates nothing.
   if (!tier1 && input.triggered && owedMinor !== null && owedMinor > 0n) {
     jobs.push(
       outboxJob(

@@ -101,4 +101,75 @@ describe('amountOwed = sumInsured × damagePercentBp / 10000, truncated to the m
   it('refuses a policy whose stored exponent disagrees with the registry instead of scaling by 10^n', () => {
     expect(() => owedFigure(policy({ currency: 'KES', exponent: 0 }), 2_500)).toThrow(/exponent/);
   });
+
+  describe('capped by the remaining cover (claimCover’s answer)', () => {
+    const full = policy({ sumInsuredMinor: '2000000' }); // 20,000.00 KES
+
+    it('owes the remaining cover and says so in the basis', () => {
+      const figure = owedFigure(full, 10_000, {
+        amountMinor: 500_000n,
+        uncappedMinor: 2_000_000n,
+        remainingBeforeMinor: 500_000n,
+        capped: true,
+      });
+      expect(figure.owedMinor).toBe(500_000n);
+      expect(figure.amountOwed).toEqual({
+        amountMinor: '500000',
+        amount: '5000.00',
+        currency: 'KES',
+        exponent: 2,
+        damagePercentBp: 10_000,
+        basis:
+          'sumInsured 20000.00 KES × 10000 bp / 10000 = 20000.00 KES, truncated toward zero to the minor unit (0.01 KES); capped at the remaining cover of 5000.00 KES (sum insured 20000.00 KES less 15000.00 KES owed by earlier determinations of this policy)',
+      });
+    });
+
+    it('owes "0" ("0.00") on exhausted cover', () => {
+      const figure = owedFigure(full, 10_000, {
+        amountMinor: 0n,
+        uncappedMinor: 2_000_000n,
+        remainingBeforeMinor: 0n,
+        capped: true,
+      });
+      expect(figure.amountOwed).toMatchObject({ amountMinor: '0', amount: '0.00' });
+      expect(figure.amountOwed?.basis).toContain(
+        'capped at the remaining cover of 0.00 KES (sum insured 20000.00 KES less 20000.00 KES owed by earlier determinations of this policy)',
+      );
+    });
+
+    it('keeps the basis of an uncapped determination word for word', () => {
+      const taken = {
+        amountMinor: 500_000n,
+        uncappedMinor: 500_000n,
+        remainingBeforeMinor: 700_000n,
+        capped: false,
+      };
+      expect(owedFigure(full, 2_500, taken)).toEqual(owedFigure(full, 2_500));
+    });
+
+    it('gives a Tier 2 determination its capped figure for the payout, still currency-neutral', () => {
+      const tier2 = policy({ sumInsuredMinor: '2000000', settlementMode: 'DETERMINATION_AND_SETTLEMENT' });
+      const figure = owedFigure(tier2, 10_000, {
+        amountMinor: 0n,
+        uncappedMinor: 2_000_000n,
+        remainingBeforeMinor: 0n,
+        capped: true,
+      });
+      expect(figure).toEqual({
+        amountOwed: null,
+        amountOwedUnavailableReason: 'SETTLED_BY_SERVICE',
+        owedMinor: 0n,
+      });
+    });
+
+    it('refuses a cover answer that does not belong to this figure', () => {
+      const wrong = {
+        amountMinor: 900_000n,
+        uncappedMinor: 900_000n,
+        remainingBeforeMinor: 900_000n,
+        capped: false,
+      };
+      expect(() => owedFigure(full, 2_500, wrong)).toThrow(/the formula says 500000/);
+    });
+  });
 });

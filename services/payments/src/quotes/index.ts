@@ -1,4 +1,10 @@
-export { type QuoteConfig, quoteConfig, rateSourceFrom } from './config';
+export {
+  checkQuoteConfig,
+  type QuoteConfig,
+  quoteConfig,
+  type RateSourceDeps,
+  rateSourceFrom,
+} from './config';
 export { convertKesToUsdc, KES_EXPONENT, USDC_DECIMALS } from './conversion';
 export {
   createQuote,
@@ -10,6 +16,20 @@ export {
   quoteView,
   readQuote,
 } from './domain';
+export {
+  compareRates,
+  createRateGuard,
+  parseRateLimits,
+  type RateGuard,
+  type RateGuardOptions,
+  type RateLimits,
+  type RateReference,
+  type RateReferenceStore,
+  type RateRefusal,
+  type RateRefusalCode,
+  REFERENCE_WINDOW_MS,
+  refusalOf,
+} from './guard';
 export { type QuoteDoc, type QuoteModel, quoteModel } from './model';
 export {
   type BreakerState,
@@ -25,4 +45,11 @@ export {
   type RateSourceOptions,
   type UsdcPerKes,
 } from './rates';
+export {
+  mongoRateReferences,
+  RATE_REFERENCE_ID,
+  type RateReferenceDoc,
+  type RateReferenceModel,
+  rateReferenceModel,
+} from './reference';
 export { type QuoteContext, quoteRoutes } from './routes';

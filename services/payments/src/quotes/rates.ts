@@ -1,6 +1,7 @@
 import { formatMinor, mulDiv, parseMinor } from '@parametric/money';
 import { outbound } from '@parametric/tracing';
 import CircuitBreaker from 'opossum';
+import type { RateGuard, RateReference } from './guard';
 
 /**
  * Decimals of the USDC-per-KES rate we derive. 18 keeps the rate's truncation below one
@@ -25,6 +26,8 @@ export type RateSourceErrorCode =
   | 'NOT_POSITIVE'
   | 'OUT_OF_RANGE'
   | 'STALE'
+  | 'OUT_OF_BOUNDS'
+  | 'STEP_TOO_LARGE'
   | 'BREAKER_OPEN'
   | 'CLOSED';
 
@@ -55,7 +58,11 @@ export interface UsdcPerKes {
 export type BreakerState = 'closed' | 'open' | 'half-open';
 
 export interface RateSource {
-  /** The current rate, from the cache while it is fresh; throws RateSourceError when none can be had. */
+  /**
+   * The current rate, from the cache while it is fresh; throws RateSourceError when none can be
+   * had (a rate the guard refuses included). A database error reading or recording the guard's
+   * reference is thrown as it is: our database failing is not the source failing.
+   */
   usdcPerKes(): Promise<UsdcPerKes>;
   breakerState(): BreakerState;
   /** Shuts the breaker down (no timers left), aborts the request in flight and waits for it. */
@@ -73,6 +80,11 @@ export interface RateSourceOptions {
   maxAgeSeconds?: number;
   /** How long the breaker stays open before letting one trial request through. */
   breakerResetMs: number;
+  /**
+   * The bounds and step every fetched rate is held to (`createRateGuard`). A refused rate fails
+   * like a failing source: an error, counted by the breaker, never cached.
+   */
+  guard: RateGuard;
   /** Failure percentage, over the rolling 10 s window, at which the breaker opens (default 50). */
   errorThresholdPercentage?: number;
   /** Minimum requests in the window before the breaker may open (default 3). */
@@ -201,8 +213,10 @@ function toRateError(err: unknown, closed: boolean): RateSourceError {
 /**
  * USDC per KES from a Coinbase-compatible exchange-rates API (`GET /v2/exchange-rates?currency=USDC`
  * → `{ data: { currency: "USDC", rates: { KES: "129.4" } } }`), through an opossum breaker with a
- * timeout. A good answer is reused for `cacheSeconds`; concurrent callers share one request.
- * Failures are never cached and never replaced by an older rate: the caller gets a RateSourceError.
+ * timeout. Every fetched rate passes the guard (bounds, and the step from the last accepted rate)
+ * before it is served; a good answer is reused for `cacheSeconds`; concurrent callers share one
+ * request. Failures and refusals are never cached and never replaced by an older rate: the caller
+ * gets a RateSourceError.
  */
 export function createRateSource(options: RateSourceOptions): RateSource {
   const {
@@ -213,6 +227,7 @@ export function createRateSource(options: RateSourceOptions): RateSource {
     errorThresholdPercentage = 50,
     volumeThreshold = 3,
     now = () => new Date(),
+    guard,
   } = options;
   const base = new URL(options.url);
   if (base.protocol !== 'http:' && base.protocol !== 'https:') {
@@ -226,7 +241,7 @@ export function createRateSource(options: RateSourceOptions): RateSource {
   const inFlight = new Set<AbortController>();
   let closed = false;
 
-  async function fetchRate(): Promise<UsdcPerKes> {
+  async function fetchRate(reference: RateReference | null): Promise<UsdcPerKes> {
     const controller = new AbortController();
     inFlight.add(controller);
     // The breaker's timeout fails the call; this one also ends the request (and frees its socket).
@@ -265,6 +280,8 @@ export function createRateSource(options: RateSourceOptions): RateSource {
       if (fetchedAt.getTime() - asOf.getTime() > maxAgeMs) {
         throw new RateSourceError('STALE', `the rate source's rate is older than ${maxAgeSeconds} s`);
       }
+      // Inside the breaker: a source serving absurd rates is a failing source.
+      guard.check({ kesPerUsdc, fetchedAt }, reference);
       return { rate, kesPerUsdc, fetchedAt, asOf, source };
     } catch (err) {
       throw toRateError(err, closed);
@@ -288,17 +305,31 @@ export function createRateSource(options: RateSourceOptions): RateSource {
   const fresh = (entry: UsdcPerKes, at: Date) =>
     at.getTime() - entry.fetchedAt.getTime() < cacheMs && at.getTime() - entry.asOf.getTime() <= maxAgeMs;
 
+  /**
+   * One fetch: the reference read before the breaker and recorded after it, so a slow or failing
+   * database neither uses the source's time limit nor counts as the source failing.
+   */
+  async function guardedFetch(): Promise<UsdcPerKes> {
+    const reference = await guard.reference();
+    let entry: UsdcPerKes;
+    try {
+      entry = (await breaker.fire(reference)) as UsdcPerKes;
+    } catch (err) {
+      throw toRateError(err, closed);
+    }
+    // A rate is served only once every replica will compare the next one with it.
+    await guard.accepted(entry);
+    return entry;
+  }
+
   return {
     async usdcPerKes() {
       if (closed) throw new RateSourceError('CLOSED', 'the rate source client is closed');
       if (cached && fresh(cached, now())) return cached;
-      pending ??= (breaker.fire() as Promise<UsdcPerKes>)
+      pending ??= guardedFetch()
         .then((entry) => {
           cached = entry;
           return entry;
-        })
-        .catch((err: unknown) => {
-          throw toRateError(err, closed);
         })
         .finally(() => {
           pending = undefined;

@@ -1,6 +1,7 @@
 import { AppError } from '@parametric/http';
 import type { Deliverer } from '../delivery/deliverer';
 import type { TenantWebhooks } from '../repositories';
+import { type AttemptRecord, attemptView } from './attempts';
 import { type DeliveryDoc, type DeliveryStatus, deliveryView } from './model';
 
 /** The delivery log (spec 2.1's exception: `data` is `{ deliveries, total, page, limit }`). */
@@ -19,6 +20,26 @@ export async function listDeliveries(
     tenant.deliveries.countDocuments(filter),
   ]);
   return { deliveries: rows.map(deliveryView), total, page: query.page, limit: query.limit };
+}
+
+/**
+ * One delivery: its log row, plus every attempt made at it (`attemptHistory`, oldest first),
+ * the cycles of earlier manual retries included. Another organization's delivery, or an
+ * unknown id, is 404 NOT_FOUND.
+ */
+export async function getDelivery(tenant: TenantWebhooks, deliveryId: string) {
+  // The ledger before the row: each ledger row was counted on the delivery row first, so the
+  // row read second is at least as new, and its `lastAttempt` fills in the newest attempt if
+  // its ledger write is late (or was lost to a crash, until the next attempt copies it).
+  const recorded = await tenant.attempts
+    .find({ deliveryId })
+    .sort({ attemptedAt: 1, cycle: 1, attempt: 1 })
+    .lean<AttemptRecord[]>();
+  const row = await tenant.deliveries.findById(deliveryId).lean<DeliveryDoc>();
+  if (!row) throw AppError.notFound('Delivery');
+  const last = row.lastAttempt as AttemptRecord | null | undefined;
+  const history = last && !recorded.some((a) => a._id === last._id) ? [...recorded, last] : recorded;
+  return { ...deliveryView(row), attemptHistory: history.map(attemptView) };
 }
 
 /**

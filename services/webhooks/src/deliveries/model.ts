@@ -30,6 +30,12 @@ const deliverySchema = new Schema(
      * attempt continues it and sends a `traceparent` header. Internal, never shown to partners.
      */
     trace: { type: Schema.Types.Mixed, default: undefined },
+    /**
+     * The last counted attempt, as the attempt ledger records it (`AttemptRecord`), written by
+     * the same conditional update that counts it: the ledger's copy of it may lag (see the
+     * deliverer), this one cannot. Internal; the delivery view shows the ledger's history.
+     */
+    lastAttempt: { type: Schema.Types.Mixed, default: undefined },
   },
   { timestamps: true, versionKey: false },
 );

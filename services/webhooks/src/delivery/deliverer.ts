@@ -8,6 +8,12 @@ import {
   type TraceCarrier,
 } from '@parametric/tracing';
 import { DelayedError, type Job } from 'bullmq';
+import {
+  type AttemptModel,
+  type AttemptRecord,
+  attemptIdOf,
+  createAttemptLedger,
+} from '../deliveries/attempts';
 import type { DeliveryDoc, DeliveryModel } from '../deliveries/model';
 import type { EndpointModel } from '../endpoints/model';
 import { type CurrentEndpoint, createSecretCache, type EndpointSource, uncachedEndpoints } from './endpoints';
@@ -18,6 +24,8 @@ import { deliveryHeaders } from './sign';
 
 export interface DelivererDeps {
   deliveries: DeliveryModel;
+  /** The attempt ledger (`webhook_delivery_attempts`): one row per attempt, never updated. */
+  attempts: AttemptModel;
   endpoints: EndpointModel;
   sender: Sender;
   producer: Producer<'webhook-deliveries'>;
@@ -52,7 +60,7 @@ interface Deferred {
 export type AttemptRow = Pick<
   DeliveryDoc,
   '_id' | 'organizationId' | 'event' | 'body' | 'status' | 'cycle' | 'attempts'
-> & { trace?: TraceCarrier | null };
+> & { trace?: TraceCarrier | null; lastAttempt?: AttemptRecord | null };
 
 export function jobIdOf({ deliveryId, cycle, attempt }: AttemptJob): string {
   return `${deliveryId}_${cycle}_${attempt}`;
@@ -74,6 +82,23 @@ export function backoffAfter(attempt: number, backoffMs: number[]): number {
  * the gate (per-process and per-organization limits), then the endpoint as it is at that
  * moment (from the invalidated cache, or read from MongoDB), and record the outcome with one
  * conditional write.
+ *
+ * Each counted attempt is also kept in the attempt ledger (`webhook_delivery_attempts`, one
+ * row per attempt, never updated), so a partner sees every attempt, earlier cycles included.
+ * The two writes cannot be one (no transactions), so the order is chosen for what a crash
+ * between them leaves:
+ * - The delivery row first, and the ledger only for a write that counted. The conditional
+ *   update is what decides which copy of an attempt counts (two workers can run one job when a
+ *   lock expires); writing the ledger first would let the losing copy's answer ("HTTP 500")
+ *   stand in the history next to a row that says the winner's ("DELIVERED"), and a re-run
+ *   after a crash would find the attempt already in the ledger and its answer never counted.
+ * - The same update stores the attempt on the row as `lastAttempt`. A crash before the ledger
+ *   write leaves it there: the read shows it from there, and it is copied to the ledger before
+ *   any later attempt of the delivery is made (`attempt` and `firstAttempt` below), that is
+ *   before the next counted write could replace it. So the history never loses an attempt the row counted, and
+ *   never shows one it did not.
+ * - Ledger rows have a deterministic `_id` (`{deliveryId}_{cycle}_{attempt}`), so that copy,
+ *   or a re-run, is a duplicate key: never two rows for one attempt.
  */
 export function createDeliverer(deps: DelivererDeps) {
   const now = deps.now ?? Date.now;
@@ -87,6 +112,21 @@ export function createDeliverer(deps: DelivererDeps) {
   });
   const source = deps.endpointSource ?? uncachedEndpoints(deps.endpoints);
   const secretOf = createSecretCache(deps.secretKey);
+  const ledger = createAttemptLedger(deps.attempts);
+  /** Ledger writes of successful attempts still in flight (`close` waits for them). */
+  const keeping = new Set<Promise<void>>();
+  /** After a counted write: a failure here is not lost, the row keeps the attempt (see above). */
+  function keep(attempt: AttemptRecord): Promise<void> {
+    const written = ledger.record(attempt).catch((err: unknown) => {
+      deps.logger.warn(
+        { err, deliveryId: attempt.deliveryId, attempt: attempt.attempt },
+        'could not write the attempt to the ledger; the delivery row keeps it until the next attempt',
+      );
+    });
+    keeping.add(written);
+    void written.finally(() => keeping.delete(written));
+    return written;
+  }
   /** First attempts running in this process, by delivery id (a duplicate event joins its copy). */
   const running = new Map<string, Promise<void>>();
 
@@ -215,6 +255,19 @@ export function createDeliverer(deps: DelivererDeps) {
     }
 
     const finishedAt = new Date(now());
+    const attempt: AttemptRecord = {
+      _id: attemptIdOf({ deliveryId: row._id, cycle: job.cycle, attempt: job.attempt }),
+      deliveryId: row._id,
+      organizationId: row.organizationId,
+      cycle: job.cycle,
+      attempt: job.attempt,
+      attemptedAt: new Date(startedAt),
+      url,
+      responseStatus: status,
+      error,
+      durationMs: Math.max(0, finishedAt.getTime() - startedAt),
+      outcome: !endpoint ? 'SKIPPED' : error ? 'FAILED' : 'DELIVERED',
+    };
     if (!error) {
       // Debug: one line per delivery is too many for production's info level; with
       // LOG_LEVEL=debug it is the line (with the event's traceId) that shows the delivery made.
@@ -230,7 +283,11 @@ export function createDeliverer(deps: DelivererDeps) {
         deliveredAt: finishedAt,
         nextAttemptAt: null,
         url,
+        lastAttempt: attempt,
       });
+      // Not awaited: the event job (and its worker slot) is done once the row counted the
+      // attempt, which the row keeps as `lastAttempt` until the ledger has it.
+      if (counted) void keep(attempt);
       if (counted && deps.metrics) {
         deps.metrics.outcome('delivered', job.attempt);
         deps.metrics.delivered(eventCreatedAtOf(row.body), finishedAt.getTime());
@@ -246,7 +303,9 @@ export function createDeliverer(deps: DelivererDeps) {
       lastError: error,
       nextAttemptAt: exhausted ? null : new Date(finishedAt.getTime() + delay),
       url,
+      lastAttempt: attempt,
     });
+    if (counted) await keep(attempt);
     deps.logger.info(
       { deliveryId: row._id, attempt: job.attempt, status, error, exhausted },
       'delivery attempt failed',
@@ -291,6 +350,9 @@ export function createDeliverer(deps: DelivererDeps) {
     const row = (await deps.deliveries.collection.findOne({ _id: job.deliveryId } as never, {
       projection: { url: 0, lastError: 0 },
     })) as AttemptRow | null;
+    // The row's last attempt reaches the ledger before this attempt can count and replace it
+    // (usually it is there already: a duplicate key). A failure fails the job, which is retried.
+    if (row?.lastAttempt) await ledger.record(row.lastAttempt);
     if (row?.status !== 'PENDING' || row.cycle !== job.cycle || row.attempts !== job.attempt - 1) return;
 
     // One slow or dead partner must not hold every slot: when its own slots are all stuck,
@@ -308,6 +370,8 @@ export function createDeliverer(deps: DelivererDeps) {
 
   async function firstAttempt(row: AttemptRow): Promise<void> {
     const job = { deliveryId: row._id, cycle: row.cycle, attempt: row.attempts + 1 };
+    // A copy of the event found its row waiting in a later cycle: as in `attempt`.
+    if (row.lastAttempt) await ledger.record(row.lastAttempt);
     const release = gate.tryAcquire(row.organizationId);
     if (release) return sendNow(row, job, release);
     const grant = await gate.acquire(row.organizationId);
@@ -328,7 +392,16 @@ export function createDeliverer(deps: DelivererDeps) {
     return started;
   }
 
-  return { attempt, first, schedule, close: () => gate.close() };
+  return {
+    attempt,
+    first,
+    schedule,
+    /** Stops the gate, then resolves once the ledger writes in flight are done (each bounded by MongoDB's timeouts). */
+    async close(): Promise<void> {
+      gate.close();
+      await Promise.all([...keeping]);
+    },
+  };
 }
 
 export type Deliverer = ReturnType<typeof createDeliverer>;

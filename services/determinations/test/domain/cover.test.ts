@@ -1,0 +1,259 @@
+import { randomUUID } from 'node:crypto';
+import { AppError } from '@parametric/http';
+import fc from 'fast-check';
+import { type ClaimCoverInput, type CoverStore, claimCover } from '../../src/cover/claim';
+import { uncappedOwedMinor } from '../../src/determinations/amount';
+import { policySnapshot } from './fixtures';
+import { memoryCoverStore } from './memory-cover-store';
+
+const noPause = async () => undefined;
+const AT = new Date('2026-11-20T08:00:00.000Z');
+
+/** A policy of `sumInsuredMinor` and a claim on it for a `bp` determination. */
+function coverOf(sumInsuredMinor: bigint, currency = 'KES', exponent = 2) {
+  const policy = policySnapshot({ currency, exponent, sumInsuredMinor: sumInsuredMinor.toString() });
+  const input = (bp: number, determinationId: string = randomUUID()): ClaimCoverInput => ({
+    policyId: policy.id,
+    organizationId: policy.organizationId,
+    currency,
+    exponent,
+    sumInsuredMinor,
+    determinationId,
+    uncappedMinor: uncappedOwedMinor(policy, bp) as bigint,
+    at: AT,
+  });
+  return { policy, input };
+}
+
+const sumOf = (values: bigint[]) => values.reduce((a, b) => a + b, 0n);
+/** The lesser of two bigints (Math.min takes numbers only). */
+const least = (a: bigint, b: bigint) => (b < a ? b : a);
+
+describe('claimCover: the amounts owed by a policy’s determinations never exceed its sum insured', () => {
+  it('caps a determination at the remaining cover, and owes 0 once the cover is exhausted', async () => {
+    const store = memoryCoverStore();
+    const { policy, input } = coverOf(2_000_000n); // 20,000.00 KES
+    const first = await claimCover(store, input(6_000), { pause: noPause });
+    const second = await claimCover(store, input(6_000), { pause: noPause });
+    const third = await claimCover(store, input(6_000), { pause: noPause });
+    expect(first).toEqual({
+      amountMinor: 1_200_000n,
+      uncappedMinor: 1_200_000n,
+      remainingBeforeMinor: 2_000_000n,
+      capped: false,
+    });
+    expect(second).toEqual({
+      amountMinor: 800_000n,
+      uncappedMinor: 1_200_000n,
+      remainingBeforeMinor: 800_000n,
+      capped: true,
+    });
+    expect(third).toEqual({
+      amountMinor: 0n,
+      uncappedMinor: 1_200_000n,
+      remainingBeforeMinor: 0n,
+      capped: true,
+    });
+    const [cover] = store.all();
+    expect(cover).toMatchObject({
+      _id: policy.id,
+      organizationId: policy.organizationId,
+      sumInsuredMinor: '2000000',
+      owedMinor: '2000000',
+      seq: 2,
+    });
+    // The exhausted claim took nothing and wrote nothing.
+    expect(cover?.claims.map((c) => c.amountMinor)).toEqual(['1200000', '800000']);
+  });
+
+  it('gives two 100% determinations one sum insured: the second owes 0', async () => {
+    const store = memoryCoverStore();
+    const { input } = coverOf(2_000_000n);
+    const amounts = [
+      await claimCover(store, input(10_000), { pause: noPause }),
+      await claimCover(store, input(10_000), { pause: noPause }),
+    ].map((t) => t.amountMinor);
+    expect(amounts).toEqual([2_000_000n, 0n]);
+  });
+
+  it('does not cap a determination that fits exactly into the remaining cover', async () => {
+    const store = memoryCoverStore();
+    const { input } = coverOf(2_000_000n);
+    await claimCover(store, input(4_000), { pause: noPause });
+    const rest = await claimCover(store, input(6_000), { pause: noPause });
+    expect(rest).toMatchObject({ amountMinor: 1_200_000n, remainingBeforeMinor: 1_200_000n, capped: false });
+  });
+
+  it('writes nothing for a determination that owes nothing (untriggered, 0 bp)', async () => {
+    const store = memoryCoverStore();
+    const { input } = coverOf(2_000_000n);
+    expect(await claimCover(store, input(0), { pause: noPause })).toEqual({
+      amountMinor: 0n,
+      uncappedMinor: 0n,
+      remainingBeforeMinor: 2_000_000n,
+      capped: false,
+    });
+    expect(store.all()).toEqual([]);
+  });
+
+  it('gives a retried ingestion (same determination id) its first claim back, never a second one', async () => {
+    const store = memoryCoverStore();
+    const { input } = coverOf(2_000_000n);
+    const crashed = input(6_000, 'det-crashed-before-insert');
+    const first = await claimCover(store, crashed, { pause: noPause });
+    // Another determination takes the rest before the retry comes.
+    await claimCover(store, input(10_000), { pause: noPause });
+    const retried = await claimCover(store, crashed, { pause: noPause });
+    expect(retried).toEqual(first);
+    expect(retried.amountMinor).toBe(1_200_000n);
+    const [cover] = store.all();
+    expect(cover?.owedMinor).toBe('2000000');
+    expect(cover?.claims.filter((c) => c.determinationId === 'det-crashed-before-insert')).toHaveLength(1);
+  });
+
+  it('is exact in currencies without minor units (UGX, exponent 0)', async () => {
+    const store = memoryCoverStore();
+    const { input } = coverOf(1_000_001n, 'UGX', 0);
+    const amounts = [];
+    for (const bp of [3_333, 3_333, 3_333, 3_333]) {
+      amounts.push((await claimCover(store, input(bp), { pause: noPause })).amountMinor);
+    }
+    // 1,000,001 × 33.33 % = 333,300.33 → 333,300 three times, then only the 101 UGX left.
+    expect(amounts).toEqual([333_300n, 333_300n, 333_300n, 101n]);
+    expect(sumOf(amounts)).toBe(1_000_001n);
+  });
+
+  it('is exact for sums beyond 2^53 minor units', async () => {
+    const store = memoryCoverStore();
+    const sum = 2n ** 64n + 12_345n;
+    const { input } = coverOf(sum, 'UGX', 0);
+    const first = await claimCover(store, input(9_999), { pause: noPause });
+    const second = await claimCover(store, input(9_999), { pause: noPause });
+    expect(first.amountMinor).toBe((sum * 9_999n) / 10_000n);
+    expect(second.amountMinor).toBe(sum - first.amountMinor);
+    expect(second.capped).toBe(true);
+    expect(store.all()[0]?.owedMinor).toBe(sum.toString());
+  });
+
+  it('refuses a policy whose terms differ from the cover it opened, rather than cap on the wrong sum', async () => {
+    const store = memoryCoverStore();
+    const { input } = coverOf(2_000_000n);
+    await claimCover(store, input(1_000), { pause: noPause });
+    await expect(
+      claimCover(store, { ...input(1_000), sumInsuredMinor: 4_000_000n }, { pause: noPause }),
+    ).rejects.toThrow(/was opened as .*2000000.*now says .*4000000/);
+    await expect(
+      claimCover(store, { ...input(1_000), organizationId: randomUUID() }, { pause: noPause }),
+    ).rejects.toThrow(/was opened as/);
+    expect(store.all()[0]?.claims).toHaveLength(1);
+  });
+
+  it('gives up with a retriable 503 after a bounded number of lost races, having taken nothing', async () => {
+    const inner = memoryCoverStore();
+    const { input } = coverOf(2_000_000n);
+    await claimCover(inner, input(1_000), { pause: noPause });
+    // Another writer always gets in between our read and our write.
+    const contended: CoverStore = { ...inner, append: async () => false, create: async () => false };
+    const pauses: number[] = [];
+    const claim = claimCover(contended, input(1_000), {
+      maxAttempts: 5,
+      pause: async (attempt) => {
+        pauses.push(attempt);
+      },
+    });
+    await expect(claim).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503 });
+    await expect(claim).rejects.toBeInstanceOf(AppError);
+    expect(pauses).toEqual([1, 2, 3, 4]);
+    expect(inner.all()[0]?.owedMinor).toBe('200000');
+  });
+
+  const currencies = [
+    ['KES', 2],
+    ['UGX', 0],
+    ['RWF', 0],
+    ['NGN', 2],
+  ] as const;
+  // Up to 2^70 minor units: well beyond 2^53 (where a float stops counting units).
+  const sums = fc.oneof(fc.bigInt({ min: 0n, max: 10_000_000n }), fc.bigInt({ min: 0n, max: 2n ** 70n }));
+
+  it('never lets a sequence of determinations owe more than the sum insured, and owes it all once exhausted', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        sums,
+        fc.constantFrom(...currencies),
+        fc.array(fc.integer({ min: 0, max: 10_000 }), { maxLength: 12 }),
+        async (sum, [currency, exponent], bps) => {
+          const store = memoryCoverStore();
+          const { input } = coverOf(sum, currency, exponent);
+          const amounts: bigint[] = [];
+          let remaining = sum;
+          for (const bp of bps) {
+            const claim = input(bp);
+            const taken = await claimCover(store, claim, { pause: noPause });
+            // In order: each one owes the formula's amount or what is left, whichever is less.
+            const expected = least(claim.uncappedMinor, remaining);
+            expect(taken.amountMinor).toBe(expected);
+            expect(taken.remainingBeforeMinor).toBe(remaining);
+            expect(taken.capped).toBe(expected < claim.uncappedMinor);
+            remaining -= expected;
+            amounts.push(taken.amountMinor);
+          }
+          const total = sumOf(amounts);
+          const uncappedTotal = sumOf(bps.map((bp) => input(bp).uncappedMinor));
+          expect(total <= sum).toBe(true);
+          expect(total).toBe(least(uncappedTotal, sum));
+          expect(store.all()[0]?.owedMinor ?? '0').toBe(total.toString());
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('never lets concurrent claims take the same cover twice, in any interleaving', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.scheduler(),
+        sums,
+        fc.array(fc.integer({ min: 0, max: 10_000 }), { minLength: 1, maxLength: 8 }),
+        fc.array(fc.nat(), { maxLength: 3 }),
+        async (s, sum, bps, retried) => {
+          const inner = memoryCoverStore();
+          // Every store operation runs when the scheduler says: reads and writes of different
+          // claims interleave in every order fast-check can think of.
+          const store: CoverStore = {
+            find: s.scheduleFunction(inner.find),
+            create: s.scheduleFunction(inner.create),
+            append: s.scheduleFunction(inner.append),
+          };
+          const { input } = coverOf(sum, 'UGX', 0);
+          const claims = bps.map((bp) => input(bp));
+          // Some ingestions run twice at once (a retried key racing its first run): same id.
+          const runs = [...claims, ...retried.map((i) => claims[i % claims.length] as ClaimCoverInput)];
+          const all = Promise.all(runs.map((c) => claimCover(store, c, { pause: noPause })));
+          const taken = await s.waitFor(all);
+
+          const byDetermination = new Map<string, bigint>();
+          runs.forEach((c, i) => {
+            const amount = (taken[i] as { amountMinor: bigint }).amountMinor;
+            const before = byDetermination.get(c.determinationId);
+            // Both runs of one determination get the same amount.
+            if (before !== undefined) expect(amount).toBe(before);
+            byDetermination.set(c.determinationId, amount);
+          });
+          const total = sumOf([...byDetermination.values()]);
+          const uncappedTotal = sumOf(claims.map((c) => c.uncappedMinor));
+          expect(total <= sum).toBe(true);
+          expect(total).toBe(least(uncappedTotal, sum));
+          const cover = inner.all()[0];
+          expect(cover?.owedMinor ?? '0').toBe(total.toString());
+          // One claim per determination that took something, with what it was told.
+          const written = cover?.claims ?? [];
+          expect(new Set(written.map((c) => c.determinationId)).size).toBe(written.length);
+          for (const c of written) expect(BigInt(c.amountMinor)).toBe(byDetermination.get(c.determinationId));
+          expect(written.length).toBe([...byDetermination.values()].filter((a) => a > 0n).length);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
