@@ -33,13 +33,22 @@ interface Payout {
   amountUSDC: string;
   quoteId: string;
   parts: { part: number; amountKES: string; status: string; mobileMoneyRef: string | null }[];
-  attemptHistory: { kind: string; part: number; attempt: number; originatorConversationId: string; resultCode: string | null }[];
+  attemptHistory: {
+    kind: string;
+    part: number;
+    attempt: number;
+    originatorConversationId: string;
+    resultCode: string | null;
+  }[];
 }
 
 let p: PayoutPlatform;
 let db: mongoose.Connection;
 
-async function openPlatform(overrides: Record<string, string> = {}, simulator: { initiatorName?: string } = {}) {
+async function openPlatform(
+  overrides: Record<string, string> = {},
+  simulator: { initiatorName?: string } = {},
+) {
   p = await startPayoutPlatform({ ...FAST, ...overrides }, simulator);
   const { MONGO_URL, MONGO_DB } = p.stack.config;
   db = await mongoose.createConnection(MONGO_URL, { dbName: MONGO_DB }).asPromise();
@@ -56,7 +65,10 @@ const farmers = new Map<string, { farmerId: string; plotId: string }>();
 async function farmerWith(org: SellableOrg, phone: string) {
   const known = farmers.get(`${org.id}:${phone}`);
   if (known) return known;
-  const farmer = await p.gateway.api('POST', '/farmers', { key: org.apiKey, body: farmerBody({ phoneNumber: phone }) });
+  const farmer = await p.gateway.api('POST', '/farmers', {
+    key: org.apiKey,
+    body: farmerBody({ phoneNumber: phone }),
+  });
   if (farmer.status !== 201) throw new Error(`farmer: ${JSON.stringify(farmer.body)}`);
   const farmerId = farmer.body.data.id as string;
   await p.gateway.ops('POST', `/farmers/${farmerId}/kyc`, { body: { status: 'APPROVED' } });
@@ -118,13 +130,20 @@ const b2cRequests = (payoutId: string) =>
     .filter(
       (r) =>
         r.path === B2C_PATH &&
-        String((r.body as { OriginatorConversationID?: string }).OriginatorConversationID).startsWith(payoutId),
+        String((r.body as { OriginatorConversationID?: string }).OriginatorConversationID).startsWith(
+          payoutId,
+        ),
     );
 
 async function payoutCounts() {
   const samples = parseExposition(await (await fetch(`${p.stack.payments.url}/metrics`)).text());
   const count = (state: string) => sampleValue(samples, 'payouts_total', { state });
-  return { originated: count('originated'), succeeded: count('succeeded'), failed: count('failed'), retrying: count('retrying') };
+  return {
+    originated: count('originated'),
+    succeeded: count('succeeded'),
+    failed: count('failed'),
+    retrying: count('retrying'),
+  };
 }
 
 describe('payouts (Tier 2, M-Pesa B2C)', () => {
@@ -133,7 +152,10 @@ describe('payouts (Tier 2, M-Pesa B2C)', () => {
 
   beforeAll(async () => {
     await openPlatform();
-    org = await sellableOrg(p.asPolicyPlatform, { capacity: 1_000_000_000, tier: 'DETERMINATION_AND_SETTLEMENT' });
+    org = await sellableOrg(p.asPolicyPlatform, {
+      capacity: 1_000_000_000,
+      tier: 'DETERMINATION_AND_SETTLEMENT',
+    });
     tier1 = await sellableOrg(p.asPolicyPlatform, { capacity: 100_000_000, tier: 'DETERMINATION' });
     await p.connectWebhook(org.apiKey);
   }, 120_000);
@@ -160,10 +182,13 @@ describe('payouts (Tier 2, M-Pesa B2C)', () => {
       ['B2C_RESPONSE', 1, 1, payoutId],
       ['B2C_RESULT', 1, 1, payoutId],
     ]);
-    expect((b2cRequests(payoutId)[0]?.body as { Amount: number }).Amount).toBe(4115);
+    expect(b2cRequests(payoutId).map((r) => (r.body as { Amount: number }).Amount)).toEqual([4115]);
     const quote = await p.gateway.api('GET', `/payments/quotes/${done.quoteId}`, { key: org.apiKey });
     expect(quote.body.data.convertedAmount).toBe(done.amountUSDC);
-    const delivery = await p.receiver.waitFor((d) => d.event === 'payout.completed' && about(payoutId)(d), 20_000);
+    const delivery = await p.receiver.waitFor(
+      (d) => d.event === 'payout.completed' && about(payoutId)(d),
+      20_000,
+    );
     expect((delivery.body as { data: unknown }).data).toEqual({
       payoutId,
       policyId,
@@ -204,8 +229,17 @@ describe('payouts (Tier 2, M-Pesa B2C)', () => {
     const policyId = await paidPolicyFor(org, '+254722000001', 1_000);
     const payoutId = await payoutOf(await determine(policyId, 5));
     const failed = await settled(org, payoutId, 'FAILED');
-    expect(failed).toMatchObject({ reason: 'BELOW_PROVIDER_MINIMUM', owedKES: '0.50', amountKES: '1.00', parts: [], attempts: 0 });
-    const delivery = await p.receiver.waitFor((d) => d.event === 'payout.failed' && about(payoutId)(d), 20_000);
+    expect(failed).toMatchObject({
+      reason: 'BELOW_PROVIDER_MINIMUM',
+      owedKES: '0.50',
+      amountKES: '1.00',
+      parts: [],
+      attempts: 0,
+    });
+    const delivery = await p.receiver.waitFor(
+      (d) => d.event === 'payout.failed' && about(payoutId)(d),
+      20_000,
+    );
     expect((delivery.body as { data: { reason: string } }).data.reason).toBe('BELOW_PROVIDER_MINIMUM');
     expect(b2cRequests(payoutId)).toHaveLength(0);
     const retry = await p.gateway.api('POST', `/payouts/${payoutId}/retry`, { key: org.apiKey });
@@ -221,12 +255,17 @@ describe('payouts (Tier 2, M-Pesa B2C)', () => {
       [2, '200000.00', 'COMPLETED'],
       [3, '200000.00', 'COMPLETED'],
     ]);
-    const sent = b2cRequests(payoutId).map((r) => r.body as { OriginatorConversationID: string; Amount: number });
+    const sent = b2cRequests(payoutId).map(
+      (r) => r.body as { OriginatorConversationID: string; Amount: number },
+    );
     expect(sent.map((b) => b.Amount)).toEqual([200_000, 200_000, 200_000]);
     expect(new Set(sent.map((b) => b.OriginatorConversationID)).size).toBe(3);
     const receipts = done.parts.map((part) => part.mobileMoneyRef);
     expect(done.mobileMoneyRef).toBe(receipts.join(','));
-    const delivery = await p.receiver.waitFor((d) => d.event === 'payout.completed' && about(payoutId)(d), 20_000);
+    const delivery = await p.receiver.waitFor(
+      (d) => d.event === 'payout.completed' && about(payoutId)(d),
+      20_000,
+    );
     expect((delivery.body as { data: { amountKES: string; mobileMoneyRef: string } }).data).toMatchObject({
       amountKES: '600000.00',
       mobileMoneyRef: receipts.join(','),
@@ -241,7 +280,11 @@ describe('payouts (Tier 2, M-Pesa B2C)', () => {
     const failed = await settled(org, payoutId, 'FAILED');
     expect(failed).toMatchObject({ reason: 'RECIPIENT_NOT_REGISTERED', attempts: 1, mobileMoneyRef: null });
     await p.receiver.waitFor((d) => d.event === 'payout.failed' && about(payoutId)(d), 20_000);
-    expect(await payoutCounts()).toEqual({ ...before, originated: before.originated + 1, failed: before.failed + 1 });
+    expect(await payoutCounts()).toEqual({
+      ...before,
+      originated: before.originated + 1,
+      failed: before.failed + 1,
+    });
     expect(b2cRequests(payoutId)).toHaveLength(1);
   });
 
@@ -257,13 +300,16 @@ describe('payouts (Tier 2, M-Pesa B2C)', () => {
       succeeded: before.succeeded + 1,
     });
     const b2c = b2cRequests(payoutId);
-    expect(b2c.map((r) => (r.body as { OriginatorConversationID: string }).OriginatorConversationID)).toEqual([
-      payoutId,
-      `${payoutId}-2`,
-    ]);
+    expect(b2c.map((r) => (r.body as { OriginatorConversationID: string }).OriginatorConversationID)).toEqual(
+      [payoutId, `${payoutId}-2`],
+    );
     const status = p.stack.simulator
       .requests()
-      .filter((r) => r.path === STATUS_PATH && (r.body as { OriginalConversationID?: string }).OriginalConversationID === payoutId);
+      .filter(
+        (r) =>
+          r.path === STATUS_PATH &&
+          (r.body as { OriginalConversationID?: string }).OriginalConversationID === payoutId,
+      );
     expect(status).toHaveLength(1);
     expect(status[0]?.seq).toBeLessThan(b2c[1]?.seq as number);
     // The ledger shows why it took two tries.
@@ -305,17 +351,26 @@ describe('payouts (Tier 2, M-Pesa B2C)', () => {
     await p.receiver.waitFor((d) => d.event === 'payout.completed' && about(payoutId)(d), 20_000);
     await p.stack.payments.drainOutbox();
     expect(payoutEvents(payoutId)).toHaveLength(1);
-    expect((await readPayout(org, payoutId)).attemptHistory.filter((a) => a.kind === 'B2C_RESULT')).toHaveLength(1);
+    expect(
+      (await readPayout(org, payoutId)).attemptHistory.filter((a) => a.kind === 'B2C_RESULT'),
+    ).toHaveLength(1);
   });
 
   it('sends a throttled B2C (spike arrest) again later with the same id, and never fails the payout for it', async () => {
     const policyId = await paidPolicyFor(org, '+254722000001');
-    p.stack.simulator.failNext(1, { status: 500, errorCode: '500.003.02', errorMessage: 'Spike Arrest Violation' });
+    p.stack.simulator.failNext(1, {
+      status: 500,
+      errorCode: '500.003.02',
+      errorMessage: 'Spike Arrest Violation',
+    });
     const payoutId = await payoutOf(await determine(policyId, 2_500));
     const done = await settled(org, payoutId, 'COMPLETED');
     expect(done.attempts).toBe(1);
     expect(
-      b2cRequests(payoutId).map((r) => [r.status, (r.body as { OriginatorConversationID: string }).OriginatorConversationID]),
+      b2cRequests(payoutId).map((r) => [
+        r.status,
+        (r.body as { OriginatorConversationID: string }).OriginatorConversationID,
+      ]),
     ).toEqual([
       [500, payoutId],
       [200, payoutId],
@@ -328,11 +383,14 @@ describe('payouts (Tier 2, M-Pesa B2C)', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ Result: { ResultCode: 0 } }),
     });
-    const malformed = await fetch(`${p.stack.payments.callbackUrl}/mpesa/${p.stack.config.PAYMENTS_CALLBACK_TOKEN}/b2c/result`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ nothing: true }),
-    });
+    const malformed = await fetch(
+      `${p.stack.payments.callbackUrl}/mpesa/${p.stack.config.PAYMENTS_CALLBACK_TOKEN}/b2c/result`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ nothing: true }),
+      },
+    );
     expect([forged.status, malformed.status]).toEqual([200, 200]);
     const outcomes = await db
       .collection('provider_callbacks')
@@ -346,7 +404,14 @@ describe('payouts (Tier 2, M-Pesa B2C)', () => {
     const policyId = await paidPolicyFor(org, '+254722000001', 12_345.67);
     const determinationId = await determine(policyId, 10_000);
     const told = await p.gateway.ops('POST', '/payouts', {
-      body: { determinationId, policyId, organizationId: org.id, amountMinor: '20000000', currency: 'KES', exponent: 2 },
+      body: {
+        determinationId,
+        policyId,
+        organizationId: org.id,
+        amountMinor: '20000000',
+        currency: 'KES',
+        exponent: 2,
+      },
     });
     expect([told.status, told.body.error?.code]).toEqual([400, 'INVALID_INPUT']);
     const unknown = await p.gateway.ops('POST', '/payouts', { body: { determinationId: randomUUID() } });
@@ -363,7 +428,10 @@ describe('payouts (Tier 2, M-Pesa B2C)', () => {
     const reply = await p.gateway.ops('POST', '/payouts', { body: { determinationId } });
     expect([reply.status, reply.body.error?.code]).toEqual([403, 'TIER_NOT_ENTITLED']);
     const untriggered = await p.gateway.ops('POST', '/determinations', {
-      body: assessment({ policyId: await paidPolicyFor(org, '+254722000001') }, { triggered: false, damagePercentBp: 0 }),
+      body: assessment(
+        { policyId: await paidPolicyFor(org, '+254722000001') },
+        { triggered: false, damagePercentBp: 0 },
+      ),
     });
     const refused = await p.gateway.ops('POST', '/payouts', {
       body: { determinationId: untriggered.body.data.determination.determinationId },
@@ -410,7 +478,10 @@ describe('payouts whose every attempt fails', () => {
   beforeAll(async () => {
     // The simulator knows another initiator: every B2C answers ResultCode 2001 (retriable).
     await openPlatform({}, { initiatorName: 'someone-else' });
-    org = await sellableOrg(p.asPolicyPlatform, { capacity: 100_000_000, tier: 'DETERMINATION_AND_SETTLEMENT' });
+    org = await sellableOrg(p.asPolicyPlatform, {
+      capacity: 100_000_000,
+      tier: 'DETERMINATION_AND_SETTLEMENT',
+    });
     await p.connectWebhook(org.apiKey);
   }, 120_000);
 

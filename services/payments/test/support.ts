@@ -274,7 +274,11 @@ export async function startPayoutPlatform(
     determinationOverrides,
     {},
     async ({ policyUrl, determinationsUrl, redisPrefix }) => {
-      stack = await startPaymentsStack({ policyUrl, determinationsUrl, redisPrefix }, overrides, simulatorOptions);
+      stack = await startPaymentsStack(
+        { policyUrl, determinationsUrl, redisPrefix },
+        overrides,
+        simulatorOptions,
+      );
       return {
         gatewayEnv: { PAYMENTS_URL: stack.payments.url, PAYMENTS_INITIATE_LIMIT_POINTS: '100000' },
         stop: () => (stack as PaymentsStack).stop(),
