@@ -482,7 +482,10 @@ beforeAll(async () => {
     const payments = await startPaymentsStack(
       { policyUrl, determinationsUrl, redisPrefix },
       // Likewise the payout origination sweep, which records how far it got.
-      { PAYMENTS_RECONCILE_AFTER_SECONDS: String(7 * 86_400), PAYOUT_ORIGINATION_SETTLE_SECONDS: String(7 * 86_400) },
+      {
+        PAYMENTS_RECONCILE_AFTER_SECONDS: String(7 * 86_400),
+        PAYOUT_ORIGINATION_SETTLE_SECONDS: String(7 * 86_400),
+      },
     );
     return {
       gatewayEnv: {

@@ -79,7 +79,9 @@ export async function ownEveryResource(
   // is paid), completed and its payout.completed row written before the tests compare the log.
   const paidPolicy = (await api('POST', '/policies/purchase', cropPurchase(org))).body.data.policy;
   await activateAsPaid(p, org, paidPolicy.id);
-  const owing = await p.gateway.ops('POST', '/determinations', { body: assessment({ policyId: paidPolicy.id }) });
+  const owing = await p.gateway.ops('POST', '/determinations', {
+    body: assessment({ policyId: paidPolicy.id }),
+  });
   if (owing.status !== 201) throw new Error(`Tier 2 determination failed: ${JSON.stringify(owing.body)}`);
   const payoutId = await eventually(
     async () => {

@@ -77,7 +77,7 @@ describe('job outbox relay', () => {
     relays.push(relay);
 
     await relay.drain();
-    expect((await queue.getJob(job.id))?.data).toEqual({ payoutId });
+    expect((await queue.getJob(job.id))?.data).toEqual({ payoutId, part: 1 });
     const stored = await Payouts.collection.findOne({ _id: payoutId as never });
     expect(stored).toMatchObject({
       jobOutbox: [],
@@ -91,7 +91,7 @@ describe('job outbox relay', () => {
     expect(await queue.getJob(job.id)).toBeUndefined();
     await relay.drain();
 
-    expect((await queue.getJob(job.id))?.data).toEqual({ payoutId });
+    expect((await queue.getJob(job.id))?.data).toEqual({ payoutId, part: 1 });
     expect(warnings).toEqual([
       expect.stringContaining('Redis may have lost data'),
       expect.stringContaining('1 kept jobs enqueued again'),

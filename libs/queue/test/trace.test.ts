@@ -44,7 +44,7 @@ describe('a job continues the trace of the request that added it', () => {
       reqId: REQUEST.reqId,
     });
     // The trace rides in the job's options; the payload is exactly what was added.
-    expect(job.data).toEqual({ payoutId });
+    expect(job.data).toEqual({ payoutId, part: 1 });
   });
 
   it("an event keeps the trace it was created in, not the relaying code's", async () => {

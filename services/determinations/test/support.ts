@@ -161,7 +161,11 @@ export interface ActivePolicy {
 }
 
 /** Buys a PENDING 180-day crop policy for the organization's farmer and plot; its id. */
-export async function buyCrop(p: DeterminationsPlatform, org: SellableOrg, sumInsured: number): Promise<string> {
+export async function buyCrop(
+  p: DeterminationsPlatform,
+  org: SellableOrg,
+  sumInsured: number,
+): Promise<string> {
   const bought = await p.gateway.api('POST', '/policies/purchase', {
     key: org.apiKey,
     body: cropPurchase(org, { sumInsured }),

@@ -46,7 +46,11 @@ describe('Tier 2 payout origination', () => {
       { message: 'the payout job' },
     );
     // The payments service reads the amount from the determination itself (its ops view).
-    expect(job?.data).toEqual({ determinationId: id, policyId: tier2.policyId, organizationId: tier2.org.id });
+    expect(job?.data).toEqual({
+      determinationId: id,
+      policyId: tier2.policyId,
+      organizationId: tier2.org.id,
+    });
     const ops = await p.gateway.ops('GET', `/determinations/${id}`);
     expect(ops.body.data.owed).toEqual({ amountMinor: '1666500', currency: 'KES', exponent: 2 }); // 50,000.00 × 33.33%
     expect(await payouts.getJobCountByTypes('waiting', 'delayed', 'active', 'completed', 'failed')).toBe(1);

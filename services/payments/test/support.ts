@@ -58,6 +58,8 @@ export function paymentsTestConfig(overrides: Record<string, string>): PaymentsC
     MPESA_SECURITY_CREDENTIAL: 'test-security-credential-0123',
     MPESA_TIMEOUT_MS: '2000',
     OUTBOX_POLL_MS: '100',
+    // No determinations service unless the test starts one: nothing listens here.
+    DETERMINATIONS_URL: 'http://127.0.0.1:9',
     ...overrides,
   });
 }
@@ -114,9 +116,9 @@ export async function startPaymentsStack(
   const config = paymentsTestConfig({
     REDIS_PREFIX: ctx.redisPrefix,
     POLICY_URL: ctx.policyUrl,
-    // Payouts read determinations there; a stack without the service (premiums only) points
-    // at a port nothing listens on: the origination sweep finds nothing to do.
-    DETERMINATIONS_URL: ctx.determinationsUrl ?? 'http://127.0.0.1:9',
+    // Payouts read determinations there; a stack without the service (premiums only) keeps
+    // the default, where nothing listens: the origination sweep finds nothing to do.
+    ...(ctx.determinationsUrl ? { DETERMINATIONS_URL: ctx.determinationsUrl } : {}),
     MPESA_BASE_URL: simulator.url,
     RATE_SOURCE_URL: rates.url,
     PAYMENTS_CALLBACK_PORT: String(callbackPort),

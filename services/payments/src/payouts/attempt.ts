@@ -256,10 +256,11 @@ async function sendB2c(p: PayoutDoc, part: PartDoc, deps: AttemptDeps): Promise<
     });
     return transportFailure(p, part, err, deps);
   }
+  const answeredAt = deps.now();
   await accepted(p, part, deps);
   await recordAfter(
     deps.ledger,
-    ledgerRow(p, part, 'B2C_RESPONSE', ocid, deps.now(), {
+    ledgerRow(p, part, 'B2C_RESPONSE', ocid, answeredAt, {
       conversationId: ack.conversationId,
       resultCode: '0',
     }),
