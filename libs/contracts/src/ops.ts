@@ -330,6 +330,7 @@ export const getOpsOpenApiDocument = defineRoute({
   description: 'The OpenAPI 3.1.0 document of the ops API (needs the ops token).',
   tags: ['Meta'],
   auth: 'opsBearer',
+  ignoresQuery: true,
   responses: { 200: { description: 'The OpenAPI document', contentType: 'application/json' } },
   errors: [],
 });

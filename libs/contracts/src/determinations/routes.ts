@@ -162,6 +162,7 @@ export const getJwks = defineRoute({
     'A JSON Web Key Set (Ed25519, RFC 8037) without the envelope, as JOSE libraries expect it. No key needed; cacheable. Retired keys stay listed so older determinations still verify; pick the key by `kid`.',
   tags: ['Determinations'],
   auth: 'none',
+  ignoresQuery: true,
   responses: { 200: { description: 'The JWKS', contentType: 'application/jwk-set+json' } },
   errors: [],
 });
