@@ -140,7 +140,9 @@ function validBody(route: RouteContract): unknown {
       method: 'MOBILE_MONEY',
       settledAmountMinor: '1250000',
       settlementCurrency: 'KES',
-      settledAt: '2026-11-20T09:30:00Z',
+      // After the determination was issued (a report settled before it is refused): bodies are
+      // made once the caller's resources exist.
+      settledAt: new Date().toISOString(),
     },
     setWebhook: { url: 'https://partner.example.com/hooks/insurance' },
     opsSetKyb: { status: 'VERIFIED', notes: 'Certificate of registration checked' },

@@ -16,6 +16,11 @@ import { type OwnedResources, ownEveryResource } from './owned-resources';
 
 type Owned = OwnedResources;
 
+const upperCased = (ids: Ids): Ids =>
+  Object.fromEntries(
+    Object.keys(unknownIds()).map((name) => [name, ids[name as keyof Ids].toUpperCase()]),
+  ) as Ids;
+
 const partnerRoutes = Object.values(PARTNER_ROUTES).flat() as RouteContract[];
 
 let p: DeterminationsPlatform;
@@ -72,6 +77,10 @@ it.each(Object.keys(ID_PROBES))(
     const missing = await call(unknown);
     expect([foreign.status, foreign.body.error?.code]).toEqual([404, 'NOT_FOUND']);
     expect(foreign.body).toEqual(missing.body);
+    // Ids are read in any case (RFC 9562): A's ids in upper case are A's ids, still not B's.
+    const foreignUpper = await call(upperCased(a));
+    expect(foreignUpper.body).toEqual((await call(upperCased(unknown))).body);
+    expect(foreignUpper.body).toEqual(missing.body);
 
     expect((await aPolicy()).body).toEqual(before.body);
     expect((await aDeliveries()).body).toEqual(deliveriesBefore.body);

@@ -652,7 +652,14 @@ export function judgeQuery(route: RouteContract, query: string): Verdict {
     return { expect: 'refused', why: 'malformed query' };
   }
   if (hasUnsafeText(parsed)) return { expect: 'refused', why: 'unsafe text in the query' };
-  if (!route.query) return { expect: 'valid', why: 'route takes no query' };
+  if (route.ignoresQuery) return { expect: 'valid', why: 'a document ignores its query' };
+  // Only the parameters the route declares, each once (libs/http/src/validation.ts).
+  const names = route.query ? Object.keys(route.query.shape) : [];
+  const unknown = Object.keys(parsed).find((name) => !names.includes(name));
+  if (unknown !== undefined) return { expect: 'refused', why: `unknown query parameter ${unknown}` };
+  const repeated = Object.keys(parsed).find((name) => Array.isArray(parsed[name]));
+  if (repeated !== undefined) return { expect: 'refused', why: `query parameter ${repeated} given twice` };
+  if (!route.query) return { expect: 'valid', why: 'no query' };
   const result = route.query.safeParse(parsed);
   if (!result.success) return { expect: 'refused', why: `query: ${result.error.issues[0]?.message}` };
   return { expect: 'valid', why: 'valid query' };

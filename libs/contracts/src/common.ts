@@ -1,4 +1,5 @@
 import { paginationQuery, uuid } from '@parametric/http';
+import { MARKET_CURRENCY, type Market } from '@parametric/money';
 import { z } from 'zod';
 
 /** Timestamps are ISO 8601 strings in UTC (`2026-11-22T10:00:00.000Z`). */
@@ -50,3 +51,32 @@ export const idempotentReplayHeaders = z.object({
       'Present (`true`) when this answer repeats the request first made with the same Idempotency-Key: nothing was bought again. Absent on the request that bought.',
   }),
 });
+
+/** Where the service moves money itself: the provider and the currency it collects and pays in. */
+export interface MobileMoney {
+  provider: 'MPESA';
+  currency: string;
+}
+
+/**
+ * The markets with a mobile-money provider, the one declaration of them: Tier 2
+ * (`DETERMINATION_AND_SETTLEMENT`) collects the premium and pays the farmer by mobile money, so
+ * an organization of a market not listed here stays Tier 1 (the gateway's ops service-tier
+ * route refuses the change) and its premiums are never collected (the payments service).
+ */
+export const MOBILE_MONEY: Readonly<Partial<Record<Market, MobileMoney>>> = Object.freeze({
+  KE: Object.freeze({ provider: 'MPESA', currency: MARKET_CURRENCY.KE }),
+});
+
+/** The markets of `MOBILE_MONEY`, e.g. for a query on an organization's `countryCode`. */
+export const MOBILE_MONEY_MARKETS = Object.freeze(Object.keys(MOBILE_MONEY) as Market[]);
+
+/** A market's mobile money, or undefined where there is none (any string: own keys only). */
+export function mobileMoneyOf(market: string): MobileMoney | undefined {
+  return Object.hasOwn(MOBILE_MONEY, market) ? MOBILE_MONEY[market as Market] : undefined;
+}
+
+/** `KE (KES)`: the markets with mobile money and their currency, for messages. */
+export function mobileMoneyMarketsText(): string {
+  return MOBILE_MONEY_MARKETS.map((m) => `${m} (${MOBILE_MONEY[m]?.currency})`).join(', ');
+}

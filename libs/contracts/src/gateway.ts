@@ -195,6 +195,7 @@ export const getOpenApiDocument = defineRoute({
   description: 'The OpenAPI 3.1.0 document of the partner API. No key needed.',
   tags: ['Meta'],
   auth: 'none',
+  ignoresQuery: true,
   responses: { 200: { description: 'The OpenAPI document', contentType: 'application/json' } },
   errors: [],
 });
@@ -207,6 +208,7 @@ export const getApiDocs = defineRoute({
   description: 'An HTML page rendering this document; it loads nothing from outside the platform.',
   tags: ['Meta'],
   auth: 'none',
+  ignoresQuery: true,
   responses: { 200: { description: 'The docs page', contentType: 'text/html' } },
   errors: [],
 });

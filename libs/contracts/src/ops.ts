@@ -1,7 +1,7 @@
 import { defineRoute } from '@parametric/http';
 import { MARKET_CURRENCY, MARKETS } from '@parametric/money';
 import { z } from 'zod';
-import { idParams, pageQuery, timestamp, uuid } from './common';
+import { idParams, mobileMoneyMarketsText, pageQuery, timestamp, uuid } from './common';
 import { apiKeyMetadataSchema, credentialsSchema, organizationSchema, SERVICE_TIERS } from './gateway';
 import { farmerSchema } from './policy/farmers';
 import { POLICY_NUMBER_PATTERN, policySchema } from './policy/policies';
@@ -125,12 +125,14 @@ const opsOrganizationRoute = <const P extends string, const B extends z.ZodType 
   path: P,
   summary: string,
   body: B,
+  description?: string,
 ) =>
   defineRoute({
     operationId,
     method: 'post',
     path,
     summary,
+    ...(description ? { description } : {}),
     tags: ['Organizations'],
     auth: 'opsBearer',
     params: idParams,
@@ -168,6 +170,7 @@ export const opsSetServiceTier = opsOrganizationRoute(
   '/organizations/{id}/service-tier',
   'Change the service tier (existing policies keep the settlement mode frozen at sale)',
   tierBody,
+  `\`DETERMINATION_AND_SETTLEMENT\` (Tier 2) collects premiums and pays farmers by mobile money, so it is open only to an organization whose market has a provider (${mobileMoneyMarketsText()}): elsewhere the change is \`400 INVALID_INPUT\` naming \`serviceTier\` and the market, and nothing changes. Back to \`DETERMINATION\` is always allowed.`,
 );
 export const opsDeactivate = opsOrganizationRoute(
   'opsDeactivateOrganization',
@@ -330,6 +333,7 @@ export const getOpsOpenApiDocument = defineRoute({
   description: 'The OpenAPI 3.1.0 document of the ops API (needs the ops token).',
   tags: ['Meta'],
   auth: 'opsBearer',
+  ignoresQuery: true,
   responses: { 200: { description: 'The OpenAPI document', contentType: 'application/json' } },
   errors: [],
 });

@@ -51,7 +51,17 @@ export interface RouteContract {
    */
   capability?: string;
   params?: z.ZodObject;
+  /**
+   * The query parameters the route takes. Any other, or one given twice, is `400 INVALID_INPUT`
+   * naming it (a route without `query` takes none), unless `ignoresQuery`.
+   */
   query?: z.ZodObject;
+  /**
+   * For documents that generic tools fetch (the OpenAPI document, the docs page a browser opens,
+   * the signing keys JWKS clients cache): query parameters they add (cache busters, tracking)
+   * are ignored rather than refused, as any static document would.
+   */
+  ignoresQuery?: true;
   /**
    * Request headers the route reads, keyed by their name as documented (`Idempotency-Key`;
    * looked up case-insensitively). Validated like the rest of the input: a bad value is

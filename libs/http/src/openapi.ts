@@ -74,12 +74,15 @@ const SECURITY: Record<Auth, ZodOpenApiOperationObject['security']> = {
 type StatusKey = `${1 | 2 | 3 | 4 | 5}${string}`;
 
 function responsesOf(route: RouteContract): ZodOpenApiResponsesObject {
-  const headers = route.auth === 'partner' ? RATE_LIMIT_HEADERS : undefined;
+  // Partner routes are limited per organization, routes without a caller per client address
+  // (the gateway's anonymous limit); the ops API has no rate limit.
+  const headers = route.auth === 'opsBearer' ? undefined : RATE_LIMIT_HEADERS;
   const responses: ZodOpenApiResponsesObject = {};
   for (const [status, spec] of Object.entries(route.responses)) {
     if ('contentType' in spec) {
       responses[status as StatusKey] = {
         description: spec.description,
+        headers,
         content: { [spec.contentType]: { schema: z.string() } },
       };
       continue;

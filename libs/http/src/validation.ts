@@ -18,10 +18,12 @@ export function invalidInput(error: z.ZodError, where: string): AppError {
 
 interface Schemas {
   body?: z.ZodType;
-  query?: z.ZodType;
+  query?: z.ZodObject;
   params?: z.ZodType;
   headers?: z.ZodObject;
   bodyOptional?: boolean;
+  /** Query parameters it does not declare are ignored, not refused (see `RouteContract`). */
+  ignoresQuery?: boolean;
 }
 
 const WHERE = {
@@ -48,8 +50,44 @@ function headersOf(schema: z.ZodObject, req: Request): Record<string, string | s
 }
 
 /**
+ * The query as the route may read it, and what is wrong with the rest: every parameter must be
+ * one the route declares, given once. A parameter it does not know (`foo=bar`, or `status[]=X`,
+ * which express 5's parser keeps as the name `status[]`) would otherwise be dropped without a
+ * word, and the partner would take the unfiltered answer for the filtered one (a filter given
+ * twice would be read as one of its values, or none). So each is `400 INVALID_INPUT` naming it.
+ */
+function checkedQuery(
+  schema: z.ZodObject | undefined,
+  query: Record<string, unknown>,
+): { declared: Record<string, unknown>; problems: FieldError[] } {
+  const names = schema ? Object.keys(schema.shape) : [];
+  const takes = names.length ? `this endpoint takes ${names.join(', ')}` : 'this endpoint takes none';
+  const declared: Record<string, unknown> = {};
+  const problems: FieldError[] = [];
+  for (const [name, value] of Object.entries(query)) {
+    const field = name === '' ? '(query)' : name;
+    if (!names.includes(name)) {
+      const bracketed = /^([^[\]]+)\[/.exec(name)?.[1];
+      problems.push({
+        field,
+        message:
+          bracketed !== undefined && names.includes(bracketed)
+            ? `Unknown query parameter: send ${bracketed}=<value> once, without brackets`
+            : `Unknown query parameter: ${takes}`,
+      });
+    } else if (Array.isArray(value)) {
+      problems.push({ field, message: 'must be given once' });
+    } else {
+      declared[name] = value;
+    }
+  }
+  return { declared, problems };
+}
+
+/**
  * Validates a request's params, then query, then the headers its contract reads, then body, and
- * returns them parsed (defaults applied, unknown keys stripped or refused as each schema says).
+ * returns them parsed (defaults applied, unknown keys stripped or refused as each schema says;
+ * an undeclared or repeated query parameter is refused, see `checkedQuery`).
  * Bad input throws `400 INVALID_INPUT` with field details.
  */
 export function parseInput(schemas: Schemas, req: Request): Record<Part, unknown> {
@@ -58,6 +96,10 @@ export function parseInput(schemas: Schemas, req: Request): Record<Part, unknown
     unknown
   >;
   for (const part of ['params', 'query', 'headers', 'body'] as const) {
+    if (part === 'query' && !schemas.ignoresQuery) {
+      input.query = parseQuery(schemas.query, req.query as Record<string, unknown>);
+      continue;
+    }
     const schema = schemas[part];
     if (!schema) continue;
     const raw = part === 'headers' ? headersOf(schemas.headers as z.ZodObject, req) : req[part];
@@ -72,6 +114,14 @@ export function parseInput(schemas: Schemas, req: Request): Record<Part, unknown
     input[part] = result.data;
   }
   return input;
+}
+
+function parseQuery(schema: z.ZodObject | undefined, query: Record<string, unknown>): unknown {
+  const { declared, problems } = checkedQuery(schema, query);
+  const result = schema?.safeParse(declared);
+  if (result && !result.success) problems.push(...fieldErrors(result.error, '(query)'));
+  if (problems.length) throw AppError.invalid(`Invalid ${WHERE.query}`, problems);
+  return result?.data;
 }
 
 /** The one paging rule of every list: `page` from 1, `limit` 1 to 100 (larger is served as 100). */
@@ -94,5 +144,9 @@ export function paginationQuery(defaultLimit = 20) {
   });
 }
 
-/** A uuid (path parameters, ids in bodies). */
-export const uuid = z.uuid({ error: 'must be a uuid' });
+/**
+ * A uuid (path parameters, query and body ids), in lower case: uuids compare case-insensitively
+ * (RFC 9562) and we store them as `randomUUID()` writes them, so `3F2B…` and `3f2b…` name the
+ * same resource. Any case is accepted; the handler sees lower case.
+ */
+export const uuid = z.uuid({ error: 'must be a uuid' }).toLowerCase();

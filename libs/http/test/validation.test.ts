@@ -58,6 +58,40 @@ const listPolicies = defineRoute({
   query: paginationQuery(),
   responses: { 200: { description: 'echo', data: echo } },
 });
+const filtered = defineRoute({
+  ...common,
+  operationId: 'filtered',
+  method: 'get',
+  path: '/filtered',
+  query: paginationQuery().extend({
+    status: z.enum(['OPEN', 'CLOSED']).optional(),
+    ownerId: uuid.optional(),
+  }),
+  responses: { 200: { description: 'echo', data: echo } },
+});
+const noQuery = defineRoute({
+  ...common,
+  operationId: 'noQuery',
+  method: 'get',
+  path: '/me',
+  responses: { 200: { description: 'echo', data: echo } },
+});
+const document = defineRoute({
+  ...common,
+  operationId: 'document',
+  method: 'get',
+  path: '/document.json',
+  ignoresQuery: true,
+  responses: { 200: { description: 'echo', data: echo } },
+});
+const linked = defineRoute({
+  ...common,
+  operationId: 'linked',
+  method: 'post',
+  path: '/linked',
+  body: z.strictObject({ farmerId: uuid, plotIds: z.array(uuid) }),
+  responses: { 200: { description: 'echo', data: echo } },
+});
 const smallPages = defineRoute({
   ...common,
   operationId: 'smallPages',
@@ -84,6 +118,22 @@ beforeAll(async () => {
         implement(listPolicies, async (input) => {
           handled.push({ query: input.query });
           return ok(input.query);
+        }),
+        implement(filtered, async (input) => {
+          handled.push({ query: input.query });
+          return ok(input.query);
+        }),
+        implement(noQuery, async (input) => {
+          handled.push({ query: input.query });
+          return ok({});
+        }),
+        implement(document, async () => {
+          handled.push('document');
+          return ok({});
+        }),
+        implement(linked, async (input) => {
+          handled.push({ body: input.body });
+          return ok(input.body);
         }),
         implement(smallPages, async (input) => {
           handled.push({ query: input.query });
@@ -269,5 +319,87 @@ describe('paginationQuery()', () => {
     expect((await fetch(`${baseUrl}/small-pages`)).status).toBe(200);
     expect((await fetch(`${baseUrl}/small-pages?limit=500`)).status).toBe(200);
     expect(handled).toEqual([{ query: { page: 1, limit: 5 } }, { query: { page: 1, limit: 100 } }]);
+  });
+});
+
+describe('query parameters (every route: only those it declares, each once)', () => {
+  it.each([
+    [
+      'an unknown parameter',
+      '/filtered?foo=bar',
+      'foo',
+      /Unknown query parameter: this endpoint takes page, limit, status, ownerId/,
+    ],
+    [
+      'a known one in brackets (status[]=X)',
+      '/filtered?status[]=OPEN',
+      'status[]',
+      /send status=<value> once, without brackets/,
+    ],
+    ['a known one indexed (status[0]=X)', '/filtered?status%5B0%5D=OPEN', 'status[0]', /without brackets/],
+    ['a known one given twice', '/filtered?status=OPEN&status=CLOSED', 'status', /must be given once/],
+    ['the same value twice', '/filtered?page=1&page=1', 'page', /must be given once/],
+    ['a parameter on a route that takes none', '/me?x=1', 'x', /this endpoint takes none/],
+    ['a nameless parameter', '/me?=1', '(query)', /Unknown query parameter/],
+    ['__proto__', '/me?__proto__=1', '__proto__', /Unknown query parameter/],
+    ['constructor', '/filtered?constructor=1', 'constructor', /Unknown query parameter/],
+  ])(
+    'refuses %s with 400 INVALID_INPUT naming it, before the handler',
+    async (_what, path, field, message) => {
+      const error = await expectInvalid(await fetch(`${baseUrl}${path}`));
+      expect(error.message).toBe('Invalid query parameters');
+      expect(error.details).toEqual([{ field, message: expect.stringMatching(message) }]);
+      expect(handled).toEqual([]);
+    },
+  );
+
+  it('names every problem at once: unknown, repeated and invalid parameters', async () => {
+    const error = await expectInvalid(
+      await fetch(`${baseUrl}/filtered?foo=1&status=OPEN&status=OPEN&page=0`),
+    );
+    expect(error.details?.map((d) => d.field).sort()).toEqual(['foo', 'page', 'status']);
+    expect(handled).toEqual([]);
+  });
+
+  it('still serves the declared parameters, each once, and no parameter at all', async () => {
+    expect((await fetch(`${baseUrl}/filtered?status=CLOSED&page=2`)).status).toBe(200);
+    expect((await fetch(`${baseUrl}/me`)).status).toBe(200);
+    expect((await fetch(`${baseUrl}/me?`)).status).toBe(200);
+    expect(handled).toEqual([
+      { query: { status: 'CLOSED', page: 2, limit: 20 } },
+      { query: undefined },
+      { query: undefined },
+    ]);
+  });
+
+  it('lets a document route ignore what tools add to its URL', async () => {
+    expect((await fetch(`${baseUrl}/document.json?v=3&utm_source=mail&v=4`)).status).toBe(200);
+    expect(handled).toEqual(['document']);
+  });
+});
+
+describe('uuid (RFC 9562: any case names the same id)', () => {
+  const UPPER = ORG.toUpperCase();
+
+  it('hands the handler a path parameter in lower case', async () => {
+    const response = await postJson(`/orgs/${UPPER}/policies`, { crop: 'maize', hectares: 1 });
+    expect(response.status).toBe(201);
+    expect(handled).toEqual([
+      { params: { orgId: ORG }, body: { crop: 'maize', hectares: 1, currency: 'USD' } },
+    ]);
+  });
+
+  it('hands the handler query and body ids in lower case', async () => {
+    expect((await fetch(`${baseUrl}/filtered?ownerId=${UPPER}`)).status).toBe(200);
+    expect((await postJson('/linked', { farmerId: UPPER, plotIds: [UPPER, ORG] })).status).toBe(200);
+    expect(handled).toEqual([
+      { query: { ownerId: ORG, page: 1, limit: 20 } },
+      { body: { farmerId: ORG, plotIds: [ORG, ORG] } },
+    ]);
+  });
+
+  it('still refuses what is not a uuid', async () => {
+    const error = await expectInvalid(await postJson('/linked', { farmerId: `${ORG}0`, plotIds: [] }));
+    expect(error.details).toEqual([{ field: 'farmerId', message: 'must be a uuid' }]);
   });
 });

@@ -82,7 +82,8 @@ it('counts a settlement report made current once, not its replay', async () => {
     method: 'MOBILE_MONEY',
     settledAmountMinor: '1250000',
     settlementCurrency: 'KES',
-    settledAt: new Date(Date.now() - 3_600_000).toISOString(),
+    // Settled after the determination was issued (just above): an earlier time is refused.
+    settledAt: new Date().toISOString(),
   };
   const post = () =>
     p.gateway.api('POST', `/determinations/${id}/settlement-report`, { key: policy.org.apiKey, body });

@@ -42,7 +42,8 @@ const report = (
   method: 'MOBILE_MONEY',
   settledAmountMinor: '1250000',
   settlementCurrency: 'KES',
-  settledAt: new Date(Date.now() - 3_600_000).toISOString(),
+  // Now: after the determination was issued (an earlier settledAt is refused, issue 22 row 10).
+  settledAt: new Date().toISOString(),
   ...overrides,
 });
 const post = (id: string, body: unknown, key = policy.org.apiKey) =>
@@ -143,6 +144,12 @@ describe('POST /determinations/{id}/settlement-report', () => {
     ['above the amount owed', { settledAmountMinor: '1250001' }, 'settledAmountMinor'],
     ['in another currency', { settlementCurrency: 'USD' }, 'settlementCurrency'],
     ['settled in the future', { settledAt: '2099-01-01T00:00:00Z' }, 'settledAt'],
+    // Issue 22, row 10: a settlement before the determination existed is not one.
+    [
+      'settled in 1970, before the determination was issued',
+      { settledAt: '1970-01-01T00:00:00Z' },
+      'settledAt',
+    ],
     ['SETTLED_FULL below the amount owed', { settledAmountMinor: '1000000' }, 'settledAmountMinor'],
     ['SETTLED_PARTIAL of the whole amount', { outcome: 'SETTLED_PARTIAL' }, 'settledAmountMinor'],
     ['NOT_SETTLED with an amount', { outcome: 'NOT_SETTLED' }, 'settledAmountMinor'],
@@ -178,6 +185,42 @@ describe('POST /determinations/{id}/settlement-report', () => {
     const reply = await post(id, report({ outcome: 'NOT_SETTLED', settledAmountMinor: '0' }));
     expect(reply.status).toBe(400);
     expect(reply.body.error.message).toMatch(/not triggered/);
+  });
+
+  // Issue 22, row 9: it used to be accepted, flipping NOT_REQUIRED to REPORTED with an event.
+  it('refuses a report on a triggered determination of 0 bp (nothing owed) with 400, changing nothing', async () => {
+    const id = await issued({ damagePercentBp: 0 });
+    const read = await p.gateway.api('GET', `/determinations/${id}`, { key: policy.org.apiKey });
+    expect(read.body.data).toMatchObject({
+      triggered: true,
+      damagePercentBp: 0,
+      amountOwed: { amountMinor: '0' },
+      partnerSettlementStatus: 'NOT_REQUIRED',
+    });
+    const reply = await post(
+      id,
+      report({ outcome: 'NOT_SETTLED', method: 'OTHER', settledAmountMinor: '0' }),
+    );
+    expect([reply.status, reply.body.error.code]).toEqual([400, 'INVALID_INPUT']);
+    expect(reply.body.error.message).toBe(
+      'Nothing is owed on this determination (0 KES): there is nothing to settle or report',
+    );
+    expect((await list(id)).body.data).toMatchObject({
+      current: null,
+      reports: [],
+      partnerSettlementStatus: 'NOT_REQUIRED',
+    });
+    expect(await p.db.collection('settlement_reports').countDocuments({ determinationId: id })).toBe(0);
+    const stored = await p.db.collection('determinations').findOne({ _id: id as never });
+    const events = [
+      ...(stored?.outbox ?? []),
+      ...(stored?.outboxRelayed ?? []).map((k: { entry: unknown }) => k.entry),
+    ];
+    expect(
+      events
+        .map((e: { event?: string }) => e?.event)
+        .filter((e) => e?.startsWith('determination.settlement')),
+    ).toEqual([]);
   });
 
   it('answers 404 for an unknown id and for another organization’s determination alike', async () => {

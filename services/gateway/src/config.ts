@@ -14,7 +14,11 @@ export const gatewayConfigSchema = z.object({
   PAYMENTS_INITIATE_WINDOW_SECONDS: positiveInt(3600),
   REGISTRATION_LIMIT_POINTS: positiveInt(10),
   REGISTRATION_WINDOW_SECONDS: positiveInt(3600),
-  /** Per client IP, for requests without a valid key (including every 401). */
+  /**
+   * Per client IP in RATE_LIMIT_WINDOW_SECONDS, for requests without a valid key (including every
+   * 401) and for what needs none under `/api` except registration: sign-in, the signing keys,
+   * the OpenAPI document and docs page, `OPTIONS`.
+   */
   ANONYMOUS_LIMIT_POINTS: positiveInt(100),
   /** express "trust proxy": how many proxy hops set X-Forwarded-For (0 = none, the default). */
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),

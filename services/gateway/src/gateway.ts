@@ -223,10 +223,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const early = beforeBody({
     // Registration is limited per client IP (there is no key yet).
     registration: ipLimit(limits.registration),
-    // Dashboard sign-in: no key or token yet, so per client IP (and failures per account).
-    signIn: ipLimit(limits.anonymous),
-    // Public keys for verifying determinations: no key needed, limited per client IP.
-    publicKeys: ipLimit(limits.anonymous),
+    // What needs no key or token (dashboard sign-in, whose failures are also counted per
+    // account; the signing keys; the OpenAPI document and docs page; OPTIONS): per client IP,
+    // on the budget a caller without a valid key spends, so every answer carries X-RateLimit-*.
+    anonymous: ipLimit(limits.anonymous),
     isAnonymousPath,
     // Anything else needs a key or token: resolved and counted (anonymous callers by client
     // IP), then refused without one, or without the route's capability.

@@ -347,7 +347,15 @@ describe('markets', () => {
       if (reply.status >= 300) throw new Error(`${path}: ${JSON.stringify(reply.body)}`);
     };
     await ops(`/organizations/${org.id}/kyb`, { status: 'VERIFIED' });
-    await ops(`/organizations/${org.id}/service-tier`, { serviceTier: 'DETERMINATION_AND_SETTLEMENT' });
+    // A GH organization cannot be made Tier 2 any more (issue 22, row 8)...
+    const refused = await p.gateway.ops('POST', `/organizations/${org.id}/service-tier`, {
+      body: { serviceTier: 'DETERMINATION_AND_SETTLEMENT' },
+    });
+    expect(refused.status).toBe(400);
+    // ...but one made Tier 2 before that rule still is: its premiums stay uncollectable.
+    await p.gateway.db
+      .collection('organizations')
+      .updateOne({ _id: org.id as never }, { $set: { serviceTier: 'DETERMINATION_AND_SETTLEMENT' } });
     await ops(`/organizations/${org.id}/licences`, {
       market: 'GH',
       licenceNumber: 'NIC-1',
@@ -405,6 +413,9 @@ describe('markets', () => {
     });
     expect(reply.status).toBe(400);
     expect(reply.body.error.message).toMatch(/not available in market GH/);
+    expect(reply.body.error.details).toEqual([
+      { field: 'reference', message: 'the policy is in GHS; premiums are collected in KE (KES) only' },
+    ]);
     expect(await transactionsOf(policy.id)).toBe(0);
     expect(stkPushes().length).toBe(before);
   });

@@ -75,9 +75,13 @@ export const getDeterminationEvidence = defineRoute({
   errors: [],
 });
 
-const notInFuture = z.iso
+const settledAtField = z.iso
   .datetime({ offset: true, error: 'must be an ISO 8601 date-time with a time zone' })
-  .meta({ example: '2026-11-20T09:30:00Z' });
+  .meta({
+    description:
+      'When the farmer was settled: not before the determination was issued (`issuedAt`) and not in the future, each within 60 s for clocks',
+    example: '2026-11-20T09:30:00Z',
+  });
 
 export const settlementReportBody = z
   .strictObject({
@@ -97,7 +101,7 @@ export const settlementReportBody = z
     settlementCurrency: z
       .string({ error: 'must be a string' })
       .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 currency code'),
-    settledAt: notInFuture,
+    settledAt: settledAtField,
     supersedesReportId: uuid.optional(),
     notes: z.string({ error: 'must be a string' }).max(2_000, 'must be at most 2000 characters').optional(),
   })
@@ -119,7 +123,7 @@ export const recordSettlementReport = defineRoute({
   path: '/determinations/{id}/settlement-report',
   summary: 'Report how the farmer was settled (Tier 1)',
   description:
-    'Partner-attested and not verified by us. Idempotent on (determination, `partnerReference`): the same body again is `200` with `replayed: true`, nothing written or emitted; a different body is `409`. A correction names the current report in `supersedesReportId`. The amount may not exceed the amount owed; `SETTLED_FULL` is exactly the amount owed, `SETTLED_PARTIAL` less, `NOT_SETTLED` zero. Policies we settle (Tier 2) answer `403 NOT_PARTNER_SETTLED`.',
+    'Partner-attested and not verified by us. Idempotent on (determination, `partnerReference`): the same body again is `200` with `replayed: true`, nothing written or emitted; a different body is `409`. A correction names the current report in `supersedesReportId`. The amount may not exceed the amount owed; `SETTLED_FULL` is exactly the amount owed, `SETTLED_PARTIAL` less, `NOT_SETTLED` zero. `settledAt` lies between the determination’s issue and now. A determination that owes nothing (not triggered, or triggered at 0 bp: `NOT_REQUIRED`) takes no report (`400`). Policies we settle (Tier 2) answer `403 NOT_PARTNER_SETTLED`.',
   tags: ['Determinations'],
   auth: 'partner',
   capability: 'settlement-report:write',
@@ -162,6 +166,7 @@ export const getJwks = defineRoute({
     'A JSON Web Key Set (Ed25519, RFC 8037) without the envelope, as JOSE libraries expect it. No key needed; cacheable. Retired keys stay listed so older determinations still verify; pick the key by `kid`.',
   tags: ['Determinations'],
   auth: 'none',
+  ignoresQuery: true,
   responses: { 200: { description: 'The JWKS', contentType: 'application/jwk-set+json' } },
   errors: [],
 });

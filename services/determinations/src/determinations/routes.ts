@@ -9,6 +9,7 @@ import { type Binding, created, ok, page } from '@parametric/http';
 import { implementChecked } from '../capabilities';
 import type { PartnerContext } from '../context';
 import { recordSettlementReport, reportView, settlementReportsOf } from '../reports/domain';
+import { reportStoreOf } from '../reports/store';
 import { listDeterminations, readDetermination, readEvidence } from './reads';
 
 /** Partner routes: reads of the organization's determinations and its Tier 1 settlement reports. */
@@ -29,11 +30,11 @@ export function determinationRoutes(
       ok(await readEvidence(tenant, params.id)),
     ),
     implementChecked(getSettlementReports, async ({ params }, { tenant }) =>
-      ok(await settlementReportsOf(tenant, params.id)),
+      ok(await settlementReportsOf(reportStoreOf(tenant), params.id)),
     ),
     implementChecked(recordSettlementReportRoute, async ({ params, body }, { tenant, now }) => {
       const { replayed, report, determination } = await recordSettlementReport(
-        tenant,
+        reportStoreOf(tenant),
         params.id,
         body,
         now(),

@@ -1,18 +1,15 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { settlementReportBody } from '@parametric/contracts';
-import { createEvent, withOutboxEvents } from '@parametric/events';
+import { createEvent } from '@parametric/events';
 import { AppError } from '@parametric/http';
-import { isDuplicateKey } from '@parametric/mongo';
-import { withOutboxJobs } from '@parametric/queue';
 import { canonicalBytes } from 'determination-verify';
 import type { z } from 'zod';
 import type { DeterminationDoc } from '../determinations/model';
 import { damageSummaryJob } from '../determinations/summaries';
 import { determinationLinks, settlementStatusOf } from '../determinations/views';
-import type { TenantDeterminations } from '../repositories';
 import type { ReportDoc } from './model';
+import type { ReportStore } from './store';
 
-type Tenant = Pick<TenantDeterminations, 'determinations' | 'reports'>;
 type ReportBody = z.output<typeof settlementReportBody>;
 
 /** Spec 6 rule 5. */
@@ -21,8 +18,12 @@ export const RECORDED_NOTE =
 export const OVERDUE_NOTE =
   'No settlement report was received from the partner organization by the due date. Reports remain partner-attested and are not verified by the service.';
 
-/** A settled-at time may be this far ahead of our clock (the partner's clock may run fast). */
-const SETTLED_AT_SKEW_MS = 60_000;
+/**
+ * How far `settledAt` may stray past either bound (after our clock's now, before the
+ * determination's issue): the partner's clock is not ours, and a mobile-money receipt's time is
+ * given in whole seconds, so a report made at once may read a moment early.
+ */
+export const SETTLED_AT_SKEW_MS = 60_000;
 
 export interface Recorded {
   replayed: boolean;
@@ -38,14 +39,14 @@ export interface Recorded {
  * second step never ran (a crash) is finished by its replay.
  */
 export async function recordSettlementReport(
-  tenant: Tenant,
+  store: ReportStore,
   determinationId: string,
   body: ReportBody,
   now: Date,
   /** Called once when this call made a report current (`settlement_reports_recorded_total`). */
   onMade?: () => void,
 ): Promise<Recorded> {
-  const determination = await loadIssued(tenant, determinationId);
+  const determination = await loadIssued(store, determinationId);
   if (determination.settlementMode !== 'DETERMINATION') {
     throw new AppError(
       'NOT_PARTNER_SETTLED',
@@ -57,17 +58,22 @@ export async function recordSettlementReport(
       'This determination was not triggered: nothing is owed, so there is nothing to settle',
     );
   }
+  if (owedOf(determination) === 0n) {
+    // Triggered at 0 bp (or an amount that truncates to nothing): NOT_REQUIRED, no report due.
+    throw AppError.invalid(
+      `Nothing is owed on this determination (0 ${determination.currency}): there is nothing to settle or report`,
+    );
+  }
   const fingerprint = fingerprintOf(body);
-  const earlier = await tenant.reports
-    .findOne({ determinationId, partnerReference: body.partnerReference })
-    .lean();
-  if (earlier) return replay(tenant, determination, earlier as ReportDoc, fingerprint, now, onMade);
+  const earlier = await store.findReport(determinationId, body.partnerReference);
+  if (earlier) return replay(store, determination, earlier, fingerprint, now, onMade);
 
   checkReport(determination, body, now);
   checkSupersedes(determination, body.supersedesReportId ?? null);
 
-  const report: Omit<ReportDoc, 'organizationId'> = {
+  const report: ReportDoc = {
     _id: randomUUID(),
+    organizationId: store.organizationId,
     determinationId,
     partnerReference: body.partnerReference,
     fingerprint,
@@ -82,29 +88,18 @@ export async function recordSettlementReport(
     notes: body.notes ?? null,
     recorded: false,
   };
-  try {
-    await tenant.reports.create(report);
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
+  if ((await store.insertReport(report)) === 'duplicate') {
     // A parallel post with the same partnerReference inserted first.
-    const winner = await tenant.reports
-      .findOne({ determinationId, partnerReference: body.partnerReference })
-      .lean();
-    if (!winner) throw err;
-    return replay(tenant, determination, winner as ReportDoc, fingerprint, now, onMade);
+    const winner = await store.findReport(determinationId, body.partnerReference);
+    if (!winner) throw new Error(`report ${body.partnerReference} was a duplicate, then not found`);
+    return replay(store, determination, winner, fingerprint, now, onMade);
   }
-  return finish(
-    tenant,
-    determination,
-    { ...report, organizationId: tenant.reports.organizationId },
-    now,
-    onMade,
-  );
+  return finish(store, determination, report, now, onMade);
 }
 
 /** The same (determination, partnerReference) again: the stored report, or a conflict. */
 async function replay(
-  tenant: Tenant,
+  store: ReportStore,
   determination: DeterminationDoc,
   report: ReportDoc,
   fingerprint: string,
@@ -119,23 +114,23 @@ async function replay(
   }
   if (report.recorded) return { replayed: true, report, determination };
   // Its first post did not finish (or is finishing right now): finish it, emitting at most once.
-  return finish(tenant, determination, report, now, onMade);
+  return finish(store, determination, report, now, onMade);
 }
 
 /** Makes a stored report current; `replayed` when a parallel post of it already had. */
 async function finish(
-  tenant: Tenant,
+  store: ReportStore,
   determination: DeterminationDoc,
   report: ReportDoc,
   now: Date,
   onMade: (() => void) | undefined,
 ): Promise<Recorded> {
-  const made = await makeCurrent(tenant, determination, report, now);
+  const made = await makeCurrent(store, determination, report, now);
   if (made.outcome === 'made') onMade?.();
   if (made.outcome === 'stale') {
     // Another report became current between our check and our update: ours corrects nothing
     // that is still current, so it is withdrawn and the partner told to correct the new one.
-    await tenant.reports.deleteOne({ _id: report._id, recorded: false });
+    await store.withdrawUnrecorded(report._id);
     throw staleCorrection(made.determination);
   }
   return {
@@ -151,14 +146,14 @@ async function finish(
  * superseded. `already` when a parallel post did it first; `stale` when another report is current.
  */
 async function makeCurrent(
-  tenant: Tenant,
+  store: ReportStore,
   determination: DeterminationDoc,
   report: ReportDoc,
   now: Date,
 ): Promise<{ outcome: 'made' | 'already' | 'stale'; determination: DeterminationDoc }> {
   const expected = report.supersedesReportId ?? null;
   const first = expected === null;
-  const event = createEvent('determination.settlement_report_recorded', tenant.reports.organizationId, {
+  const event = createEvent('determination.settlement_report_recorded', store.organizationId, {
     determinationId: determination._id,
     policyId: determination.policyId as string,
     policyNumber: determination.policyNumber as string,
@@ -175,39 +170,26 @@ async function makeCurrent(
     },
     note: RECORDED_NOTE,
   });
-  let update = withOutboxEvents<DeterminationDoc>(
-    { $set: { currentReportId: report._id, partnerSettlementStatus: 'REPORTED', reportedAt: now } },
+  const updated = await store.makeCurrent(determination._id, expected, {
+    set: { currentReportId: report._id, partnerSettlementStatus: 'REPORTED', reportedAt: now },
     event,
-  );
-  if (first) {
-    update = withOutboxJobs(
-      update,
-      damageSummaryJob({ ...determination, partnerSettlementStatus: 'REPORTED' }),
-    );
-  }
-  const updated = await tenant.determinations.findOneAndUpdate(
-    { _id: determination._id, currentReportId: expected },
-    update,
-  );
+    // The policy's summary moves on the first report only: a correction leaves it REPORTED.
+    jobs: first ? [damageSummaryJob({ ...determination, partnerSettlementStatus: 'REPORTED' })] : [],
+  });
   if (!updated) {
-    const now = (await tenant.determinations.findById(determination._id).lean()) as DeterminationDoc | null;
-    if (!now) throw AppError.notFound('Determination');
-    if (now.currentReportId !== report._id) return { outcome: 'stale', determination: now };
-    await markRecorded(tenant, report);
-    return { outcome: 'already', determination: now };
+    const current = await store.determination(determination._id);
+    if (!current) throw AppError.notFound('Determination');
+    if (current.currentReportId !== report._id) return { outcome: 'stale', determination: current };
+    await markRecorded(store, report);
+    return { outcome: 'already', determination: current };
   }
-  await markRecorded(tenant, report);
-  return { outcome: 'made', determination: updated as DeterminationDoc };
+  await markRecorded(store, report);
+  return { outcome: 'made', determination: updated };
 }
 
-async function markRecorded(tenant: Tenant, report: ReportDoc): Promise<void> {
-  await tenant.reports.updateOne({ _id: report._id }, { $set: { recorded: true } });
-  if (report.supersedesReportId) {
-    await tenant.reports.updateOne(
-      { _id: report.supersedesReportId },
-      { $set: { supersededByReportId: report._id } },
-    );
-  }
+async function markRecorded(store: ReportStore, report: ReportDoc): Promise<void> {
+  await store.markRecorded(report._id);
+  if (report.supersedesReportId) await store.markSuperseded(report.supersedesReportId, report._id);
 }
 
 function staleCorrection(determination: DeterminationDoc): AppError {
@@ -219,6 +201,12 @@ function staleCorrection(determination: DeterminationDoc): AppError {
   );
 }
 
+/** The amount owed in minor units, or null when it could not be computed (no exponent). */
+function owedOf(determination: DeterminationDoc): bigint | null {
+  const owed = determination.owedMinor;
+  return owed === null || owed === undefined ? null : BigInt(owed);
+}
+
 /** Checks against the determination: currency, time, amount and outcome agree. */
 function checkReport(determination: DeterminationDoc, body: ReportBody, now: Date): void {
   const problems: { field: string; message: string }[] = [];
@@ -228,14 +216,21 @@ function checkReport(determination: DeterminationDoc, body: ReportBody, now: Dat
       message: `must be ${determination.currency}, the policy currency`,
     });
   }
-  if (Date.parse(body.settledAt) > now.getTime() + SETTLED_AT_SKEW_MS) {
+  const settledAt = Date.parse(body.settledAt);
+  if (settledAt > now.getTime() + SETTLED_AT_SKEW_MS) {
     problems.push({ field: 'settledAt', message: 'must not be in the future' });
   }
+  // Nobody settles a claim before it is determined: a settledAt before the issue is a mistake
+  // (a default 1970 date, a wrong field), and the report would be an attestation of nothing.
+  const issuedAt = determination.issuedAt as Date;
+  if (settledAt < issuedAt.getTime() - SETTLED_AT_SKEW_MS) {
+    problems.push({
+      field: 'settledAt',
+      message: `must not be before the determination was issued (${issuedAt.toISOString()})`,
+    });
+  }
   const settled = BigInt(body.settledAmountMinor);
-  const owed =
-    determination.owedMinor === null || determination.owedMinor === undefined
-      ? null
-      : BigInt(determination.owedMinor);
+  const owed = owedOf(determination);
   if (owed !== null && settled > owed) {
     problems.push({
       field: 'settledAmountMinor',
@@ -275,10 +270,10 @@ function checkSupersedes(determination: DeterminationDoc, supersedes: string | n
   );
 }
 
-async function loadIssued(tenant: Tenant, determinationId: string): Promise<DeterminationDoc> {
-  const d = await tenant.determinations.findOne({ _id: determinationId, status: 'ISSUED' }).lean();
+async function loadIssued(store: ReportStore, determinationId: string): Promise<DeterminationDoc> {
+  const d = await store.issuedDetermination(determinationId);
   if (!d) throw AppError.notFound('Determination');
-  return d as unknown as DeterminationDoc;
+  return d;
 }
 
 function fingerprintOf(body: ReportBody): string {
@@ -320,12 +315,9 @@ export function reportView(r: ReportDoc) {
 }
 
 /** Every report of a determination, newest first, with where it stands. */
-export async function settlementReportsOf(tenant: Tenant, determinationId: string) {
-  const determination = await loadIssued(tenant, determinationId);
-  const reports = (await tenant.reports
-    .find({ determinationId })
-    .sort({ reportedAt: -1, _id: -1 })
-    .lean()) as ReportDoc[];
+export async function settlementReportsOf(store: ReportStore, determinationId: string) {
+  const determination = await loadIssued(store, determinationId);
+  const reports = await store.reportsOf(determinationId);
   // An unfinished report (its second step never ran) is not on file until its replay finishes it.
   const onFile = reports.filter((r) => r.recorded || r._id === determination.currentReportId);
   const current = onFile.find((r) => r._id === determination.currentReportId) ?? null;

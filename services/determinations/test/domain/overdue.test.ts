@@ -5,6 +5,7 @@ import { type IngestDeps, ingestDetermination } from '../../src/ingestion/domain
 import type { PolicySnapshot } from '../../src/ingestion/policies';
 import { markOverdue } from '../../src/overdue/sweep';
 import { recordSettlementReport } from '../../src/reports/domain';
+import { reportStoreOf } from '../../src/reports/store';
 import { determinationRepositories } from '../../src/repositories';
 import { generateSigningKeyPem, loadSigningKeys } from '../../src/signing/keys';
 import { assessment } from '../support';
@@ -98,7 +99,7 @@ describe('the overdue sweep (domain, time injected)', () => {
     const org = randomUUID();
     const reported = await issueAt(org);
     await recordSettlementReport(
-      repositories.forOrganization(org),
+      reportStoreOf(repositories.forOrganization(org)),
       reported._id,
       {
         partnerReference: 'R-1',

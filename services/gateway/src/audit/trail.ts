@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { GATEWAY_OPS_ROUTES, OPS_ROUTES } from '@parametric/contracts';
-import type { RouteContract } from '@parametric/http';
+import { type RouteContract, uuid } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import type { NextFunction, Request, Response } from 'express';
 import { opsOrganizationView } from '../ops/domain';
@@ -47,6 +47,12 @@ const MATCHERS: Matcher[] = Object.values(OPS_ROUTES)
     onOrganization: GATEWAY_OWNED.has(contract) && contract.path.startsWith('/organizations/{id}'),
   }));
 
+/** A uuid as the route reads it (lower case), so the trail of an id is found whatever case ops sent. */
+function idOf(segment: string): string {
+  const parsed = uuid.safeParse(segment);
+  return parsed.success ? parsed.data : segment;
+}
+
 /** Who acted: the ops token, by a fingerprint that names it without revealing it. */
 export function opsActor(token: string): string {
   return `ops-token:${createHash('sha256').update(token).digest('hex').slice(0, 12)}`;
@@ -73,7 +79,7 @@ export function recordOpsActions(deps: {
       if (matcher.contract.method.toUpperCase() !== method) continue;
       const found = matcher.pattern.exec(req.path);
       if (found) {
-        matched = { matcher, targetId: found[1] ? decodeURIComponent(found[1]) : null };
+        matched = { matcher, targetId: found[1] ? idOf(decodeURIComponent(found[1])) : null };
         break;
       }
     }

@@ -1,14 +1,16 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
 /**
- * What runs on a partner request before its body is read, by path under `/api`: the per-IP
- * limits of the routes without a caller, nothing more for the other public paths, and for
- * everything else the caller's resolution, the rate limits and the capability check.
+ * What runs on a partner request before its body is read, by path under `/api`: registration's
+ * own per-address limit; the per-address limit of everything else served without a caller (the
+ * sign-in routes, the signing keys, the documents, `OPTIONS`), so every answer under `/api`
+ * carries `X-RateLimit-*`; and for everything else the caller's resolution, the rate limits and
+ * the capability check.
  */
 export interface BeforeBodyStages {
   registration: RequestHandler;
-  signIn: RequestHandler;
-  publicKeys: RequestHandler;
+  /** The per-client-address limit of requests without a caller. */
+  anonymous: RequestHandler;
   /** Paths served without a key or token (docs, the sign-in routes…). */
   isAnonymousPath(path: string): boolean;
   /** Authentication, `requirePrincipal`, the capability check, in order. */
@@ -17,8 +19,6 @@ export interface BeforeBodyStages {
 
 const API = /^\/api(?=\/|\?|$)/i;
 const REGISTRATION = /^\/auth\/register-organization\/?$/i;
-const SIGN_IN = /^\/auth\/(login|refresh|logout|accept-invitation)\/?$/i;
-const PUBLIC_KEYS = /^\/\.well-known(\/|$)/i;
 
 /**
  * One middleware, not a tree of routers: express's router leaves every router it exits on the
@@ -28,7 +28,7 @@ const PUBLIC_KEYS = /^\/\.well-known(\/|$)/i;
  */
 export function beforeBody(stages: BeforeBodyStages): RequestHandler {
   return (req: Request, res: Response, next: NextFunction): void => {
-    if (req.method === 'OPTIONS' || !API.test(req.url)) {
+    if (!API.test(req.url)) {
       next();
       return;
     }
@@ -36,19 +36,15 @@ export function beforeBody(stages: BeforeBodyStages): RequestHandler {
     const inner = url.slice(4) || '/';
     const at = inner.indexOf('?');
     const path = at === -1 ? inner : inner.slice(0, at);
-    const chain = REGISTRATION.test(path)
-      ? [stages.registration]
-      : SIGN_IN.test(path)
-        ? [stages.signIn]
-        : PUBLIC_KEYS.test(path)
-          ? [stages.publicKeys]
+    // `OPTIONS` is answered from the route declarations alone, whoever asks: counted per address.
+    const chain =
+      req.method === 'OPTIONS'
+        ? [stages.anonymous]
+        : REGISTRATION.test(path)
+          ? [stages.registration]
           : stages.isAnonymousPath(path)
-            ? []
+            ? [stages.anonymous]
             : stages.caller;
-    if (chain.length === 0) {
-      next();
-      return;
-    }
     const baseUrl = req.baseUrl;
     req.url = inner.startsWith('/') ? inner : `/${inner}`;
     req.baseUrl = `${baseUrl}${url.slice(0, 4)}`;

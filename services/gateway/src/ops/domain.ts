@@ -1,4 +1,4 @@
-import { isoOrNull } from '@parametric/contracts';
+import { isoOrNull, MOBILE_MONEY_MARKETS, mobileMoneyMarketsText } from '@parametric/contracts';
 import { createEvent, outboxUpdate } from '@parametric/events';
 import { AppError } from '@parametric/http';
 import { keyMetadata } from '../api-keys/credentials';
@@ -49,10 +49,33 @@ export async function recordKybDecision(
   return { organization: updated ?? (await load(tenant)), eventRecorded: updated !== null };
 }
 
-/** Existing policies keep the settlement mode frozen at their sale. */
+/**
+ * Existing policies keep the settlement mode frozen at their sale. Tier 2
+ * (`DETERMINATION_AND_SETTLEMENT`) collects premiums and pays farmers by mobile money, so it is
+ * open only to an organization whose market has a provider (`MOBILE_MONEY`, libs/contracts):
+ * elsewhere its purchases would reserve capacity for premiums that can never be collected, and
+ * its policies could not be activated by the partner either (issue 22). Back to `DETERMINATION`
+ * is always allowed. The market is part of the update's filter: one write, no window between a
+ * check and the change.
+ */
 export async function setServiceTier(tenant: TenantGatewayData, serviceTier: OrganizationDoc['serviceTier']) {
-  const updated = await tenant.organization.findOneAndUpdate({}, { $set: { serviceTier } });
-  if (!updated) throw AppError.notFound('Organization');
+  const settles = serviceTier === 'DETERMINATION_AND_SETTLEMENT';
+  const updated = await tenant.organization.findOneAndUpdate(
+    settles ? { countryCode: { $in: [...MOBILE_MONEY_MARKETS] } } : {},
+    { $set: { serviceTier } },
+  );
+  if (!updated) {
+    const org = await load(tenant);
+    throw AppError.invalid(
+      `The service cannot settle in market ${org.countryCode}: it has no mobile-money provider there, so the organization stays on ${org.serviceTier}`,
+      [
+        {
+          field: 'serviceTier',
+          message: `DETERMINATION_AND_SETTLEMENT is not available in market ${org.countryCode} (mobile money: ${mobileMoneyMarketsText()} only)`,
+        },
+      ],
+    );
+  }
   await tenant.authChanged();
   return updated;
 }

@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { initiatePaymentBody, PAYMENT_FAILURE_REASONS } from '@parametric/contracts';
+import {
+  type initiatePaymentBody,
+  mobileMoneyMarketsText,
+  mobileMoneyOf,
+  type PAYMENT_FAILURE_REASONS,
+} from '@parametric/contracts';
 import { AppError } from '@parametric/http';
 import { formatMinor, MoneyError, minorFromNumber } from '@parametric/money';
 import { isDuplicateKey } from '@parametric/mongo';
@@ -29,9 +34,6 @@ export interface Initiated {
   transaction: TransactionDoc;
 }
 
-/** Markets where we can collect premiums by mobile money, and their currency. */
-const COLLECTION_CURRENCY: Record<string, string> = { KE: 'KES' };
-
 /**
  * Sends an STK push prompt for a Tier 2 policy's premium. Every gate runs before anything is
  * written or sent, in this order: the policy is the caller's (404), Tier 2 (403
@@ -53,12 +55,14 @@ export async function initiatePremium(
       'This policy is settled by the partner (Tier 1, DETERMINATION): the service collects no premium for it',
     );
   }
-  const currency = COLLECTION_CURRENCY[market];
+  // The markets with mobile money are declared once (libs/contracts, MOBILE_MONEY), with the
+  // gateway's rule that only they become Tier 2; this guards an organization made Tier 2 before it.
+  const currency = mobileMoneyOf(market)?.currency;
   if (!currency || policy.currency !== currency) {
     throw AppError.invalid(`Mobile-money premium collection is not available in market ${market} yet`, [
       {
         field: 'reference',
-        message: `the policy is in ${policy.currency}; premiums are collected in KE (KES) only`,
+        message: `the policy is in ${policy.currency}; premiums are collected in ${mobileMoneyMarketsText()} only`,
       },
     ]);
   }
