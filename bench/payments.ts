@@ -7,8 +7,10 @@
  * same run, the bare rate of the same STK pushes sent straight to the simulator with the same
  * client. Medians of ROUNDS rounds.
  *
- * Payouts: PAYOUTS `payout-originations` jobs at once (a drought day's burst) → each quoted,
- * paid by B2C through the rate-limited attempt queue, its Result called back → COMPLETED. Printed:
+ * Payouts: PAYOUTS triggered Tier 2 determinations through the ops batch door at once (a drought
+ * day's burst) → each one's `payout-originations` job → the payout, its amount read from the
+ * determination, quoted, paid by B2C through the rate-limited attempt queue, its Result called
+ * back → COMPLETED. Printed:
  * the observed payout rate against `MPESA_B2C_MAX_PER_SECOND` (the pace the queue must keep to
  * stay under Daraja's spike arrest), and the p99 time from origination to COMPLETED.
  *
@@ -21,10 +23,10 @@ import { startLocalChain } from '@parametric/chain';
 import { startLocalMongo } from '@parametric/embedded-mongo';
 import { freePort } from '@parametric/local-process';
 import { startLocalRedis } from '@parametric/local-redis';
-import { createProducer, payoutOriginationJobId } from '@parametric/queue';
 import mongoose from 'mongoose';
 import { startMpesaSimulator } from 'mpesa-simulator';
 import { startRateSimulator } from 'rate-simulator';
+import { generateSigningKeyPem } from '../services/determinations/src/signing/keys';
 import { createDaraja } from '../services/payments/src/provider';
 import { json, median, startProcess, stopProcesses, waitReady } from './support/run';
 
@@ -72,9 +74,8 @@ async function main(): Promise<void> {
   const policyDb = mongoose.createConnection(mongo.url, { dbName: 'policy' });
   const paymentsDb = mongoose.createConnection(mongo.url, { dbName: 'payments' });
   try {
-    const [gatewayPort, opsPort, policyPort, paymentsPort, callbackPort] = await Promise.all(
-      Array.from({ length: 5 }, () => freePort()),
-    );
+    const [gatewayPort, opsPort, policyPort, paymentsPort, callbackPort, determinationsPort] =
+      await Promise.all(Array.from({ length: 6 }, () => freePort()));
     const opsToken = randomBytes(24).toString('hex');
     const shared = {
       ...process.env,
@@ -101,6 +102,7 @@ async function main(): Promise<void> {
         PAYMENTS_CALLBACK_BASE_URL: `http://127.0.0.1:${callbackPort}`,
         PAYMENTS_CALLBACK_TOKEN: randomBytes(16).toString('hex'),
         POLICY_URL: `http://127.0.0.1:${policyPort}`,
+        DETERMINATIONS_URL: `http://127.0.0.1:${determinationsPort}`,
         MPESA_BASE_URL: simulator.url,
         MPESA_CONSUMER_KEY: MPESA.consumerKey,
         MPESA_CONSUMER_SECRET: MPESA.consumerSecret,
@@ -112,6 +114,13 @@ async function main(): Promise<void> {
         RATE_SOURCE_URL: rates.url,
         MPESA_B2C_MAX_PER_SECOND: String(B2C_PER_SECOND),
       }),
+      startProcess('services/determinations/src/main.ts', {
+        ...shared,
+        DETERMINATIONS_HOST: '127.0.0.1',
+        DETERMINATIONS_PORT: String(determinationsPort),
+        POLICY_URL: `http://127.0.0.1:${policyPort}`,
+        DETERMINATION_SIGNING_KEYS: generateSigningKeyPem(),
+      }),
       startProcess('services/gateway/src/main.ts', {
         ...shared,
         GATEWAY_PORT: String(gatewayPort),
@@ -120,11 +129,12 @@ async function main(): Promise<void> {
         API_KEY_PEPPER: randomBytes(24).toString('hex'),
         POLICY_URL: `http://127.0.0.1:${policyPort}`,
         PAYMENTS_URL: `http://127.0.0.1:${paymentsPort}`,
+        DETERMINATIONS_URL: `http://127.0.0.1:${determinationsPort}`,
         RATE_LIMIT_POINTS: '1000000000',
         PAYMENTS_INITIATE_LIMIT_POINTS: '1000000000',
       }),
     );
-    await waitReady([gatewayPort, policyPort, paymentsPort]);
+    await waitReady([gatewayPort, policyPort, paymentsPort, determinationsPort]);
     await Promise.all([policyDb.asPromise(), paymentsDb.asPromise()]);
     const api = `http://127.0.0.1:${gatewayPort}/api`;
     const ops = `http://127.0.0.1:${opsPort}/ops`;
@@ -296,25 +306,44 @@ async function main(): Promise<void> {
       updatedAt: new Date(now - 10 * DAY),
     }));
     await policyDb.collection('policies').insertMany(paid as never[]);
-    const originations = createProducer('payout-originations', { connection: redis.url, prefix: 'platform' });
+    // A triggered determination of 25% on each (12,500 KES owed), through the ops batch door.
     const payoutsStarted = performance.now();
-    const determinationIds = paid.map(() => randomUUID());
-    await Promise.all(
-      paid.map((policy, i) =>
-        originations.add(
-          {
-            determinationId: determinationIds[i] as string,
-            policyId: policy._id,
-            organizationId: organization.id,
-            amountMinor: '1250000',
-            currency: 'KES',
-            exponent: 2,
-          },
-          { jobId: payoutOriginationJobId(determinationIds[i] as string) },
-        ),
-      ),
-    );
-    await originations.close();
+    const determinationIds: string[] = [];
+    for (let i = 0; i < paid.length; i += 1_000) {
+      const items = paid.slice(i, i + 1_000).map((policy) => ({
+        idempotencyKey: `bench-payout-${policy._id}`,
+        policyId: policy._id,
+        kind: 'CROP_DAMAGE',
+        methodologyVersion: 'bench-v1',
+        triggered: true,
+        damagePercentBp: 2_500,
+        assessedAt: new Date(now - 60_000).toISOString(),
+        evidence: {
+          indexName: 'CHIRPS cumulative rainfall deficit',
+          indexValue: 41.5,
+          triggerThreshold: 60,
+          exitThreshold: 20,
+          dataSource: 'CHIRPS',
+          dataSourceVersion: '2.0',
+          periodStart: new Date(now - 5 * DAY).toISOString(),
+          periodEnd: new Date(now - DAY).toISOString(),
+          inputDataHashes: [{ name: 'bench.tif', sha256: 'a'.repeat(64) }],
+          location: { latitude: -0.3031, longitude: 36.08 },
+        },
+      }));
+      const result = await json<{
+        results: { status: number; determination?: { determinationId: string } }[];
+      }>(`${ops}/determinations/batch`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${opsToken}` },
+        body: JSON.stringify({ items }),
+      });
+      for (const r of result.results) {
+        if (r.status !== 201 || !r.determination)
+          throw new Error(`a determination was refused: ${JSON.stringify(r)}`);
+        determinationIds.push(r.determination.determinationId);
+      }
+    }
     for (;;) {
       const done = await paymentsDb.collection('payouts').countDocuments({
         determinationId: { $in: determinationIds },

@@ -461,6 +461,8 @@ async function main(): Promise<void> {
     PAYMENTS_CALLBACK_BASE_URL: `http://127.0.0.1:${callbacksPort}`,
     PAYMENTS_CALLBACK_TOKEN: callbackToken,
     POLICY_URL: `http://127.0.0.1:${policyPort}`,
+    // Payouts read what each determination makes owed there (amount, policy, organization).
+    DETERMINATIONS_URL: `http://127.0.0.1:${determinationsPort}`,
     MPESA_BASE_URL: `http://127.0.0.1:${mpesaSimulatorPort}`,
     ...mpesa,
     RATE_SOURCE_URL: `http://127.0.0.1:${rateSimulatorPort}`,

@@ -150,14 +150,7 @@ function validBody(route: RouteContract): unknown {
     opsSetFarmerKyc: { status: 'APPROVED' },
     opsRecordLicence: { market: 'KE', licenceNumber: 'IRA/2026/0042', expiresAt: '2099-06-30T00:00:00Z' },
     opsRecordCapacity: { amount: 10_000_000, currency: 'KES', solvencyAttestedUntil: '2099-06-30T00:00:00Z' },
-    opsOriginatePayout: {
-      determinationId: '3f2b8c1e-7d4a-4e6b-9a1c-2b3d4e5f6a7b',
-      policyId: o.pendingPolicyId,
-      organizationId: o.id,
-      amountMinor: '500000',
-      currency: 'KES',
-      exponent: 2,
-    },
+    opsOriginatePayout: { determinationId: o.determinationId },
     opsIngestDetermination: assessment({ policyId: o.activePolicyId }),
     opsIngestDeterminationBatch: { items: [assessment({ policyId: o.activePolicyId })] },
   };
@@ -484,13 +477,17 @@ beforeAll(async () => {
   foreign = new Set(
     (await mongo.db('admin').admin().listDatabases({ nameOnly: true })).databases.map((d) => d.name),
   );
-  p = await startDeterminationsPlatform({}, {}, async ({ policyUrl, redisPrefix }) => {
+  p = await startDeterminationsPlatform({}, {}, async ({ policyUrl, determinationsUrl, redisPrefix }) => {
     // The sweep's premium stays pending (the simulator never calls back for its number): the
     // reconciliation sweep would query it after 2 minutes, a write no request made (`npm run fuzz`
     // runs longer than that).
     const payments = await startPaymentsStack(
-      { policyUrl, redisPrefix },
-      { PAYMENTS_RECONCILE_AFTER_SECONDS: String(7 * 86_400) },
+      { policyUrl, determinationsUrl, redisPrefix },
+      // Likewise the payout origination sweep, which records how far it got.
+      {
+        PAYMENTS_RECONCILE_AFTER_SECONDS: String(7 * 86_400),
+        PAYOUT_ORIGINATION_SETTLE_SECONDS: String(7 * 86_400),
+      },
     );
     return {
       gatewayEnv: {

@@ -30,8 +30,8 @@ let b: Owned;
 const own = () => ownEveryResource(p, { webhook: false });
 
 beforeAll(async () => {
-  p = await startDeterminationsPlatform({}, {}, async ({ policyUrl, redisPrefix }) => {
-    const payments = await startPaymentsStack({ policyUrl, redisPrefix });
+  p = await startDeterminationsPlatform({}, {}, async ({ policyUrl, determinationsUrl, redisPrefix }) => {
+    const payments = await startPaymentsStack({ policyUrl, determinationsUrl, redisPrefix });
     return {
       gatewayEnv: { PAYMENTS_URL: payments.payments.url, PAYMENTS_INITIATE_LIMIT_POINTS: '1000' },
       stop: () => payments.stop(),

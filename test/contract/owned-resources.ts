@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { eventually } from '@parametric/test-harness';
-import { assessment, type DeterminationsPlatform } from '../../services/determinations/test/support';
+import {
+  activateAsPaid,
+  assessment,
+  type DeterminationsPlatform,
+} from '../../services/determinations/test/support';
 import { cropPurchase, herdBody, type SellableOrg, sellableOrg } from '../../services/policy/test/support';
 
 /** One of every kind of resource a partner can own, with the ids the contract tests aim at. */
@@ -70,23 +74,22 @@ export async function ownEveryResource(
   const quote = (
     await api('POST', '/payments/quote', { amount: 1000, fromCurrency: 'KES', toCurrency: 'USDC' })
   ).body.data;
-  // A payout for the Tier 2 policy, originated as ops would (the farmer's number is paid).
-  const payout = await p.gateway.ops('POST', '/payouts', {
-    body: {
-      determinationId: randomUUID(),
-      policyId: tier2.id,
-      organizationId: org.id,
-      amountMinor: '500000',
-      currency: 'KES',
-      exponent: 2,
-    },
+  // A payout: a Tier 2 policy, paid (activated as the payments service does), a triggered
+  // determination on it, and the payout its payout-originations job makes (the farmer's number
+  // is paid), completed and its payout.completed row written before the tests compare the log.
+  const paidPolicy = (await api('POST', '/policies/purchase', cropPurchase(org))).body.data.policy;
+  await activateAsPaid(p, org, paidPolicy.id);
+  const owing = await p.gateway.ops('POST', '/determinations', {
+    body: assessment({ policyId: paidPolicy.id }),
   });
-  if (payout.status !== 201) throw new Error(`payout origination failed: ${JSON.stringify(payout.body)}`);
-  // Paid, and its payout.completed row written, before the tests compare the log.
-  await eventually(
+  if (owing.status !== 201) throw new Error(`Tier 2 determination failed: ${JSON.stringify(owing.body)}`);
+  const payoutId = await eventually(
     async () => {
       const log = (await api('GET', '/organizations/me/webhook/deliveries')).body.data;
       expect(log.deliveries.map((d: { event: string }) => d.event)).toContain('payout.completed');
+      const payouts = (await api('GET', '/payouts')).body.data as { payoutId: string; status: string }[];
+      expect(payouts.map((x) => x.status)).toEqual(['COMPLETED']);
+      return payouts[0]?.payoutId as string;
     },
     { timeout: 20_000 },
   );
@@ -108,7 +111,7 @@ export async function ownEveryResource(
     pendingPolicyId: tier2.id,
     paymentId: payment.transactionId,
     quoteId: quote.quoteId,
-    payoutId: payout.body.data.payoutId,
+    payoutId,
     userId: user.id,
   };
 }

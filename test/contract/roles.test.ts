@@ -10,6 +10,7 @@ import {
 import type { RouteContract } from '@parametric/http';
 import { eventually } from '@parametric/test-harness';
 import {
+  activateAsPaid,
   assessment,
   type DeterminationsPlatform,
   startDeterminationsPlatform,
@@ -251,15 +252,12 @@ async function settleOrg(): Promise<SettleOrg> {
     201,
     'plot',
   );
+  // Paid (activated as the payments service does), then a triggered determination on it, whose
+  // payout ops originate by hand rather than wait for its job (one payout either way).
   const paidOut = await pendingPolicy({ ...org, farmerId: farmer.id, plotId: plot.id });
-  const payout = await ops('/payouts', {
-    determinationId: randomUUID(),
-    policyId: paidOut.id,
-    organizationId: org.id,
-    amountMinor: '500000',
-    currency: 'KES',
-    exponent: 2,
-  });
+  await activateAsPaid(p, org, paidOut.id);
+  const owing = await ops('/determinations', assessment({ policyId: paidOut.id }));
+  const payout = await ops('/payouts', { determinationId: owing.determination.determinationId });
   await payoutFailed({ apiKey: org.apiKey, payoutId: payout.payoutId });
   return {
     ...org,
@@ -290,10 +288,10 @@ function credentialsOf(org: Org, caller: Caller): CallOptions {
 }
 
 beforeAll(async () => {
-  p = await startDeterminationsPlatform({}, {}, async ({ policyUrl, redisPrefix }) => {
+  p = await startDeterminationsPlatform({}, {}, async ({ policyUrl, determinationsUrl, redisPrefix }) => {
     // Payouts settle in well under a second, so a retried payout is FAILED again quickly.
     const payments = await startPaymentsStack(
-      { policyUrl, redisPrefix },
+      { policyUrl, determinationsUrl, redisPrefix },
       { PAYOUT_RETRY_BASE_SECONDS: '0.05', PAYOUT_STATUS_POLL_MS: '50', PAYOUT_MAX_ATTEMPTS: '3' },
     );
     return {

@@ -197,6 +197,7 @@ const payments: DeployedService = {
     'MONGO_DB',
     'REDIS_PREFIX',
     'POLICY_URL',
+    'DETERMINATIONS_URL',
     'PAYMENTS_CALLBACK_BASE_URL',
     'MPESA_BASE_URL',
     'RATE_SOURCE_URL',

@@ -12,6 +12,7 @@ export type MoneyErrorCode =
   | 'INVALID_BASIS_POINTS'
   | 'INVALID_ROUNDING'
   | 'NOT_BIGINT'
+  | 'INVALID_PARTS'
   | 'CURRENCY_EXPONENT_UNREGISTERED';
 
 export class MoneyError extends Error {

@@ -1,4 +1,4 @@
-export { applyBasisPoints, mulDiv, type Rounding, sum } from './arithmetic';
+export { allocateEvenly, applyBasisPoints, mulDiv, type Rounding, roundToUnit, sum } from './arithmetic';
 export {
   CURRENCY_EXPONENTS,
   currencyOfMarket,

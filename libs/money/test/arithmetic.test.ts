@@ -1,4 +1,4 @@
-import { applyBasisPoints, mulDiv, type Rounding, sum } from '@parametric/money';
+import { allocateEvenly, applyBasisPoints, mulDiv, type Rounding, roundToUnit, sum } from '@parametric/money';
 import { expectMoneyError } from './expect-money-error';
 
 describe('mulDiv', () => {
@@ -33,6 +33,18 @@ describe('mulDiv', () => {
     expect(mulDiv(2n ** 100n + 1n, 3n, 2n, 'TRUNCATE')).toBe(3n * 2n ** 99n + 1n);
     expect(mulDiv(2n ** 100n + 1n, 3n, 2n, 'HALF_UP')).toBe(3n * 2n ** 99n + 2n);
     expect(mulDiv(-(2n ** 100n + 1n), 3n, 2n, 'HALF_UP')).toBe(-(3n * 2n ** 99n + 2n));
+  });
+
+  it.each<[bigint, bigint, bigint]>([
+    [7n, 4n, 2n], // 1.75 → 2
+    [8n, 4n, 2n], // exact
+    [-7n, 4n, -1n], // −1.75 → −1 (toward +∞)
+    [7n, -4n, -1n],
+    [-7n, -4n, 2n],
+    [1n, 100n, 1n],
+    [0n, 3n, 0n],
+  ])('%p / %p → %p rounded toward +∞ (CEILING)', (a, d, ceiling) => {
+    expect(mulDiv(a, 1n, d, 'CEILING')).toBe(ceiling);
   });
 
   it('refuses a zero divisor', () => {
@@ -107,5 +119,36 @@ describe('sum', () => {
 
   it('refuses a number among the bigints', () => {
     expectMoneyError(() => sum([1n, 2 as unknown as bigint]), 'NOT_BIGINT');
+  });
+});
+
+describe('roundToUnit', () => {
+  it('pays an owed KES 4,114.81 as KES 4,115 and leaves whole shillings alone', () => {
+    expect(roundToUnit(411_481n, 100n, 'CEILING')).toBe(411_500n);
+    expect(roundToUnit(411_400n, 100n, 'CEILING')).toBe(411_400n);
+    expect(roundToUnit(50n, 100n, 'CEILING')).toBe(100n);
+    expect(roundToUnit(411_481n, 100n, 'TRUNCATE')).toBe(411_400n);
+  });
+
+  it('refuses a unit that is not positive', () => {
+    expectMoneyError(() => roundToUnit(1n, 0n, 'CEILING'), 'DIVISION_BY_ZERO');
+    expectMoneyError(() => roundToUnit(1n, -100n, 'CEILING'), 'DIVISION_BY_ZERO');
+  });
+});
+
+describe('allocateEvenly', () => {
+  it('splits KES 600,000 into three parts a provider maximum of 250,000 allows', () => {
+    expect(allocateEvenly(60_000_000n, 3, 100n)).toEqual([20_000_000n, 20_000_000n, 20_000_000n]);
+  });
+
+  it('never leaves a tiny last part: KES 500,005 in three is 166,669 + 166,668 + 166,668', () => {
+    expect(allocateEvenly(50_000_500n, 3, 100n)).toEqual([16_666_900n, 16_666_800n, 16_666_800n]);
+  });
+
+  it('refuses a total that is not whole units, a negative total and a part count below one', () => {
+    expectMoneyError(() => allocateEvenly(150n, 2, 100n), 'INVALID_PARTS');
+    expectMoneyError(() => allocateEvenly(-100n, 1, 100n), 'INVALID_PARTS');
+    expectMoneyError(() => allocateEvenly(100n, 0, 100n), 'INVALID_PARTS');
+    expectMoneyError(() => allocateEvenly(100n, 1.5, 100n), 'INVALID_PARTS');
   });
 });

@@ -1,4 +1,5 @@
 import {
+  allocateEvenly,
   applyBasisPoints,
   CURRENCY_EXPONENTS,
   decimalString,
@@ -11,6 +12,7 @@ import {
   numberFromMinor,
   parseMinor,
   type Rounding,
+  roundToUnit,
   sum,
   TOKEN_DECIMALS,
 } from '@parametric/money';
@@ -20,7 +22,7 @@ import { Exact, exact, MAX_SAFE, major, minorOf, toBigint } from './reference';
 const RUNS = { numRuns: 1_000 };
 
 const exponent = fc.integer({ min: 0, max: MAX_EXPONENT });
-const rounding = fc.constantFrom<Rounding>('TRUNCATE', 'HALF_UP');
+const rounding = fc.constantFrom<Rounding>('TRUNCATE', 'HALF_UP', 'CEILING');
 
 /** Small values (where ties and zero live), the 2^53 boundary, and far beyond 2^64. */
 const minor = fc.oneof(
@@ -109,7 +111,11 @@ describe('decimal strings against decimal.js', () => {
 });
 
 describe('mulDiv and applyBasisPoints against decimal.js', () => {
-  const roundTo = { TRUNCATE: Exact.ROUND_DOWN, HALF_UP: Exact.ROUND_HALF_UP } as const;
+  const roundTo = {
+    TRUNCATE: Exact.ROUND_DOWN,
+    HALF_UP: Exact.ROUND_HALF_UP,
+    CEILING: Exact.ROUND_CEIL,
+  } as const;
 
   it('mulDiv is the exact quotient rounded by the mode', () => {
     fc.assert(
@@ -290,6 +296,44 @@ describe('formatMoney against Intl.NumberFormat', () => {
         const expected = intl.format(major(m, e).toFixed(e) as Intl.StringNumericLiteral);
         expect(formatMoney(m, currency)).toBe(`${currency} ${expected}`);
       }),
+      RUNS,
+    );
+  });
+});
+
+describe('payout amounts: roundToUnit and allocateEvenly', () => {
+  const unit = fc.constantFrom(1n, 100n, 1_000n);
+
+  it('CEILING to a unit is the smallest multiple of the unit not below the amount', () => {
+    fc.assert(
+      fc.property(minor, unit, (amount, u) => {
+        const rounded = roundToUnit(amount, u, 'CEILING');
+        expect(rounded % u).toBe(0n);
+        expect(rounded >= amount).toBe(true);
+        expect(rounded - amount < u).toBe(true);
+      }),
+      RUNS,
+    );
+  });
+
+  it('parts add up to the total exactly, are whole units, and differ by at most one unit', () => {
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 0n, max: 2n ** 80n }),
+        unit,
+        fc.integer({ min: 1, max: 50 }),
+        (raw, u, n) => {
+          const total = raw * u;
+          const parts = allocateEvenly(total, n, u);
+          expect(parts).toHaveLength(n);
+          expect(sum(parts)).toBe(total);
+          for (const part of parts) expect(part % u).toBe(0n);
+          const spread = (parts[0] as bigint) - (parts.at(-1) as bigint);
+          expect(spread === 0n || spread === u).toBe(true);
+          for (let i = 1; i < parts.length; i++)
+            expect((parts[i] as bigint) <= (parts[i - 1] as bigint)).toBe(true);
+        },
+      ),
       RUNS,
     );
   });

@@ -36,4 +36,5 @@ export {
   type QueueName,
 } from './registry';
 export { createQueueStats, QUEUE_STATS_TIMEOUT_MS, type QueueStats, type QueueStatsOptions } from './stats';
+export { type Sweep, type SweepsOptions, startSweeps } from './sweeps';
 export { createWorker, type JobHandler, type QueueWorker, type WorkerOptions } from './worker';

@@ -43,22 +43,21 @@ export const QUEUES = {
   /**
    * Tier 2: pay the farmer what a triggered determination makes owed. Produced once per
    * determination (`jobId: payoutOriginationJobId(determinationId)`); the payments service
-   * consumes it. Amounts in minor units of the policy's currency, as a string.
+   * consumes it and reads the amount, policy and organization from the determination itself
+   * (the ids here name it in logs and the queue dashboard, nothing is taken from them).
    */
   'payout-originations': z.strictObject({
     determinationId: uuid,
     policyId: uuid,
     organizationId: uuid,
-    amountMinor: z.string().regex(/^[1-9]\d*$/, 'a positive integer in minor units'),
-    currency: z.string().regex(/^[A-Z]{3}$/),
-    exponent: z.number().int().min(0).max(18),
   }),
   /**
-   * One step of a Tier 2 payout by M-Pesa B2C (the payments service's own queue): the payout
-   * document holds the state; the job only says which payout to move on. Add with
-   * `jobId: payoutAttemptJobId(payoutId, n)` (or `payoutRetryJobId` for a partner's retry).
+   * One step of one part of a Tier 2 payout by M-Pesa B2C (the payments service's own queue):
+   * the payout document holds the state; the job only says which payout and part to move on.
+   * Add with `jobId: payoutAttemptJobId(payoutId, part, n)` (or `payoutRetryJobId` for a
+   * partner's retry).
    */
-  'payout-attempts': z.strictObject({ payoutId: uuid }),
+  'payout-attempts': z.strictObject({ payoutId: uuid, part: z.number().int().min(1).max(1_000) }),
   /**
    * What the policy read shows of other services' records (spec 2.3 `damageAssessments`,
    * later `payouts`). Each summary carries a `revision`; the consumer keeps the highest, so
@@ -98,7 +97,7 @@ export const QUEUES = {
   ]),
   /** The payments service's periodic sweeps (repeatable jobs). */
   'payment-sweeps': z.strictObject({
-    task: z.enum(['reconcile-premiums']),
+    task: z.enum(['reconcile-premiums', 'originate-payouts']),
   }),
   /** The determinations service's periodic sweeps (repeatable jobs). */
   'determination-sweeps': z.strictObject({
@@ -131,8 +130,9 @@ export const determinationIngestJobId = (idempotencyKey: string) =>
 /** One payout per determination (ARCHITECTURE.md), whoever enqueues it and however often. */
 export const payoutOriginationJobId = (determinationId: string) => `payout-${determinationId}`;
 
-/** The job that makes attempt `n` of a payout (the Transaction Status check before it included). */
-export const payoutAttemptJobId = (payoutId: string, attempt: number) => `${payoutId}-attempt-${attempt}`;
+/** The job that makes attempt `n` of a payout's part (the Transaction Status check before it included). */
+export const payoutAttemptJobId = (payoutId: string, part: number, attempt: number) =>
+  part === 1 ? `${payoutId}-attempt-${attempt}` : `${payoutId}-p${part}-attempt-${attempt}`;
 
 /** A partner's (or ops') retry of a FAILED payout: one job per revision of the payout. */
 export const payoutRetryJobId = (payoutId: string, revision: number) => `${payoutId}-retry-${revision}`;

@@ -65,7 +65,7 @@ afterAll(async () => {
 describe('job outbox relay', () => {
   it('keeps a relayed job for the window and enqueues it again under its id once Redis lost its data', async () => {
     const payoutId = randomUUID();
-    const job = outboxJob('payout-attempts', { payoutId }, `${payoutId}-attempt-1`);
+    const job = outboxJob('payout-attempts', { payoutId, part: 1 }, `${payoutId}-attempt-1`);
     await Payouts.create({ _id: payoutId, ...jobOutboxInsert(job) });
     const warnings: string[] = [];
     const relay = startJobOutboxRelay({
@@ -77,7 +77,7 @@ describe('job outbox relay', () => {
     relays.push(relay);
 
     await relay.drain();
-    expect((await queue.getJob(job.id))?.data).toEqual({ payoutId });
+    expect((await queue.getJob(job.id))?.data).toEqual({ payoutId, part: 1 });
     const stored = await Payouts.collection.findOne({ _id: payoutId as never });
     expect(stored).toMatchObject({
       jobOutbox: [],
@@ -91,7 +91,7 @@ describe('job outbox relay', () => {
     expect(await queue.getJob(job.id)).toBeUndefined();
     await relay.drain();
 
-    expect((await queue.getJob(job.id))?.data).toEqual({ payoutId });
+    expect((await queue.getJob(job.id))?.data).toEqual({ payoutId, part: 1 });
     expect(warnings).toEqual([
       expect.stringContaining('Redis may have lost data'),
       expect.stringContaining('1 kept jobs enqueued again'),

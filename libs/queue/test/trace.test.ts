@@ -33,7 +33,7 @@ describe('a job continues the trace of the request that added it', () => {
     );
 
     const payoutId = randomUUID();
-    await runInTrace(REQUEST, () => producer.add({ payoutId }));
+    await runInTrace(REQUEST, () => producer.add({ payoutId, part: 1 }));
     const { inside, job } = await handled.promise;
 
     expect(inside).toMatchObject({ traceId: REQUEST.traceId, reqId: REQUEST.reqId });
@@ -44,7 +44,7 @@ describe('a job continues the trace of the request that added it', () => {
       reqId: REQUEST.reqId,
     });
     // The trace rides in the job's options; the payload is exactly what was added.
-    expect(job.data).toEqual({ payoutId });
+    expect(job.data).toEqual({ payoutId, part: 1 });
   });
 
   it("an event keeps the trace it was created in, not the relaying code's", async () => {
@@ -79,7 +79,7 @@ describe('a job continues the trace of the request that added it', () => {
         prefix,
       }),
     );
-    await producer.add({ payoutId: randomUUID() });
+    await producer.add({ payoutId: randomUUID(), part: 1 });
     const inside = await handled.promise;
     expect(inside?.traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(inside?.reqId).toBeUndefined();

@@ -118,10 +118,11 @@ describe('the amount owed is capped by the policy’s cover', () => {
       determinationId: firstId,
       policyId: tier2.policyId,
       organizationId: tier2.org.id,
-      amountMinor: '2000000',
-      currency: 'KES',
-      exponent: 2,
     });
+    // What the payout reads of each (the ops view): the whole cover, then nothing.
+    const owed = async (id: string) => (await p.gateway.ops('GET', `/determinations/${id}`)).body.data.owed;
+    expect(await owed(firstId)).toEqual({ amountMinor: '2000000', currency: 'KES', exponent: 2 });
+    expect(await owed(secondId)).toEqual({ amountMinor: '0', currency: 'KES', exponent: 2 });
     expect(await payouts.getJob(payoutOriginationJobId(secondId))).toBeUndefined();
     const forPolicy = (
       await payouts.getJobs(['waiting', 'delayed', 'active', 'completed', 'failed', 'prioritized'])

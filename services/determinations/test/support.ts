@@ -69,7 +69,11 @@ export interface DeterminationsPlatform {
  * a partner's receiver, on one Redis namespace.
  */
 /** More services a test wants behind the same gateway (e.g. payments): their URLs for it. */
-export type ExtraServices = (ctx: { policyUrl: string; redisPrefix: string }) => Promise<{
+export type ExtraServices = (ctx: {
+  policyUrl: string;
+  determinationsUrl: string;
+  redisPrefix: string;
+}) => Promise<{
   gatewayEnv: Record<string, string>;
   stop(): Promise<void>;
 }>;
@@ -89,7 +93,9 @@ export async function startDeterminationsPlatform(
   const policy = await startPolicy(policyConfig, logger('policy-test'));
   const config = determinationsTestConfig({ REDIS_PREFIX: prefix, POLICY_URL: policy.url, ...overrides });
   const determinations = await startDeterminations(config, logger('determinations-test'));
-  const more = extra ? await extra({ policyUrl: policy.url, redisPrefix: prefix }) : undefined;
+  const more = extra
+    ? await extra({ policyUrl: policy.url, determinationsUrl: determinations.url, redisPrefix: prefix })
+    : undefined;
   const gateway = await startTestGateway({
     ...more?.gatewayEnv,
     POLICY_URL: policy.url,
@@ -155,7 +161,11 @@ export interface ActivePolicy {
 }
 
 /** Buys a PENDING 180-day crop policy for the organization's farmer and plot; its id. */
-async function buyCrop(p: DeterminationsPlatform, org: SellableOrg, sumInsured: number): Promise<string> {
+export async function buyCrop(
+  p: DeterminationsPlatform,
+  org: SellableOrg,
+  sumInsured: number,
+): Promise<string> {
   const bought = await p.gateway.api('POST', '/policies/purchase', {
     key: org.apiKey,
     body: cropPurchase(org, { sumInsured }),
@@ -187,13 +197,30 @@ export async function activeCropPolicy(
 export async function activeTier2CropPolicy(
   p: DeterminationsPlatform,
   sumInsured = 50_000,
+  options: { org?: SellableOrg } = {},
 ): Promise<ActivePolicy> {
-  const org = await sellableOrg(p.asPolicyPlatform, {
-    capacity: 100_000_000,
-    tier: 'DETERMINATION_AND_SETTLEMENT',
-  });
+  const org =
+    options.org ??
+    (await sellableOrg(p.asPolicyPlatform, {
+      capacity: 100_000_000,
+      tier: 'DETERMINATION_AND_SETTLEMENT',
+    }));
   const policyId = await buyCrop(p, org, sumInsured);
-  // What the payments service does once the premium is received.
+  const policy = await activateAsPaid(p, org, policyId);
+  return {
+    org,
+    policyId,
+    policyNumber: policy.policyNumber,
+    coverStartsAt: policy.coverStartsAt,
+    coverEndsAt: policy.coverEndsAt,
+  };
+}
+
+/**
+ * Activates a PENDING Tier 2 policy as the payments service does once its premium is received
+ * (a `policy-activations` job), and waits until it is ACTIVE; the policy read.
+ */
+export async function activateAsPaid(p: DeterminationsPlatform, org: SellableOrg, policyId: string) {
   const activations = createProducer('policy-activations', {
     connection: p.config.REDIS_URL,
     prefix: p.config.REDIS_PREFIX,
@@ -206,7 +233,7 @@ export async function activeTier2CropPolicy(
   } finally {
     await activations.close();
   }
-  const policy = await eventually(
+  return eventually(
     async () => {
       const read = await p.gateway.api('GET', `/policies/${policyId}`, { key: org.apiKey });
       expect(read.body.data.status).toBe('ACTIVE');
@@ -214,13 +241,6 @@ export async function activeTier2CropPolicy(
     },
     { timeout: 20_000, message: 'the Tier 2 policy to be activated' },
   );
-  return {
-    org,
-    policyId,
-    policyNumber: policy.policyNumber,
-    coverStartsAt: policy.coverStartsAt,
-    coverEndsAt: policy.coverEndsAt,
-  };
 }
 
 let keys = 0;

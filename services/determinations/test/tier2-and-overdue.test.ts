@@ -30,7 +30,7 @@ afterAll(async () => {
 });
 
 describe('Tier 2 payout origination', () => {
-  it('enqueues exactly one payout per triggered determination, in the policy currency’s minor units', async () => {
+  it('enqueues exactly one payout per triggered determination; ops read what it owes in the policy currency’s minor units', async () => {
     const tier2 = await activeTier2CropPolicy(p, 50_000);
     const body = assessment({ policyId: tier2.policyId }, { damagePercentBp: 3_333 });
     const first = await p.gateway.ops('POST', '/determinations', { body });
@@ -45,14 +45,14 @@ describe('Tier 2 payout origination', () => {
       },
       { message: 'the payout job' },
     );
+    // The payments service reads the amount from the determination itself (its ops view).
     expect(job?.data).toEqual({
       determinationId: id,
       policyId: tier2.policyId,
       organizationId: tier2.org.id,
-      amountMinor: '1666500', // 50,000.00 × 33.33% = 16,665.00 KES
-      currency: 'KES',
-      exponent: 2,
     });
+    const ops = await p.gateway.ops('GET', `/determinations/${id}`);
+    expect(ops.body.data.owed).toEqual({ amountMinor: '1666500', currency: 'KES', exponent: 2 }); // 50,000.00 × 33.33%
     expect(await payouts.getJobCountByTypes('waiting', 'delayed', 'active', 'completed', 'failed')).toBe(1);
   });
 

@@ -18,6 +18,9 @@ const paymentsConfigFields = z.object({
   PAYMENTS_CALLBACK_TOKEN: secret(),
   POLICY_URL: url,
   POLICY_TIMEOUT_MS: positiveInt(5_000),
+  /** The determinations service: payouts read what a determination makes owed from it. */
+  DETERMINATIONS_URL: url,
+  DETERMINATIONS_TIMEOUT_MS: positiveInt(5_000),
   MPESA_BASE_URL: url,
   MPESA_CONSUMER_KEY: z.string().min(1, 'must be set'),
   MPESA_CONSUMER_SECRET: secret(),
@@ -37,8 +40,23 @@ const paymentsConfigFields = z.object({
   /** A prompt with no callback this long after it was sent is resolved by STK query. */
   PAYMENTS_RECONCILE_AFTER_SECONDS: positiveInt(120),
   PAYMENTS_RECONCILE_SWEEP_SECONDS: positiveInt(60),
-  /** Payouts (docs/payments.md "Payouts"): B2C attempts per payout before it is FAILED. */
+  /** Payouts (docs/payments.md "Payouts"): B2C attempts per payout part before it is FAILED. */
   PAYOUT_MAX_ATTEMPTS: positiveInt(5),
+  /**
+   * M-Pesa B2C's limits per transaction, in whole shillings (Daraja: 10 to 250,000). Less than the
+   * minimum owed is a FAILED payout (`BELOW_PROVIDER_MINIMUM`); more than the maximum is paid in parts.
+   */
+  MPESA_B2C_MIN_AMOUNT: positiveInt(10),
+  MPESA_B2C_MAX_AMOUNT: positiveInt(250_000),
+  /** How long a `payout-originations` job keeps retrying (no rate, a service down) before the sweep alone does. */
+  PAYOUT_ORIGINATION_RETRY_HOURS: z.coerce
+    .number({ error: 'must be a number of hours' })
+    .positive('must be positive')
+    .default(24),
+  /** How often the origination sweep looks for payable determinations without a payout. */
+  PAYOUT_ORIGINATION_SWEEP_SECONDS: positiveInt(60),
+  /** Determinations younger than this are left to their job by the sweep (one may still be being written). */
+  PAYOUT_ORIGINATION_SETTLE_SECONDS: positiveInt(300),
   /** Wait after attempt n before the next: this × 2^(n-1) seconds (fractions allowed, for tests). */
   PAYOUT_RETRY_BASE_SECONDS: z.coerce
     .number({ error: 'must be a number of seconds' })
@@ -58,8 +76,17 @@ const paymentsConfigFields = z.object({
   RUN_WORKERS: flag(true),
 });
 
-/** The variables, with the rules across them (the rate bounds in order). */
-export const paymentsConfigSchema = paymentsConfigFields.superRefine(checkQuoteConfig);
+/** The variables, with the rules across them (the rate bounds in order, the B2C limits in order). */
+export const paymentsConfigSchema = paymentsConfigFields.superRefine((config, ctx) => {
+  checkQuoteConfig(config, ctx);
+  if (config.MPESA_B2C_MIN_AMOUNT > config.MPESA_B2C_MAX_AMOUNT) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['MPESA_B2C_MIN_AMOUNT'],
+      message: `must not be above MPESA_B2C_MAX_AMOUNT (${config.MPESA_B2C_MAX_AMOUNT})`,
+    });
+  }
+});
 
 export type PaymentsConfig = z.infer<typeof paymentsConfigSchema>;
 

@@ -44,11 +44,17 @@ export function premiumStateOf(
 
 /** A payout's change, as `payouts_total` counts it (none for a change that is not one of its states). */
 export function payoutStatesOf(
-  before: { status: string; attempts: number },
-  after: { status: string; attempts: number },
+  before: { status: string; parts: readonly { index: number; attempts: number }[] },
+  after: { status: string; parts: readonly { index: number; attempts: number }[] },
 ): PayoutState[] {
   const states: PayoutState[] = [];
-  if (after.attempts > before.attempts) states.push('retrying');
+  const attemptsBefore = new Map(before.parts.map((part) => [part.index, part.attempts]));
+  // A part's attempt 2 onwards; a later part's first attempt is not a retry.
+  if (
+    after.parts.some((part) => part.attempts >= 2 && part.attempts > (attemptsBefore.get(part.index) ?? 0))
+  ) {
+    states.push('retrying');
+  }
   if (after.status !== before.status) {
     if (after.status === 'COMPLETED') states.push('succeeded');
     else if (after.status === 'FAILED') states.push('failed');

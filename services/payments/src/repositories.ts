@@ -1,7 +1,7 @@
 import { acrossOrganizations, scopedTo } from '@parametric/mongo';
 import type { Connection } from 'mongoose';
 import { callbackModel } from './callbacks/model';
-import { payoutModel } from './payouts/model';
+import { payoutAttemptModel, payoutModel, sweepStateModel } from './payouts/model';
 import { transactionModel } from './premiums/model';
 import { quotesOf } from './quotes/domain';
 import { quoteModel } from './quotes/model';
@@ -17,6 +17,8 @@ export function paymentRepositories(connection: Connection) {
     callbacks: callbackModel(connection),
     quotes: quoteModel(connection),
     payouts: payoutModel(connection),
+    payoutAttempts: payoutAttemptModel(connection),
+    payoutSweepState: sweepStateModel(connection),
   };
   return {
     init: () => Promise.all(Object.values(models).map((model) => model.init())),
@@ -24,12 +26,15 @@ export function paymentRepositories(connection: Connection) {
       organizationId,
       transactions: scopedTo(models.transactions, organizationId),
       payouts: scopedTo(models.payouts, organizationId),
+      payoutAttempts: scopedTo(models.payoutAttempts, organizationId),
       ...quotesOf(models.quotes, organizationId),
     }),
     acrossOrganizations: () => ({
       transactions: acrossOrganizations(models.transactions),
       callbacks: acrossOrganizations(models.callbacks),
       payouts: acrossOrganizations(models.payouts),
+      payoutAttempts: acrossOrganizations(models.payoutAttempts),
+      payoutSweepState: acrossOrganizations(models.payoutSweepState),
       quotes: acrossOrganizations(models.quotes),
     }),
   };

@@ -1,4 +1,5 @@
 import { OPS_ROUTES, PARTNER_ROUTES } from '@parametric/contracts';
+import { determinationLookup, payableDeterminations } from '@parametric/determinations-client';
 import { startOutboxRelay } from '@parametric/events';
 import {
   answerOptions,
@@ -29,18 +30,22 @@ import { type Clock, systemClock } from './clock';
 import type { PaymentsConfig } from './config';
 import type { PartnerContext } from './context';
 import { paymentMetrics, payoutStatesOf } from './metrics';
-import { type OriginateDeps, type PayoutSettings, storeOf } from './payouts/domain';
+import type { PayoutSettings } from './payouts/attempt';
+import type { OriginateDeps } from './payouts/originate';
 import {
   type PayoutOpsContext,
   type PayoutPartnerContext,
   payoutOpsRoutes,
   payoutRoutes,
 } from './payouts/routes';
+import { payoutLedgerOf, payoutStoreOf } from './payouts/store';
+import { sweepStateOf } from './payouts/sweep';
 import { startAttemptWorker, startOriginationWorker } from './payouts/workers';
 import { matchEarlyCallbacks } from './premiums/confirmation';
 import { premiumRoutes } from './premiums/routes';
 import { createDaraja, parseStkCallback } from './provider';
 import { rateSourceFrom } from './quotes/config';
+import { createQuote, quotesOf } from './quotes/domain';
 import { type QuoteContext, quoteRoutes } from './quotes/routes';
 import { paymentRepositories } from './repositories';
 import { startPaymentSweeps } from './sweeps';
@@ -156,21 +161,32 @@ export async function startPayments(
     transportRetryMs: 1_000,
     resultWaitMs: config.PAYOUT_RESULT_WAIT_SECONDS * 1000,
   };
-  const payoutStore = storeOf(data.payouts, (before, after) => {
+  const payoutStore = payoutStoreOf(data.payouts, (before, after) => {
     for (const state of payoutStatesOf(before, after)) counted.payout(state);
   });
+  const payoutLedger = payoutLedgerOf(data.payoutAttempts);
+  const determinationsClient = {
+    determinationsUrl: config.DETERMINATIONS_URL,
+    signingSecret: config.INTERNAL_SIGNING_SECRET,
+    timeoutMs: config.DETERMINATIONS_TIMEOUT_MS,
+  };
   const originate: OriginateDeps = {
-    payouts: data.payouts,
-    quotes: data.quotes,
+    store: payoutStore,
+    quote: (organizationId, amountKes) =>
+      createQuote(
+        quotesOf(data.quotes, organizationId),
+        { amount: amountKes, fromCurrency: 'KES', toCurrency: 'USDC' },
+        { rates, now: clock, ttlSeconds: config.QUOTE_TTL_SECONDS },
+      ),
+    findDetermination: determinationLookup(determinationsClient),
     findPolicy,
     findFarmer: farmerLookup({
       policyUrl: config.POLICY_URL,
       signingSecret: config.INTERNAL_SIGNING_SECRET,
       timeoutMs: config.POLICY_TIMEOUT_MS,
     }),
-    rates,
-    quoteTtlSeconds: config.QUOTE_TTL_SECONDS,
     maxAttempts: config.PAYOUT_MAX_ATTEMPTS,
+    limits: { minAmount: config.MPESA_B2C_MIN_AMOUNT, maxAmount: config.MPESA_B2C_MAX_AMOUNT },
     now: clock,
     onPayout: counted.payout,
   };
@@ -191,11 +207,19 @@ export async function startPayments(
       startOriginationWorker({
         ...redis,
         deps: originate,
-        onOriginated: onPayoutChanged,
+        retryBudgetMs: config.PAYOUT_ORIGINATION_RETRY_HOURS * 3_600_000,
+        onChanged: onPayoutChanged,
       }) as unknown as QueueWorker<QueueName>,
       startAttemptWorker({
         ...redis,
-        deps: { store: payoutStore, provider, settings: payoutSettings, now: clock, logger },
+        deps: {
+          store: payoutStore,
+          ledger: payoutLedger,
+          provider,
+          settings: payoutSettings,
+          now: clock,
+          logger,
+        },
         concurrency: config.PAYOUT_CONCURRENCY,
         maxPerSecond: config.MPESA_B2C_MAX_PER_SECOND,
         onChanged: onPayoutChanged,
@@ -205,13 +229,25 @@ export async function startPayments(
       (await startPaymentSweeps({
         confirm,
         reconcileAfterSeconds: config.PAYMENTS_RECONCILE_AFTER_SECONDS,
+        reconcileEveryMs: config.PAYMENTS_RECONCILE_SWEEP_SECONDS * 1000,
+        originations: {
+          originate,
+          payable: payableDeterminations(determinationsClient),
+          state: sweepStateOf(data.payoutSweepState),
+          settleMs: config.PAYOUT_ORIGINATION_SETTLE_SECONDS * 1000,
+          pageSize: 200,
+          logger,
+        },
+        originateEveryMs: config.PAYOUT_ORIGINATION_SWEEP_SECONDS * 1000,
         sweeps,
         connection: config.REDIS_URL,
         prefix: config.REDIS_PREFIX,
-        intervalMs: config.PAYMENTS_RECONCILE_SWEEP_SECONDS * 1000,
         logger,
         clock,
-        onResolved: () => jobRelay.kick(),
+        onChanged: () => {
+          jobRelay.kick();
+          onPayoutChanged();
+        },
       })) as unknown as QueueWorker<QueueName>,
     );
   }
@@ -253,13 +289,17 @@ export async function startPayments(
       rates,
       now: clock,
     })),
-    mountRoutes<PayoutPartnerContext>(Router(), payoutRoutes, (req) => ({
-      payouts: repositories.forOrganization(organizationOf(req)).payouts,
-      findPolicy,
-      maxAttempts: config.PAYOUT_MAX_ATTEMPTS,
-      now: clock,
-      onChanged: onPayoutChanged,
-    })),
+    mountRoutes<PayoutPartnerContext>(Router(), payoutRoutes, (req) => {
+      const tenant = repositories.forOrganization(organizationOf(req));
+      return {
+        payouts: tenant.payouts,
+        attempts: tenant.payoutAttempts,
+        findPolicy,
+        maxAttempts: config.PAYOUT_MAX_ATTEMPTS,
+        now: clock,
+        onChanged: onPayoutChanged,
+      };
+    }),
   );
   const opsContext: PayoutOpsContext = { originate, onChanged: onPayoutChanged };
   app.use(
@@ -288,7 +328,7 @@ export async function startPayments(
       now: clock,
       logger,
       onResolved: () => jobRelay.kick(),
-      payouts: { store: payoutStore, settings: payoutSettings },
+      payouts: { store: payoutStore, ledger: payoutLedger, settings: payoutSettings },
       onPayoutChanged,
     }),
   );

@@ -6,6 +6,7 @@ import { startWebhookReceiver, type WebhookReceiver } from '@parametric/webhook-
 import mongoose from 'mongoose';
 import { type MpesaSimulator, startMpesaSimulator } from 'mpesa-simulator';
 import { type RateSimulator, startRateSimulator } from 'rate-simulator';
+import { type DeterminationsPlatform, startDeterminationsPlatform } from '../../determinations/test/support';
 import { startTestGateway, type TestGateway } from '../../gateway/test/support';
 import { type RunningPolicy, startPolicy } from '../../policy/src/service';
 import {
@@ -57,6 +58,8 @@ export function paymentsTestConfig(overrides: Record<string, string>): PaymentsC
     MPESA_SECURITY_CREDENTIAL: 'test-security-credential-0123',
     MPESA_TIMEOUT_MS: '2000',
     OUTBOX_POLL_MS: '100',
+    // No determinations service unless the test starts one: nothing listens here.
+    DETERMINATIONS_URL: 'http://127.0.0.1:9',
     ...overrides,
   });
 }
@@ -95,7 +98,7 @@ export interface PaymentsStack {
 
 /** The payments service with its two stand-ins (Daraja, the rate source), for a given policy service. */
 export async function startPaymentsStack(
-  ctx: { policyUrl: string; redisPrefix: string },
+  ctx: { policyUrl: string; redisPrefix: string; determinationsUrl?: string },
   overrides: Record<string, string> = {},
   simulatorOptions: SimulatorOptions = {},
 ): Promise<PaymentsStack> {
@@ -113,6 +116,9 @@ export async function startPaymentsStack(
   const config = paymentsTestConfig({
     REDIS_PREFIX: ctx.redisPrefix,
     POLICY_URL: ctx.policyUrl,
+    // Payouts read determinations there; a stack without the service (premiums only) keeps
+    // the default, where nothing listens: the origination sweep finds nothing to do.
+    ...(ctx.determinationsUrl ? { DETERMINATIONS_URL: ctx.determinationsUrl } : {}),
     MPESA_BASE_URL: simulator.url,
     RATE_SOURCE_URL: rates.url,
     PAYMENTS_CALLBACK_PORT: String(callbackPort),
@@ -249,4 +255,37 @@ export async function pendingTier2Policy(
   });
   if (bought.status !== 201) throw new Error(`purchase failed: ${JSON.stringify(bought.body)}`);
   return { org, policy: bought.body.data.policy as { id: string; premium: number; policyNumber: string } };
+}
+
+/**
+ * Everything a payout touches, as in production: the determinations platform (gateway, policy,
+ * determinations, webhooks and a partner's receiver) with the payments service and its two
+ * stand-ins behind the same gateway. Payouts start from real determinations.
+ */
+export interface PayoutPlatform extends DeterminationsPlatform {
+  stack: PaymentsStack;
+}
+
+export async function startPayoutPlatform(
+  overrides: Record<string, string> = {},
+  simulatorOptions: SimulatorOptions = {},
+  determinationOverrides: Record<string, string> = {},
+): Promise<PayoutPlatform> {
+  let stack: PaymentsStack | undefined;
+  const platform = await startDeterminationsPlatform(
+    determinationOverrides,
+    {},
+    async ({ policyUrl, determinationsUrl, redisPrefix }) => {
+      stack = await startPaymentsStack(
+        { policyUrl, determinationsUrl, redisPrefix },
+        overrides,
+        simulatorOptions,
+      );
+      return {
+        gatewayEnv: { PAYMENTS_URL: stack.payments.url, PAYMENTS_INITIATE_LIMIT_POINTS: '100000' },
+        stop: () => (stack as PaymentsStack).stop(),
+      };
+    },
+  );
+  return { ...platform, stack: stack as PaymentsStack };
 }

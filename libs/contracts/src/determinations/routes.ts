@@ -1,6 +1,6 @@
 import { defineRoute, uuid } from '@parametric/http';
 import { z } from 'zod';
-import { idParams, pageQuery } from '../common';
+import { idParams, pageQuery, timestamp } from '../common';
 import {
   DETERMINATION_KINDS,
   determinationIngestInput,
@@ -280,9 +280,49 @@ export const opsGetDetermination = defineRoute({
   errors: [],
 });
 
+export const PAYABLE_PAGE_LIMIT = 1_000;
+
+export const payableDeterminationsQuery = z
+  .object({
+    issuedFrom: timestamp.optional().meta({ description: 'Only determinations issued at or after this' }),
+    afterId: uuid.optional().meta({
+      description:
+        'With `issuedFrom`: skip those issued exactly at `issuedFrom` whose id is not greater (a cursor: the last item of the previous page)',
+    }),
+    issuedBefore: timestamp.optional().meta({ description: 'Only determinations issued before this' }),
+    limit: z.coerce
+      .number({ error: 'must be an integer' })
+      .int('must be an integer')
+      .min(1, 'must be at least 1')
+      .max(PAYABLE_PAGE_LIMIT, `must be at most ${PAYABLE_PAGE_LIMIT}`)
+      .default(500),
+  })
+  .superRefine((q, ctx) => {
+    if (q.afterId !== undefined && q.issuedFrom === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['afterId'], message: 'needs issuedFrom' });
+    }
+  });
+
+export const opsListPayableDeterminations = defineRoute({
+  operationId: 'opsListPayableDeterminations',
+  method: 'get',
+  path: '/payable-determinations',
+  summary: 'List determinations that owe a Tier 2 payout',
+  description:
+    'Issued, triggered Tier 2 (`DETERMINATION_AND_SETTLEMENT`) determinations with a non-zero amount owed, oldest first by (`issuedAt`, id): what the payments service’s origination sweep pages through to find any without a payout. Page on with `issuedFrom` and `afterId` of the last item.',
+  tags: ['Determinations'],
+  auth: 'opsBearer',
+  query: payableDeterminationsQuery,
+  responses: {
+    200: { description: 'Up to `limit` determinations, oldest first', data: z.array(opsDeterminationSchema) },
+  },
+  errors: [],
+});
+
 export const DETERMINATION_OPS_ROUTES = [
   opsIngestDetermination,
   opsIngestDeterminationBatch,
   opsListDeterminations,
+  opsListPayableDeterminations,
   opsGetDetermination,
 ] as const;

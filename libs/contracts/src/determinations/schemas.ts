@@ -173,6 +173,17 @@ export const opsDeterminationSchema = determinationSchema
     triggered: z.boolean(),
     damagePercentBp: z.number().int().min(0).max(10_000),
     assessedAt: timestamp,
+    owed: z
+      .object({
+        amountMinor: minorUnits,
+        currency: z.string(),
+        exponent: z.number().int().min(0),
+      })
+      .nullable()
+      .meta({
+        description:
+          'What the determination makes owed in the policy’s currency, Tier 2 included (partners see a Tier 2 determination currency-neutral; its payout pays this). Capped by the policy’s remaining cover. null when unattributed or when the currency has no registered exponent.',
+      }),
   })
   .meta({ id: 'OpsDetermination' });
 

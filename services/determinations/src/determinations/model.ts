@@ -80,6 +80,25 @@ determinationSchema.index(
   { partialFilterExpression: { partnerSettlementStatus: 'OVERDUE' }, name: 'overdue_reports' },
 );
 
+/**
+ * A determination a Tier 2 payout is owed for (the payments service's origination sweep reads
+ * them through `GET /ops/payable-determinations`). "Non-zero" is on the stored integer string.
+ */
+export const PAYABLE = {
+  status: 'ISSUED',
+  settlementMode: 'DETERMINATION_AND_SETTLEMENT',
+  triggered: true,
+  owedMinor: { $nin: ['0', null] },
+} as const;
+// Serves that list, oldest first; partial, so only Tier 2 triggered determinations are in it.
+determinationSchema.index(
+  { issuedAt: 1, _id: 1 },
+  {
+    partialFilterExpression: { settlementMode: 'DETERMINATION_AND_SETTLEMENT', triggered: true },
+    name: 'tier2_triggered_by_issue',
+  },
+);
+
 export type DeterminationDoc = Omit<InferSchemaType<typeof determinationSchema>, 'signed'> & {
   _id: string;
   signed: SignedDeterminationPayload | null;

@@ -1,8 +1,12 @@
-import type { determinationsQuery, opsDeterminationsQuery } from '@parametric/contracts';
+import type {
+  determinationsQuery,
+  opsDeterminationsQuery,
+  payableDeterminationsQuery,
+} from '@parametric/contracts';
 import { AppError } from '@parametric/http';
 import type { z } from 'zod';
 import type { AllDeterminations, TenantDeterminations } from '../repositories';
-import type { DeterminationDoc, EvidenceDoc } from './model';
+import { type DeterminationDoc, type EvidenceDoc, PAYABLE } from './model';
 import { determinationSummaryView, determinationView, evidenceView, opsDeterminationView } from './views';
 
 type Tenant = Pick<TenantDeterminations, 'determinations' | 'evidence'>;
@@ -70,4 +74,33 @@ export async function readAnyDetermination(data: Pick<AllDeterminations, 'determ
   const d = await data.determinations.findById(id).lean<DeterminationDoc>();
   if (!d) throw AppError.notFound('Determination');
   return opsDeterminationView(d);
+}
+
+/**
+ * What a Tier 2 payout is owed for: issued, triggered, `DETERMINATION_AND_SETTLEMENT`, a non-zero
+ * amount owed. The payments service's origination sweep pages through them oldest first (by
+ * `issuedAt`, then id) and originates the payout of any that has none.
+ */
+export async function listPayableDeterminations(
+  data: Pick<AllDeterminations, 'determinations'>,
+  query: z.output<typeof payableDeterminationsQuery>,
+) {
+  const filter: Record<string, unknown> = { ...PAYABLE };
+  const issuedAt: Record<string, Date> = {};
+  if (query.issuedBefore !== undefined) issuedAt.$lt = new Date(query.issuedBefore);
+  if (query.issuedFrom !== undefined) {
+    const from = new Date(query.issuedFrom);
+    if (query.afterId !== undefined) {
+      filter.$or = [{ issuedAt: { $gt: from } }, { issuedAt: from, _id: { $gt: query.afterId } }];
+    } else {
+      issuedAt.$gte = from;
+    }
+  }
+  if (Object.keys(issuedAt).length > 0) filter.issuedAt = issuedAt;
+  const items = await data.determinations
+    .find(filter)
+    .sort({ issuedAt: 1, _id: 1 })
+    .limit(query.limit)
+    .lean<DeterminationDoc[]>();
+  return items.map(opsDeterminationView);
 }

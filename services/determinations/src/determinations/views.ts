@@ -1,4 +1,5 @@
 import { isoOrNull } from '@parametric/contracts';
+import { exponentOf } from '@parametric/money';
 import type { DeterminationDoc, EvidenceDoc } from './model';
 
 export const determinationLinks = (id: string) => ({
@@ -85,5 +86,13 @@ export function opsDeterminationView(d: DeterminationDoc) {
     triggered: d.triggered,
     damagePercentBp: d.damagePercentBp,
     assessedAt: d.assessedAt.toISOString(),
+    owed: owedOf(d),
   };
+}
+
+/** What is owed in the policy's currency, Tier 2 included; null when it cannot be said. */
+function owedOf(d: DeterminationDoc) {
+  const exponent = d.currency ? exponentOf(d.currency) : undefined;
+  if (d.status !== 'ISSUED' || !d.currency || d.owedMinor == null || exponent === undefined) return null;
+  return { amountMinor: d.owedMinor, currency: d.currency, exponent };
 }

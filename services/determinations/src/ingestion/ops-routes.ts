@@ -3,10 +3,15 @@ import {
   opsIngestDetermination,
   opsIngestDeterminationBatch,
   opsListDeterminations,
+  opsListPayableDeterminations,
 } from '@parametric/contracts';
 import { type Binding, created, implement, ok, page } from '@parametric/http';
 import type { OpsContext } from '../context';
-import { listAllDeterminations, readAnyDetermination } from '../determinations/reads';
+import {
+  listAllDeterminations,
+  listPayableDeterminations,
+  readAnyDetermination,
+} from '../determinations/reads';
 import { opsDeterminationView } from '../determinations/views';
 import { ingestBatch, ingestDetermination } from './domain';
 
@@ -37,6 +42,9 @@ export const ingestionOpsRoutes: Binding<OpsContext>[] = [
     const { items, total } = await listAllDeterminations(data, query);
     return page(items, { page: query.page, limit: query.limit, total });
   }),
+  implement(opsListPayableDeterminations, async ({ query }, { data }) =>
+    ok(await listPayableDeterminations(data, query)),
+  ),
   implement(opsGetDetermination, async ({ params }, { data }) =>
     ok(await readAnyDetermination(data, params.id)),
   ),

@@ -1,3 +1,4 @@
+import { OPS_ROUTES } from '@parametric/contracts';
 import { AppError, signContext } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import { outbound } from '@parametric/tracing';
@@ -84,14 +85,19 @@ export function forwardingRoutes(deps: ForwardingDeps): Router {
   return router;
 }
 
-/** Ops routes owned by other services (docs/ops.md), by path under `/ops`. */
-export const FORWARDED_OPS_ROUTES: ReadonlyArray<{ path: RegExp; service: ServiceName }> = [
-  { path: /^\/farmers(\/|$)/, service: 'policy' },
-  { path: /^\/organizations\/[^/]+\/(licences|capacity|underwriting)$/, service: 'policy' },
-  { path: /^\/policies(\/|$)/, service: 'policy' },
-  { path: /^\/determinations(\/|$)/, service: 'determinations' },
-  { path: /^\/payouts(\/|$)/, service: 'payments' },
-];
+/** A route's path template (`/organizations/{id}/capacity`) as the expression that matches it. */
+const templatePattern = (path: string) =>
+  new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`);
+
+/**
+ * Ops routes owned by other services (docs/ops.md), by path under `/ops`: every route their
+ * contracts declare, so a route added there is forwarded without a line here.
+ */
+export const FORWARDED_OPS_ROUTES: ReadonlyArray<{ path: RegExp; service: ServiceName }> = (
+  Object.entries(OPS_ROUTES) as [keyof typeof OPS_ROUTES, (typeof OPS_ROUTES)[keyof typeof OPS_ROUTES]][]
+).flatMap(([service, routes]) =>
+  service === 'gateway' ? [] : routes.map((route) => ({ path: templatePattern(route.path), service })),
+);
 
 /** Forwards an ops request (the ops token already checked) with a signed ops context. */
 export function opsForwardingRoutes(deps: ForwardingDeps): Router {

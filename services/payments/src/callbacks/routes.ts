@@ -2,8 +2,14 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Logger } from '@parametric/logger';
 import { type Request, type Response, Router } from 'express';
 import type { Clock } from '../clock';
-import type { CallbackOutcome, PayoutCallbackDeps } from '../payouts/domain';
-import { onB2cQueueTimeout, onB2cResult, onStatusResult } from '../payouts/domain';
+import {
+  type CallbackOutcome,
+  onB2cQueueTimeout,
+  onB2cResult,
+  onStatusResult,
+  onStatusTimeout,
+  type PayoutCallbackDeps,
+} from '../payouts/callbacks';
 import { type ConfirmDeps, onStkCallback, type StkCallback } from '../premiums/confirmation';
 import { parseB2cQueueTimeout, parseB2cResult, parseTransactionStatusResult } from '../provider';
 import type { AllPayments } from '../repositories';
@@ -134,10 +140,7 @@ export function callbackRoutes(deps: CallbackDeps): Router {
   // A status query that timed out in Daraja's queue: no answer; the attempt asks again later.
   router.post(
     '/mpesa/:token/status/timeout',
-    payoutCallback('STATUS_TIMEOUT', parseB2cQueueTimeout, async (t, d) => {
-      const p = await d.store.load({ 'statusQuery.queryOcid': t.originatorConversationId });
-      return { outcome: 'STATUS_TIMED_OUT', payoutId: p?._id ?? null };
-    }),
+    payoutCallback('STATUS_TIMEOUT', parseB2cQueueTimeout, onStatusTimeout),
   );
   return router;
 }

@@ -8,18 +8,14 @@ import { type Binding, created, implement, ok, page } from '@parametric/http';
 import type { TenantScope } from '@parametric/mongo';
 import type { PolicyLookup } from '@parametric/policy-client';
 import type { Clock } from '../clock';
-import {
-  listPayouts,
-  type OriginateDeps,
-  opsPayoutView,
-  originatePayout,
-  type PayoutDoc,
-  readPayout,
-  retryPayout,
-} from './domain';
+import type { PayoutAttemptDoc, PayoutDoc } from './model';
+import { type OriginateDeps, originatePayout } from './originate';
+import { listPayouts, opsPayoutView, readPayout, retryPayout } from './reads';
+import { tenantLedgerOf, tenantPayoutStoreOf } from './store';
 
 export interface PayoutPartnerContext {
   payouts: TenantScope<PayoutDoc>;
+  attempts: TenantScope<PayoutAttemptDoc>;
   findPolicy: PolicyLookup;
   maxAttempts: number;
   now: Clock;
@@ -27,15 +23,17 @@ export interface PayoutPartnerContext {
   onChanged(): void;
 }
 
-/** Spec 4: the organization's payouts and the retry of a failed one. */
+/** The organization's payouts, each with its attempts, and the retry of a failed one. */
 export const payoutRoutes: Binding<PayoutPartnerContext>[] = [
   implement(listPayoutsRoute, async ({ query }, ctx) => {
     const { items, total } = await listPayouts(ctx.payouts, query);
     return page(items, { page: query.page, limit: query.limit, total });
   }),
-  implement(getPayout, async ({ params }, ctx) => ok(await readPayout(ctx.payouts, params.id))),
+  implement(getPayout, async ({ params }, ctx) =>
+    ok(await readPayout(tenantPayoutStoreOf(ctx.payouts), tenantLedgerOf(ctx.attempts), params.id)),
+  ),
   implement(retryPayoutRoute, async ({ params }, ctx) => {
-    const view = await retryPayout(ctx.payouts, params.id, {
+    const view = await retryPayout(tenantPayoutStoreOf(ctx.payouts), params.id, {
       findPolicy: ctx.findPolicy,
       maxAttempts: ctx.maxAttempts,
       now: ctx.now(),
@@ -50,10 +48,10 @@ export interface PayoutOpsContext {
   onChanged(): void;
 }
 
-/** Ops: admin origination, the same domain function as the `payout-originations` worker. */
+/** Ops: origination by hand, the same domain function as the `payout-originations` worker and the sweep. */
 export const payoutOpsRoutes: Binding<PayoutOpsContext>[] = [
   implement(opsOriginatePayout, async ({ body }, ctx) => {
-    const { created: isNew, payout } = await originatePayout(body, ctx.originate);
+    const { created: isNew, payout } = await originatePayout(body.determinationId, ctx.originate);
     if (isNew) ctx.onChanged();
     return isNew ? created(opsPayoutView(payout)) : ok(opsPayoutView(payout));
   }),

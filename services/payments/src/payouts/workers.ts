@@ -1,35 +1,51 @@
 import { AppError } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import { createWorker, type QueueWorker, type RedisConnection } from '@parametric/queue';
-import { DelayedError, UnrecoverableError } from 'bullmq';
-import { type AttemptDeps, type OriginateDeps, originatePayout, runPayoutAttempt } from './domain';
+import { DelayedError, type Job, UnrecoverableError } from 'bullmq';
+import { type AttemptDeps, runPayoutAttempt } from './attempt';
+import { type OriginateDeps, originatePayout } from './originate';
 
 interface WorkerBase {
   connection: RedisConnection;
   prefix: string;
   logger: Logger;
+  /** After a change that recorded events or jobs, so they leave at once. */
+  onChanged(): void;
 }
 
+/** Longest wait between two tries of one origination: retries keep coming while an outage lasts. */
+export const ORIGINATION_MAX_DELAY_MS = 5 * 60_000;
+
 /**
- * `payout-originations`: one payout per determination. A Tier 1 policy (or anything else the
- * domain refuses as a client error) fails the job unrecoverably with an error log and pays
- * nothing; no current exchange rate or an unreachable policy service is retried by BullMQ.
+ * When a job that has existed `ageMs` tries again: after as long again as it has already waited
+ * (1 s at first, so the waits double), at most `ORIGINATION_MAX_DELAY_MS`.
+ */
+export const originationRetryDelay = (ageMs: number) =>
+  Math.min(Math.max(1_000, ageMs), ORIGINATION_MAX_DELAY_MS);
+
+/**
+ * `payout-originations`: one payout per determination. A determination that may not be paid
+ * (Tier 1, unattributed, nothing owed) fails the job unrecoverably with an error log. Anything
+ * that may pass (no current or plausible exchange rate, a service that cannot be read, MongoDB)
+ * is tried again with a growing delay for `retryBudgetMs` (`PAYOUT_ORIGINATION_RETRY_HOURS`),
+ * far longer than any breaker stays open; after that the job fails and the origination sweep
+ * (sweep.ts), which never gives up, originates the payout once it can.
  */
 export function startOriginationWorker(
-  options: WorkerBase & { deps: OriginateDeps; onOriginated(): void },
+  options: WorkerBase & { deps: OriginateDeps; retryBudgetMs: number },
 ): QueueWorker<'payout-originations'> {
   const { logger } = options;
   return createWorker(
     'payout-originations',
-    async (payload) => {
+    async (payload, job, token) => {
       try {
-        const { created, payout } = await originatePayout(payload, options.deps);
+        const { created, payout } = await originatePayout(payload.determinationId, options.deps);
         if (created) {
           logger.info(
-            { payoutId: payout._id, determinationId: payload.determinationId },
+            { payoutId: payout._id, determinationId: payload.determinationId, status: payout.status },
             'payout originated',
           );
-          options.onOriginated();
+          options.onChanged();
         }
       } catch (err) {
         if (err instanceof AppError && err.status < 500) {
@@ -44,11 +60,7 @@ export function startOriginationWorker(
           );
           throw new UnrecoverableError(`${err.code}: ${err.message}`);
         }
-        logger.warn(
-          { determinationId: payload.determinationId, err: (err as Error).message },
-          'payout origination retried later',
-        );
-        throw err;
+        await retryLater(job, token, options.retryBudgetMs, err as Error, logger);
       }
     },
     {
@@ -59,15 +71,31 @@ export function startOriginationWorker(
   );
 }
 
+async function retryLater(job: Job, token: string | undefined, budgetMs: number, err: Error, logger: Logger) {
+  const ageMs = Date.now() - job.timestamp;
+  const determinationId = (job.data as { determinationId?: string }).determinationId;
+  if (ageMs >= budgetMs || !token) {
+    logger.error(
+      { determinationId, ageMs, err: err.message },
+      'payout origination still failing after its retry budget: left to the origination sweep',
+    );
+    throw err;
+  }
+  const delayMs = originationRetryDelay(ageMs);
+  logger.warn({ determinationId, retryInMs: delayMs, err: err.message }, 'payout origination retried later');
+  await job.moveToDelayed(Date.now() + delayMs, token);
+  throw new DelayedError();
+}
+
 /** `payout-attempts`: B2C sends and Transaction Status checks, rate-limited to what Daraja allows. */
 export function startAttemptWorker(
-  options: WorkerBase & { deps: AttemptDeps; concurrency: number; maxPerSecond: number; onChanged(): void },
+  options: WorkerBase & { deps: AttemptDeps; concurrency: number; maxPerSecond: number },
 ): QueueWorker<'payout-attempts'> {
   const { logger } = options;
   return createWorker(
     'payout-attempts',
-    async ({ payoutId }, job, token) => {
-      const step = await runPayoutAttempt(payoutId, options.deps);
+    async ({ payoutId, part }, job, token) => {
+      const step = await runPayoutAttempt(payoutId, part, options.deps);
       options.onChanged();
       if (step.kind === 'delay') {
         await job.moveToDelayed(step.until, token);

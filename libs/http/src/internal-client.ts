@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto';
+import { currentTrace, outbound } from '@parametric/tracing';
+import type { z } from 'zod';
+import { AppError } from './errors';
+import { signContext } from './internal-context';
+
+/** Where a service's ops look-ups are and how they are signed. */
+export interface InternalClientOptions {
+  /** The service's base URL, e.g. `http://policy:3002`. */
+  baseUrl: string;
+  signingSecret: string;
+  timeoutMs: number;
+  /** The service's name, for messages: "the policy service did not answer". */
+  service: string;
+  /** What it serves, for messages: "Policies cannot be read right now". */
+  resource: string;
+}
+
+/**
+ * A GET of another service's ops route (`/ops/...`) with a signed ops context, the request's id
+ * and trace: the one way services read each other's data. `404` (and `400`: an id that cannot
+ * exist) is null. Anything else that is not a `data` matching `schema` — no answer within
+ * `timeoutMs`, a 5xx, another shape — is `503 SERVICE_UNAVAILABLE`: callers refuse or retry, and
+ * never take it for "none".
+ */
+export async function internalGet<S extends z.ZodType>(
+  options: InternalClientOptions,
+  path: string,
+  schema: S,
+  what: string,
+): Promise<z.output<S> | null> {
+  const requestId = currentTrace()?.reqId ?? randomUUID();
+  let res: Response;
+  try {
+    res = await outbound(`GET ${options.service} ${what}`, (traceparent) =>
+      fetch(`${options.baseUrl}${path}`, {
+        headers: {
+          accept: 'application/json',
+          'x-request-id': requestId,
+          ...(traceparent ? { traceparent } : {}),
+          ...signContext({ role: 'OPS', requestId, issuedAt: Date.now() }, options.signingSecret),
+        },
+        signal: AbortSignal.timeout(options.timeoutMs),
+      }),
+    );
+  } catch (err) {
+    throw unavailable(options, `the ${options.service} service did not answer (${(err as Error).message})`);
+  }
+  if (res.status === 404 || res.status === 400) {
+    await res.body?.cancel();
+    return null;
+  }
+  if (!res.ok) {
+    await res.body?.cancel();
+    throw unavailable(options, `the ${options.service} service answered ${res.status}`);
+  }
+  let body: { data?: unknown } | undefined;
+  try {
+    body = (await res.json()) as { data?: unknown };
+  } catch (err) {
+    throw unavailable(options, `the ${options.service} service's answer was cut (${(err as Error).message})`);
+  }
+  const parsed = schema.safeParse(body?.data);
+  if (!parsed.success) {
+    throw unavailable(options, `the ${options.service} service answered an unexpected ${what} shape`);
+  }
+  return parsed.data;
+}
+
+function unavailable(options: InternalClientOptions, reason: string): AppError {
+  return new AppError(
+    'SERVICE_UNAVAILABLE',
+    `${options.resource} cannot be read right now, try again shortly: ${reason}`,
+  );
+}
