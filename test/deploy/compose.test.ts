@@ -403,12 +403,12 @@ const sharedSettings: FileCheck = (doc) =>
   });
 
 /**
- * The local M-Pesa provider: the compose service running libs/mpesa-simulator, its bin, and the
+ * The local M-Pesa provider: the compose service running tools/mpesa-simulator, its bin, and the
  * variables it reads payments' credentials from (its CLI's names).
  */
 const MPESA_SIMULATOR = {
   service: 'mpesa-simulator',
-  bin: 'libs/mpesa-simulator/bin/mpesa-simulator.js',
+  bin: 'tools/mpesa-simulator/bin/mpesa-simulator.js',
   credentials: {
     MPESA_CONSUMER_KEY: 'MPESA_SIMULATOR_CONSUMER_KEY',
     MPESA_CONSUMER_SECRET: 'MPESA_SIMULATOR_CONSUMER_SECRET',
@@ -419,7 +419,7 @@ const MPESA_SIMULATOR = {
     MPESA_SECURITY_CREDENTIAL: 'MPESA_SIMULATOR_SECURITY_CREDENTIAL',
   } as Record<string, string>,
 };
-const RATE_SIMULATOR = { service: 'rate-simulator', bin: 'libs/rate-simulator/bin/rate-simulator.js' };
+const RATE_SIMULATOR = { service: 'rate-simulator', bin: 'tools/rate-simulator/bin/rate-simulator.js' };
 
 /**
  * Local-only companions that may hold a service's own secret besides it: the one-shot
@@ -1120,7 +1120,7 @@ describe('each check fails on a broken copy of docker-compose.yml', () => {
       (d) =>
         (objAt(d, 'services.mpesa-simulator').command = [
           'node',
-          'libs/mpesa-simulator/bin/mpesa-simulator.js',
+          'tools/mpesa-simulator/bin/mpesa-simulator.js',
           '--host',
           '127.0.0.1',
           '--port',

@@ -356,7 +356,7 @@ describe('tsconfig.build.json (what `npm run build` and the image compile)', () 
     expect(buildConfig.compilerOptions).toMatchObject({ noEmit: false, rootDir: '.', outDir: 'dist' });
     expect(buildConfig.compilerOptions?.types).not.toContain('jest');
     expect([...(buildConfig.include ?? [])].sort()).toEqual(['libs/*/src/**/*', 'services/*/src/**/*']);
-    expect(buildConfig.exclude).toEqual(expect.arrayContaining(['**/*.test.ts', 'libs/test-harness']));
+    expect(buildConfig.exclude).toEqual(expect.arrayContaining(['**/*.test.ts', 'tools/test-harness']));
   });
 
   test('npm run build runs the same script as the image, and dist/ is not committed', () => {

@@ -1,5 +1,5 @@
-import { startLocalChain } from '@parametric/chain';
 import { startLocalMongo } from '@parametric/embedded-mongo';
+import { startLocalChain } from '@parametric/local-chain';
 import { startLocalRedis } from '@parametric/local-redis';
 import { rememberForTeardown } from './handles';
 

@@ -46,7 +46,7 @@ describe('docs/webhooks.md receiver example', () => {
     const block = normalise(typescriptBlocks(DOC)[0] ?? '');
     if (!block.includes(normalise(shared))) {
       throw new Error(
-        'The verification code in docs/webhooks.md differs from libs/webhook-receiver/src/verify.ts. ' +
+        'The verification code in docs/webhooks.md differs from tools/webhook-receiver/src/verify.ts. ' +
           'Copy verify.ts (from its first `export`, without the `export` keywords) into the doc example.',
       );
     }
