@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { parseArgs } from 'node:util';
 import { DataDirError } from './persistence';
 import { EmbeddedMongoServer } from './server';
 import { EMBEDDED_MONGOD_VERSION } from './version';
@@ -26,85 +27,114 @@ power cut can lose the last ~30 s), and the data is compacted at start, on SIGTE
 the journal grows. Without --persist, --dbpath is only checked to exist.
 Accepted for compatibility and ignored: --noauth, --storageEngine, --quiet, --nounixsocket, --wiredTigerCacheSizeGB.`;
 
-const IGNORED_WITH_VALUE = new Set([
-  '--storageEngine',
-  '--wiredTigerCacheSizeGB',
-  '--logpath',
-  '--oplogSize',
-]);
-const IGNORED_FLAGS = new Set(['--noauth', '--quiet', '--nounixsocket', '--ipv6', '--fork']);
+/** Accepted for mongod compatibility and ignored (those of type string take a value). */
+const IGNORED = {
+  storageEngine: { type: 'string' },
+  wiredTigerCacheSizeGB: { type: 'string' },
+  logpath: { type: 'string' },
+  oplogSize: { type: 'string' },
+  noauth: { type: 'boolean' },
+  quiet: { type: 'boolean' },
+  nounixsocket: { type: 'boolean' },
+  ipv6: { type: 'boolean' },
+  fork: { type: 'boolean' },
+} as const;
+
+/** mongod's options we refuse rather than pretend to honour (exit 1, as a failed start). */
+const UNSUPPORTED = {
+  auth: { type: 'boolean' },
+  replSet: { type: 'string' },
+  keyFile: { type: 'string' },
+} as const;
 
 function fail(message: string, code = 2): never {
   process.stderr.write(`Error parsing command line: ${message}\n${USAGE}\n`);
   process.exit(code);
 }
 
+function unsupported(flag: string): never {
+  fail(`${flag} is not supported by embedded-mongod (standalone, no authentication)`, 1);
+}
+
+/** parseArgs' errors, worded as mongod words them. */
+function parseError(error: unknown): never {
+  const { code, message } = error as NodeJS.ErrnoException;
+  const flag = /'(-[^' ,]*)/.exec(message)?.[1] ?? '';
+  if (flag.replace(/^--/, '') in UNSUPPORTED) unsupported(flag);
+  switch (code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      fail(`unrecognised option '${flag}'`);
+      break;
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      fail(
+        /does not take an argument/.test(message)
+          ? `option '${flag}' does not take any arguments`
+          : `the argument for option '${flag}' is missing`,
+      );
+      break;
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
+      fail(`unrecognised argument '${/'([^']*)'/.exec(message)?.[1]}'`);
+  }
+  throw error;
+}
+
 function parse(argv: string[]): CliOptions {
-  const options: CliOptions = { port: 27017, host: '127.0.0.1', persist: false };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    const [flag, inline] =
-      arg.includes('=') && arg.startsWith('--')
-        ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
-        : [arg, undefined];
-    const value = () => {
-      const v = inline ?? argv[++i];
-      if (v === undefined) fail(`the argument for option '${flag}' is missing`);
-      return v;
-    };
-    switch (flag) {
-      case '--version':
-        process.stdout.write(
-          `db version v${EMBEDDED_MONGOD_VERSION}\nBuild Info: ${JSON.stringify({ version: EMBEDDED_MONGOD_VERSION, gitVersion: 'embedded-mongod', environment: { distmod: 'embedded' } }, null, 4)}\n`,
-        );
-        process.exit(0);
-        break;
-      case '--help':
-      case '-h':
-        process.stdout.write(`${USAGE}\n`);
-        process.exit(0);
-        break;
-      case '--port': {
-        const port = Number(value());
-        if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`invalid port ${port}`);
-        options.port = port;
-        break;
-      }
-      case '--bind_ip':
-        options.host = (value().split(',')[0] as string).trim();
-        break;
-      case '--bind_ip_all':
-        options.host = '0.0.0.0';
-        break;
-      case '--dbpath':
-        options.dbpath = value();
-        break;
-      case '--persist':
-        options.persist = true;
-        break;
-      case '--setParameter': {
-        const [name, raw] = value().split('=');
-        if (name !== 'ttlMonitorSleepSecs' || !raw || !/^\d+$/.test(raw) || Number(raw) < 1)
-          fail(`unsupported --setParameter ${name}`);
-        options.ttlMonitorSleepSecs = Number(raw);
-        break;
-      }
-      case '--auth':
-      case '--replSet':
-      case '--keyFile':
-        fail(`${flag} is not supported by embedded-mongod (standalone, no authentication)`, 1);
-        break;
-      default:
-        if (IGNORED_FLAGS.has(flag)) break;
-        if (IGNORED_WITH_VALUE.has(flag)) {
-          value();
-          break;
-        }
-        fail(`unrecognised option '${flag}'`);
-    }
+  let values: ReturnType<typeof parseCommandLine>['values'];
+  try {
+    ({ values } = parseCommandLine(argv));
+  } catch (error) {
+    parseError(error);
+  }
+  if (values.version) {
+    process.stdout.write(
+      `db version v${EMBEDDED_MONGOD_VERSION}\nBuild Info: ${JSON.stringify({ version: EMBEDDED_MONGOD_VERSION, gitVersion: 'embedded-mongod', environment: { distmod: 'embedded' } }, null, 4)}\n`,
+    );
+    process.exit(0);
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  for (const flag of Object.keys(UNSUPPORTED) as (keyof typeof UNSUPPORTED)[]) {
+    if (values[flag] !== undefined) unsupported(`--${flag}`);
+  }
+  const options: CliOptions = { port: 27017, host: '127.0.0.1', persist: values.persist === true };
+  if (values.port !== undefined) {
+    const port = Number(values.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`invalid port ${port}`);
+    options.port = port;
+  }
+  if (values.bind_ip !== undefined) options.host = (values.bind_ip.split(',')[0] as string).trim();
+  if (values.bind_ip_all) options.host = '0.0.0.0';
+  if (values.dbpath !== undefined) options.dbpath = values.dbpath;
+  for (const parameter of values.setParameter ?? []) {
+    const [name, raw] = parameter.split('=');
+    if (name !== 'ttlMonitorSleepSecs' || !raw || !/^\d+$/.test(raw) || Number(raw) < 1)
+      fail(`unsupported --setParameter ${name}`);
+    options.ttlMonitorSleepSecs = Number(raw);
   }
   if (options.persist && options.dbpath === undefined) fail('--persist needs --dbpath DIR');
   return options;
+}
+
+function parseCommandLine(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      version: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+      port: { type: 'string' },
+      bind_ip: { type: 'string' },
+      bind_ip_all: { type: 'boolean' },
+      dbpath: { type: 'string' },
+      persist: { type: 'boolean' },
+      setParameter: { type: 'string', multiple: true },
+      ...UNSUPPORTED,
+      ...IGNORED,
+    },
+  });
 }
 
 /** A mongod-style structured log line (mongodb-memory-server matches on `msg`). */

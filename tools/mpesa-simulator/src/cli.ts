@@ -1,3 +1,4 @@
+import { parseArgs } from 'node:util';
 import { type MpesaSimulatorOptions, startMpesaSimulator } from './simulator';
 
 /**
@@ -39,61 +40,89 @@ function whole(flag: string, raw: string, min: number, max = Number.MAX_SAFE_INT
 
 type CliOptions = MpesaSimulatorOptions & { port: number; host: string };
 
-const FLAGS: Record<string, string> = {
-  '--port': 'PORT',
-  '--host': 'HOST',
-  '--consumer-key': 'CONSUMER_KEY',
-  '--consumer-secret': 'CONSUMER_SECRET',
-  '--shortcode': 'SHORTCODE',
-  '--passkey': 'PASSKEY',
-  '--b2c-shortcode': 'B2C_SHORTCODE',
-  '--initiator-name': 'INITIATOR_NAME',
-  '--security-credential': 'SECURITY_CREDENTIAL',
-  '--callback-delay-ms': 'CALLBACK_DELAY_MS',
-  '--token-ttl-seconds': 'TOKEN_TTL_SECONDS',
-  '--max-rps': 'MAX_RPS',
-  '--timestamp-zone': 'TIMESTAMP_ZONE',
-};
+/** Each option and the MPESA_SIMULATOR_* variable it falls back to. */
+const FLAGS = {
+  port: 'PORT',
+  host: 'HOST',
+  'consumer-key': 'CONSUMER_KEY',
+  'consumer-secret': 'CONSUMER_SECRET',
+  shortcode: 'SHORTCODE',
+  passkey: 'PASSKEY',
+  'b2c-shortcode': 'B2C_SHORTCODE',
+  'initiator-name': 'INITIATOR_NAME',
+  'security-credential': 'SECURITY_CREDENTIAL',
+  'callback-delay-ms': 'CALLBACK_DELAY_MS',
+  'token-ttl-seconds': 'TOKEN_TTL_SECONDS',
+  'max-rps': 'MAX_RPS',
+  'timestamp-zone': 'TIMESTAMP_ZONE',
+} as const;
+
+type Flag = keyof typeof FLAGS;
+
+/** parseArgs' errors, worded as this command words them. */
+function parseError(error: unknown): never {
+  const { code, message } = error as NodeJS.ErrnoException;
+  const quoted = /'([^' ,]*)/.exec(message)?.[1];
+  switch (code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      fail(`unknown option ${quoted}`);
+      break;
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      // Also `--port -1`: parseArgs takes a value starting with '-' for a forgotten one.
+      fail(
+        `${quoted} needs a value${/ambiguous/.test(message) ? ` (one starting with '-' goes as ${quoted}=VALUE)` : ''}`,
+      );
+      break;
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
+      fail(`unexpected argument ${quoted}`);
+  }
+  throw error;
+}
 
 function parse(argv: string[]): CliOptions {
-  const given = new Map<string, string>();
-  for (const [flag, name] of Object.entries(FLAGS)) {
-    const value = env(name);
-    if (value !== undefined) given.set(flag, value);
+  const options = Object.fromEntries(
+    Object.keys(FLAGS).map((flag) => [flag, { type: 'string' as const }]),
+  ) as Record<Flag, { type: 'string' }>;
+  let values: Partial<Record<Flag, string>> & { help?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: { ...options, help: { type: 'boolean', short: 'h' } },
+    }));
+  } catch (error) {
+    parseError(error);
   }
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    if (arg === '--help' || arg === '-h') {
-      process.stdout.write(`${USAGE}\n`);
-      process.exit(0);
-    }
-    const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
-    const flag = eq === -1 ? arg : arg.slice(0, eq);
-    if (!(flag in FLAGS)) fail(`unknown option ${arg}`);
-    const value = eq === -1 ? argv[++i] : arg.slice(eq + 1);
-    if (value === undefined || value === '') fail(`${flag} needs a value`);
-    given.set(flag, value);
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
   }
-  const get = (flag: string) => given.get(flag);
-  const zone = get('--timestamp-zone') ?? 'any';
+  /** The option's value, else its variable's; an empty option is a mistake, an empty variable unset. */
+  const get = (flag: Flag): string | undefined => {
+    const given = values[flag];
+    if (given === '') fail(`--${flag} needs a value`);
+    return given ?? env(FLAGS[flag]);
+  };
+  const zone = get('timestamp-zone') ?? 'any';
   if (zone !== 'EAT' && zone !== 'UTC' && zone !== 'any') fail(`invalid --timestamp-zone ${zone}`);
-  const number = (flag: string, min: number, max?: number) => {
+  const number = (flag: Flag, min: number, max?: number) => {
     const raw = get(flag);
-    return raw === undefined ? undefined : whole(flag, raw, min, max);
+    return raw === undefined ? undefined : whole(`--${flag}`, raw, min, max);
   };
   return {
-    port: number('--port', 0, 65535) ?? 4010,
-    host: get('--host') ?? '127.0.0.1',
-    consumerKey: get('--consumer-key') ?? 'simulator-consumer-key',
-    consumerSecret: get('--consumer-secret') ?? 'simulator-consumer-secret',
-    shortcode: get('--shortcode') ?? '174379',
-    passkey: get('--passkey') ?? 'simulator-passkey',
-    b2cShortcode: get('--b2c-shortcode') ?? '600000',
-    initiatorName: get('--initiator-name'),
-    securityCredential: get('--security-credential'),
-    callbackDelayMs: number('--callback-delay-ms', 0),
-    tokenTtlSeconds: number('--token-ttl-seconds', 1),
-    maxRequestsPerSecond: number('--max-rps', 1),
+    port: number('port', 0, 65535) ?? 4010,
+    host: get('host') ?? '127.0.0.1',
+    consumerKey: get('consumer-key') ?? 'simulator-consumer-key',
+    consumerSecret: get('consumer-secret') ?? 'simulator-consumer-secret',
+    shortcode: get('shortcode') ?? '174379',
+    passkey: get('passkey') ?? 'simulator-passkey',
+    b2cShortcode: get('b2c-shortcode') ?? '600000',
+    initiatorName: get('initiator-name'),
+    securityCredential: get('security-credential'),
+    callbackDelayMs: number('callback-delay-ms', 0),
+    tokenTtlSeconds: number('token-ttl-seconds', 1),
+    maxRequestsPerSecond: number('max-rps', 1),
     timestampZone: zone,
   };
 }

@@ -1,3 +1,4 @@
+import { parseArgs } from 'node:util';
 import { DEFAULT_KES_PER_USDC, EXCHANGE_RATES_PATH, startRateSimulator } from './simulator';
 
 /** `rate-simulator`: a local Coinbase exchange-rates API. Prints its URL, then one line per control change. */
@@ -31,46 +32,69 @@ function checkRate(raw: string, from: string): string {
   return raw;
 }
 
-function parse(argv: string[]): CliOptions {
-  const fromEnv = process.env.RATE_SIMULATOR_KES_PER_USDC;
-  const options: CliOptions = {
-    port: 4100,
-    host: '127.0.0.1',
-    kesPerUsdc: fromEnv ? checkRate(fromEnv, 'RATE_SIMULATOR_KES_PER_USDC') : DEFAULT_KES_PER_USDC,
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
-    const flag = eq === -1 ? arg : arg.slice(0, eq);
-    const value = () => {
-      const v = eq === -1 ? argv[++i] : arg.slice(eq + 1);
-      if (v === undefined || v === '') fail(`${flag} needs a value`);
-      return v;
-    };
-    switch (flag) {
-      case '--help':
-      case '-h':
-        process.stdout.write(`${USAGE}\n`);
-        process.exit(0);
-        break;
-      case '--port': {
-        const raw = value();
-        const port = Number(raw);
-        if (!/^\d+$/.test(raw) || port > 65535) fail(`invalid port ${raw}`);
-        options.port = port;
-        break;
-      }
-      case '--host':
-        options.host = value();
-        break;
-      case '--kes-per-usdc':
-        options.kesPerUsdc = checkRate(value(), '--kes-per-usdc');
-        break;
-      default:
-        fail(`unknown option ${arg}`);
-    }
+/** parseArgs' errors, worded as this command words them. */
+function parseError(error: unknown): never {
+  const { code, message } = error as NodeJS.ErrnoException;
+  const quoted = /'([^' ,]*)/.exec(message)?.[1];
+  switch (code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      fail(`unknown option ${quoted}`);
+      break;
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      // Also `--port -1`: parseArgs takes a value starting with '-' for a forgotten one.
+      fail(
+        `${quoted} needs a value${/ambiguous/.test(message) ? ` (one starting with '-' goes as ${quoted}=VALUE)` : ''}`,
+      );
+      break;
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
+      fail(`unexpected argument ${quoted}`);
   }
-  return options;
+  throw error;
+}
+
+/** A port, 0 (any free one) to 65535. */
+function port(raw: string): number {
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n > 65535) fail(`invalid port ${raw}`);
+  return n;
+}
+
+function parse(argv: string[]): CliOptions {
+  let values: { port?: string; host?: string; 'kes-per-usdc'?: string; help?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        'kes-per-usdc': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    // parseArgs takes `--kes-per-usdc -1` for a forgotten value; it is a negative rate, refused as such.
+    const at = argv.indexOf('--kes-per-usdc');
+    if (/argument is ambiguous/.test((error as Error).message) && at !== -1 && argv[at + 1] !== undefined)
+      checkRate(argv[at + 1] as string, '--kes-per-usdc');
+    parseError(error);
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  for (const flag of ['port', 'host', 'kes-per-usdc'] as const) {
+    if (values[flag] === '') fail(`--${flag} needs a value`);
+  }
+  const fromEnv = process.env.RATE_SIMULATOR_KES_PER_USDC;
+  const envRate = fromEnv ? checkRate(fromEnv, 'RATE_SIMULATOR_KES_PER_USDC') : DEFAULT_KES_PER_USDC;
+  const rate = values['kes-per-usdc'];
+  return {
+    port: values.port === undefined ? 4100 : port(values.port),
+    host: values.host ?? '127.0.0.1',
+    kesPerUsdc: rate === undefined ? envRate : checkRate(rate, '--kes-per-usdc'),
+  };
 }
 
 async function main(): Promise<void> {

@@ -1,3 +1,4 @@
+import { parseArgs } from 'node:util';
 import { startWebhookReceiver } from './receiver';
 
 /**
@@ -23,45 +24,62 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-function parse(argv: string[]): CliOptions {
-  const options: CliOptions = {
-    port: 4000,
-    host: '127.0.0.1',
-    secret: process.env.WEBHOOK_SECRET || undefined,
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
-    const flag = eq === -1 ? arg : arg.slice(0, eq);
-    const value = () => {
-      const v = eq === -1 ? argv[++i] : arg.slice(eq + 1);
-      if (v === undefined || v === '') fail(`${flag} needs a value`);
-      return v;
-    };
-    switch (flag) {
-      case '--help':
-      case '-h':
-        process.stdout.write(`${USAGE}\n`);
-        process.exit(0);
-        break;
-      case '--port': {
-        const raw = value();
-        const port = Number(raw);
-        if (!/^\d+$/.test(raw) || port > 65535) fail(`invalid port ${raw}`);
-        options.port = port;
-        break;
-      }
-      case '--host':
-        options.host = value();
-        break;
-      case '--secret':
-        options.secret = value();
-        break;
-      default:
-        fail(`unknown option ${arg}`);
-    }
+/** parseArgs' errors, worded as this command words them. */
+function parseError(error: unknown): never {
+  const { code, message } = error as NodeJS.ErrnoException;
+  const quoted = /'([^' ,]*)/.exec(message)?.[1];
+  switch (code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      fail(`unknown option ${quoted}`);
+      break;
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      // Also `--port -1`: parseArgs takes a value starting with '-' for a forgotten one.
+      fail(
+        `${quoted} needs a value${/ambiguous/.test(message) ? ` (one starting with '-' goes as ${quoted}=VALUE)` : ''}`,
+      );
+      break;
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
+      fail(`unexpected argument ${quoted}`);
   }
-  return options;
+  throw error;
+}
+
+/** A port, 0 (any free one) to 65535. */
+function port(raw: string): number {
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n > 65535) fail(`invalid port ${raw}`);
+  return n;
+}
+
+function parse(argv: string[]): CliOptions {
+  let values: { port?: string; host?: string; secret?: string; help?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        secret: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    parseError(error);
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  for (const flag of ['port', 'host', 'secret'] as const) {
+    if (values[flag] === '') fail(`--${flag} needs a value`);
+  }
+  return {
+    port: values.port === undefined ? 4000 : port(values.port),
+    host: values.host ?? '127.0.0.1',
+    secret: values.secret ?? (process.env.WEBHOOK_SECRET || undefined),
+  };
 }
 
 async function main(): Promise<void> {
