@@ -7,6 +7,11 @@
 # the runtime stage lays the emitted .js over the sources, with each workspace's package.json
 # `main` rewritten from src/*.ts to src/*.js, so `@parametric/*` resolves to compiled code and
 # `node services/${SERVICE}/src/main.js` needs no tsx. See docs/deploy.md ("Images").
+#
+# tools/ (the simulators, the webhook receiver, the local servers, the test harness) is never
+# in a service image: it has a target of its own, which docker-compose runs the simulators from:
+#
+#   docker build --target tools -t parametric/tools:<tag> .
 
 # ---------------------------------------------------------------------------------------------
 # base: the Node.js runtime every stage shares.
@@ -18,22 +23,26 @@ ENV NODE_ENV=production \
 
 # ---------------------------------------------------------------------------------------------
 # manifests: only the lockfile and the package.json of the root and of every workspace, at
-# their paths. This stage re-runs on any source change (it is a copy), but its output changes
-# only when a manifest does, so the installs below stay cached while only code changes.
+# their paths: those of libs/ and services/ in /manifests, those of tools/ apart in
+# /tool-manifests (only the tools image installs them). This stage re-runs on any source change
+# (it is a copy), but its output changes only when a manifest does, so the installs below stay
+# cached while only code changes.
 FROM base AS manifests
 COPY . /src
 RUN set -eu; \
-    mkdir -p /manifests; \
+    mkdir -p /manifests /tool-manifests; \
     cd /src; \
     cp package.json package-lock.json /manifests/; \
-    for manifest in libs/*/package.json services/*/package.json; do \
+    for manifest in libs/*/package.json services/*/package.json tools/*/package.json; do \
       [ -f "$manifest" ] || continue; \
-      mkdir -p "/manifests/$(dirname "$manifest")"; \
-      cp "$manifest" "/manifests/$manifest"; \
+      case "$manifest" in tools/*) into=/tool-manifests ;; *) into=/manifests ;; esac; \
+      mkdir -p "$into/$(dirname "$manifest")"; \
+      cp "$manifest" "$into/$manifest"; \
     done
 
 # ---------------------------------------------------------------------------------------------
-# deps: production dependencies of all workspaces, shared by every service's image.
+# deps: production dependencies of the libs and services, shared by every service's image (the
+# tools/ workspaces are absent here, so npm installs nothing of theirs).
 # `npm install`, not `npm ci`: the lockfile lacks other platforms' optional binaries
 # (esbuild, swc) and npm ci rejects it as out of sync.
 FROM base AS deps
@@ -57,10 +66,28 @@ COPY services ./services
 RUN node scripts/build.js
 
 # ---------------------------------------------------------------------------------------------
-# runtime: dependencies, the sources (libs and this one service; the TypeScript stays for the
-# repo's tools that docker-compose runs from these images through tsx: the chain-setup
-# one-shot and the simulators), then the compiled JavaScript and rewritten manifests over
-# them. Everything owned by root and so read-only for the `node` user that runs it.
+# tools: the repository's tools (tools/, over the libs they use), run as TypeScript through tsx
+# as `npm start` runs them; docker-compose runs the M-Pesa and rate simulators (and the webhook
+# receiver, on demand) from it. Not a service image: nothing here is deployed. Built only when
+# asked for (`--target tools`); its own install, of every workspace's production dependencies.
+FROM base AS tools-deps
+COPY --from=manifests /manifests/ ./
+COPY --from=manifests /tool-manifests/ ./
+RUN npm install --omit=dev --no-audit --no-fund \
+ && npm cache clean --force
+
+FROM base AS tools
+COPY --from=tools-deps /app ./
+COPY package.json ./
+COPY libs ./libs
+COPY tools ./tools
+USER 1000:1000
+
+# ---------------------------------------------------------------------------------------------
+# runtime: dependencies, the sources (libs and this one service, never tools/; the TypeScript
+# stays for the chain-setup one-shot, which docker-compose runs from the policy image through
+# tsx), then the compiled JavaScript and rewritten manifests over them. Everything owned by root
+# and so read-only for the `node` user that runs it. The last stage: the default target.
 FROM base AS runtime
 COPY --from=deps /app ./
 COPY package.json ./

@@ -17,13 +17,14 @@ module.exports = {
     '<rootDir>/libs/**/*.test.ts',
     '<rootDir>/services/**/*.test.ts',
     '<rootDir>/test/**/*.test.ts',
+    '<rootDir>/tools/**/*.test.ts',
   ],
   // The fault suite kills and restarts service processes: its own run (npm run test:faults).
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/faults/'],
   modulePathIgnorePatterns: ['<rootDir>/.tmp/'],
-  globalSetup: '<rootDir>/libs/test-harness/src/global-setup.ts',
-  globalTeardown: '<rootDir>/libs/test-harness/src/global-teardown.ts',
-  setupFilesAfterEnv: ['<rootDir>/libs/test-harness/src/setup-after-env.ts'],
+  globalSetup: '<rootDir>/tools/test-harness/src/global-setup.ts',
+  globalTeardown: '<rootDir>/tools/test-harness/src/global-teardown.ts',
+  setupFilesAfterEnv: ['<rootDir>/tools/test-harness/src/setup-after-env.ts'],
   testTimeout: 30000,
   // Two cores: one worker per core keeps the embedded servers responsive.
   maxWorkers: 2,

@@ -18,12 +18,12 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { startLocalChain } from '@parametric/chain';
+import { canonicalBytes, verifyDetermination } from '@parametric/determination-verify';
 import { startLocalMongo } from '@parametric/embedded-mongo';
+import { startLocalChain } from '@parametric/local-chain';
 import { freePort } from '@parametric/local-process';
 import { startLocalRedis } from '@parametric/local-redis';
 import { startWebhookReceiver, type WebhookReceiver } from '@parametric/webhook-receiver';
-import { canonicalBytes, verifyDetermination } from 'determination-verify';
 import mongoose from 'mongoose';
 import { owedFigure } from '../services/determinations/src/determinations/amount';
 import { generateSigningKeyPem, loadSigningKeys } from '../services/determinations/src/signing/keys';

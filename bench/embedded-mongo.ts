@@ -5,7 +5,7 @@
  *
  *   npm run bench:mongo            # 20,000 documents
  *   BENCH_DOCS=5000 npm run bench:mongo
- *   BENCH_MONGOD_BIN=/other/checkout/libs/embedded-mongo/bin/embedded-mongod.js npm run bench:mongo
+ *   BENCH_MONGOD_BIN=/other/checkout/tools/embedded-mongo/bin/embedded-mongod.js npm run bench:mongo
  *                                  # the socket figures against another server build (A/B)
  *
  * Every figure is the median of 3 rounds, after a warm-up pass that is not counted (the
@@ -24,10 +24,10 @@ import { createInterface } from 'node:readline';
 import { EMBEDDED_MONGOD_BIN } from '@parametric/embedded-mongo';
 import { ObjectId, serialize, UUID } from 'bson';
 import mongoose from 'mongoose';
-import { runFind } from '../libs/embedded-mongo/src/query';
-import { ServerState } from '../libs/embedded-mongo/src/state';
-import { Collection } from '../libs/embedded-mongo/src/store/collection';
-import { Connection } from '../libs/embedded-mongo/src/wire/connection';
+import { runFind } from '../tools/embedded-mongo/src/query';
+import { ServerState } from '../tools/embedded-mongo/src/state';
+import { Collection } from '../tools/embedded-mongo/src/store/collection';
+import { Connection } from '../tools/embedded-mongo/src/wire/connection';
 import { type BenchFigure, median, report } from './support/run';
 
 const DOCS = Number(process.env.BENCH_DOCS ?? 20_000);

@@ -19,13 +19,13 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { startLocalChain } from '@parametric/chain';
 import { startLocalMongo } from '@parametric/embedded-mongo';
+import { startLocalChain } from '@parametric/local-chain';
 import { freePort } from '@parametric/local-process';
 import { startLocalRedis } from '@parametric/local-redis';
+import { startMpesaSimulator } from '@parametric/mpesa-simulator';
+import { startRateSimulator } from '@parametric/rate-simulator';
 import mongoose from 'mongoose';
-import { startMpesaSimulator } from 'mpesa-simulator';
-import { startRateSimulator } from 'rate-simulator';
 import { generateSigningKeyPem } from '../services/determinations/src/signing/keys';
 import { createDaraja } from '../services/payments/src/provider';
 import { json, median, startProcess, stopProcesses, waitReady } from './support/run';

@@ -21,8 +21,9 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createRegistryClient, deployRegistry, localDevPrivateKey, startLocalChain } from '@parametric/chain';
+import { createRegistryClient, deployRegistry, localDevPrivateKey } from '@parametric/chain';
 import { startLocalMongo } from '@parametric/embedded-mongo';
+import { startLocalChain } from '@parametric/local-chain';
 import { freePort } from '@parametric/local-process';
 import { startLocalRedis } from '@parametric/local-redis';
 import autocannon from 'autocannon';

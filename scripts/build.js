@@ -3,8 +3,8 @@
 //
 //   node scripts/build.js [--out-dir <dir>] [--no-check]
 //
-// tsc (tsconfig.build.json) type-checks and emits every workspace's src/ (tests and the test
-// harness left out) into dist/, mirroring the repository: libs/http/src/index.ts becomes
+// tsc (tsconfig.build.json) type-checks and emits the src/ of every lib and service (tests and
+// tools/ left out) into dist/, mirroring the repository: libs/http/src/index.ts becomes
 // dist/libs/http/src/index.js. Each compiled workspace then gets its package.json in dist/ with
 // `main` pointing at the emitted .js (src/index.ts -> src/index.js), and no `types`, `bin` (the
 // CLIs start TypeScript through tsx) or `name` (see below). Laid over the workspaces of an

@@ -24,8 +24,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import path from 'node:path';
-import { startLocalChain } from '@parametric/chain';
 import { startLocalMongo } from '@parametric/embedded-mongo';
+import { startLocalChain } from '@parametric/local-chain';
 import { startLocalRedis } from '@parametric/local-redis';
 import { dataDirOf, KeptSecrets } from './local-data';
 import { logFormat, prettyInto } from './pretty-logs';
@@ -438,10 +438,10 @@ async function main(): Promise<void> {
   startService(
     'mpesa-simulator',
     { ...inherited, ...simulatorCredentials(mpesa) },
-    path.join(root, 'libs', 'mpesa-simulator', 'src', 'cli.ts'),
+    path.join(root, 'tools', 'mpesa-simulator', 'src', 'cli.ts'),
     ['--host', '127.0.0.1', '--port', mpesaSimulatorPort],
   );
-  startService('rate-simulator', inherited, path.join(root, 'libs', 'rate-simulator', 'src', 'cli.ts'), [
+  startService('rate-simulator', inherited, path.join(root, 'tools', 'rate-simulator', 'src', 'cli.ts'), [
     '--host',
     '127.0.0.1',
     '--port',
@@ -487,7 +487,7 @@ async function main(): Promise<void> {
     PAYMENTS_URL: `http://127.0.0.1:${paymentsPort}`,
     ...(dashboardTokenKeys ? { DASHBOARD_TOKEN_KEYS: dashboardTokenKeys } : {}),
   });
-  startService('webhook-receiver', inherited, path.join(root, 'libs', 'webhook-receiver', 'src', 'cli.ts'), [
+  startService('webhook-receiver', inherited, path.join(root, 'tools', 'webhook-receiver', 'src', 'cli.ts'), [
     '--port',
     receiverPort,
   ]);
@@ -552,7 +552,7 @@ Platform is up.
   Payments callbacks:   http://127.0.0.1:${callbacksPort}   (Daraja's entry point, never partners'; STK results at
                         /mpesa/${shown('PAYMENTS_CALLBACK_TOKEN', callbackToken)}/stk)
   M-Pesa simulator:     http://127.0.0.1:${mpesaSimulatorPort}   (local Daraja: +254711000001 pays, +254711000032 cancels,
-                        others in libs/mpesa-simulator/README.md; GET /_requests, /_callbacks)
+                        others in tools/mpesa-simulator/README.md; GET /_requests, /_callbacks)
   Rate simulator:       http://127.0.0.1:${rateSimulatorPort}   (local Coinbase exchange rates, USDC→KES;
                         PUT /_rate {"kesPerUsdc":"130.10"} changes the rate)
   Signing keys (JWKS):  ${gatewayUrl}/api/.well-known/jwks.json   (public; verify determinations with them)

@@ -122,11 +122,17 @@ function serviceArg(svc: Obj): string | undefined {
   return isObj(args) && args.SERVICE !== undefined ? String(args.SERVICE) : undefined;
 }
 
-/** Compose services built from this repo, by the service they build. */
+/** The Dockerfile target of the repository's tools (tools/), which is no service's image. */
+const TOOLS_TARGET = 'tools';
+
+const buildsTools = (svc: unknown): boolean =>
+  isObj(svc) && isObj(svc.build) && svc.build.target === TOOLS_TARGET;
+
+/** Compose services built from this repo as a service's image, by the service they build. */
 function builtServices(doc: Obj): Record<string, string | undefined> {
   return Object.fromEntries(
     Object.entries(objAt(doc, 'services'))
-      .filter(([, svc]) => isObj(svc) && svc.build !== undefined)
+      .filter(([, svc]) => isObj(svc) && svc.build !== undefined && !buildsTools(svc))
       .map(([name, svc]) => [name, serviceArg(svc as Obj)]),
   );
 }
@@ -403,12 +409,12 @@ const sharedSettings: FileCheck = (doc) =>
   });
 
 /**
- * The local M-Pesa provider: the compose service running libs/mpesa-simulator, its bin, and the
+ * The local M-Pesa provider: the compose service running tools/mpesa-simulator, its bin, and the
  * variables it reads payments' credentials from (its CLI's names).
  */
 const MPESA_SIMULATOR = {
   service: 'mpesa-simulator',
-  bin: 'libs/mpesa-simulator/bin/mpesa-simulator.js',
+  bin: 'tools/mpesa-simulator/bin/mpesa-simulator.js',
   credentials: {
     MPESA_CONSUMER_KEY: 'MPESA_SIMULATOR_CONSUMER_KEY',
     MPESA_CONSUMER_SECRET: 'MPESA_SIMULATOR_CONSUMER_SECRET',
@@ -419,7 +425,7 @@ const MPESA_SIMULATOR = {
     MPESA_SECURITY_CREDENTIAL: 'MPESA_SIMULATOR_SECURITY_CREDENTIAL',
   } as Record<string, string>,
 };
-const RATE_SIMULATOR = { service: 'rate-simulator', bin: 'libs/rate-simulator/bin/rate-simulator.js' };
+const RATE_SIMULATOR = { service: 'rate-simulator', bin: 'tools/rate-simulator/bin/rate-simulator.js' };
 
 /**
  * Local-only companions that may hold a service's own secret besides it: the one-shot
@@ -490,23 +496,37 @@ const distinctKeys: FileCheck = (doc) =>
   });
 
 /**
- * The stand-ins payments calls (the M-Pesa and rate simulators) run their bin from the payments
- * image, never pulled, listening on the compose network where payments' MPESA_BASE_URL and
- * RATE_SOURCE_URL point, hardened like the services and published nowhere; payments starts
- * after them; and the M-Pesa simulator accepts exactly payments' credentials.
+ * The stand-ins payments calls (the M-Pesa and rate simulators) run their bin from the tools
+ * image (the Dockerfile's `tools` target, built here by one compose service from the repo root,
+ * run by the others never pulled; no service image holds tools/), listening on the compose
+ * network where payments' MPESA_BASE_URL and RATE_SOURCE_URL point, hardened like the services
+ * and published nowhere; payments starts after them; and the M-Pesa simulator accepts exactly
+ * payments' credentials.
  */
 const standIns: FileCheck = (doc) =>
   problemsOf((problem) => {
     const payments = serviceIn(doc, 'payments');
     const env = environment(payments);
     const list = (value: unknown) => (Array.isArray(value) ? value.map(String) : []);
+    const toolBuilders = Object.entries(objAt(doc, 'services')).filter(([, svc]) => buildsTools(svc));
+    if (toolBuilders.length !== 1)
+      problem(`${toolBuilders.length} services build the tools image, not exactly one`);
+    const [builderName, builder] = toolBuilders[0] ?? [];
+    if (isObj(builder) && at(builder, 'build.context') !== '.')
+      problem(`${builderName} does not build the tools image from the repo root`);
+    const toolsImage = isObj(builder) ? builder.image : undefined;
+    const serviceImages = Object.keys(builtServices(doc)).map((name) => serviceIn(doc, name).image);
+    if (typeof toolsImage !== 'string' || serviceImages.includes(toolsImage))
+      problem(`the tools image is ${String(toolsImage)}, not an image of its own`);
     for (const [stand, urlKey] of [
       [MPESA_SIMULATOR, 'MPESA_BASE_URL'],
       [RATE_SIMULATOR, 'RATE_SOURCE_URL'],
     ] as const) {
       const svc = serviceIn(doc, stand.service);
-      if (svc.build !== undefined || svc.image !== payments.image || svc.pull_policy !== 'never')
-        problem(`${stand.service} does not run the payments image (${String(payments.image)}), never pulled`);
+      if (svc.image !== toolsImage || (!buildsTools(svc) && svc.pull_policy !== 'never'))
+        problem(
+          `${stand.service} does not run the tools image (${String(toolsImage)}) built here, never pulled`,
+        );
       const command = list(svc.command);
       const flag = (name: string) =>
         command.includes(name) ? command[command.indexOf(name) + 1] : undefined;
@@ -544,7 +564,7 @@ const FILE_CHECKS: [string, FileCheck][] = [
     ownSecretsPrivate,
   ],
   ['no Ed25519 key is both a dashboard token key and a determinations signing key', distinctKeys],
-  ['the M-Pesa and rate stand-ins run from the payments image where payments calls them', standIns],
+  ['the M-Pesa and rate stand-ins run from the tools image where payments calls them', standIns],
 ];
 
 describe('docker-compose.yml', () => {
@@ -1120,7 +1140,7 @@ describe('each check fails on a broken copy of docker-compose.yml', () => {
       (d) =>
         (objAt(d, 'services.mpesa-simulator').command = [
           'node',
-          'libs/mpesa-simulator/bin/mpesa-simulator.js',
+          'tools/mpesa-simulator/bin/mpesa-simulator.js',
           '--host',
           '127.0.0.1',
           '--port',
@@ -1131,6 +1151,26 @@ describe('each check fails on a broken copy of docker-compose.yml', () => {
       'the rate simulator pulled from a registry',
       standIns,
       (d) => (objAt(d, 'services.rate-simulator').image = 'example/rate-simulator:1'),
+    ],
+    [
+      'the rate simulator allowed to pull the tools image',
+      standIns,
+      (d) => delete objAt(d, 'services.rate-simulator').pull_policy,
+    ],
+    [
+      'the simulator run from the payments image (tools/ in a service image)',
+      standIns,
+      (d) => {
+        const simulator = objAt(d, 'services.mpesa-simulator');
+        delete simulator.build;
+        simulator.image = objAt(d, 'services.payments').image;
+        simulator.pull_policy = 'never';
+      },
+    ],
+    [
+      'the tools image built from the payments target',
+      standIns,
+      (d) => delete objAt(d, 'services.mpesa-simulator.build').target,
     ],
     [
       'the simulator published',

@@ -5,7 +5,9 @@
  * tsx); .dockerignore keeps the context lean without dropping anything the image needs. That
  * the compiled tree resolves and runs is test/deploy/image.test.ts.
  */
-import { readdirSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { at, readListedResources, readRepoFile, repoRoot } from './support';
 
@@ -241,6 +243,106 @@ describe('Dockerfile', () => {
   });
 });
 
+/** The stages an image is made of: its own lineage and every stage it copies from, transitively. */
+function stagesOf(stage: Stage, seen = new Set<Stage>()): Set<Stage> {
+  for (const s of lineage(stage)) {
+    if (seen.has(s)) continue;
+    seen.add(s);
+    for (const args of instructionsOf(s, 'COPY')) {
+      const from = /--from=(\S+)/.exec(args)?.[1];
+      const source = stages.find((other) => other.name === from);
+      if (source) stagesOf(source, seen);
+    }
+  }
+  return seen;
+}
+
+/** The source paths of a COPY (its last argument is the destination). */
+const copySources = (args: string): string[] => args.replace(/--\S+/g, '').trim().split(/\s+/).slice(0, -1);
+
+/**
+ * Runs the manifests stage's RUN against a small tree, with its absolute paths (/src,
+ * /manifests, /tool-manifests) moved under a temporary directory: what it really copies where.
+ */
+function runManifestsStage(): { manifests: string[]; toolManifests: string[] } {
+  const stage = stages.find((s) => s.name === 'manifests');
+  const script = stage ? instructionsOf(stage, 'RUN').join('\n') : '';
+  const dir = mkdtempSync(path.join(tmpdir(), 'dockerfile-manifests-'));
+  try {
+    for (const file of [
+      'package.json',
+      'package-lock.json',
+      'libs/http/package.json',
+      'libs/http/src/index.ts',
+      'services/gateway/package.json',
+      'tools/mpesa-simulator/package.json',
+      'tools/mpesa-simulator/src/cli.ts',
+    ]) {
+      mkdirSync(path.dirname(path.join(dir, 'src', file)), { recursive: true });
+      writeFileSync(path.join(dir, 'src', file), '{}');
+    }
+    const local = script.replace(/(^|[\s"'(=])\/(src|manifests|tool-manifests)\b/g, `$1${dir}/$2`);
+    execFileSync('sh', ['-c', local], { stdio: 'pipe' });
+    const list = (root: string): string[] =>
+      existsSync(root)
+        ? readdirSync(root, { recursive: true, withFileTypes: true })
+            .filter((e) => e.isFile())
+            .map((e) => path.relative(root, path.join(e.parentPath, e.name)))
+            .sort()
+        : [];
+    return {
+      manifests: list(path.join(dir, 'manifests')),
+      toolManifests: list(path.join(dir, 'tool-manifests')),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('tools/ (simulators, receiver, local servers, test harness) is in no service image', () => {
+  const toolsStage = stages.find((s) => s.name === 'tools');
+
+  test('the service image (the last stage) copies no tools/ and no tool manifests, in any stage it is made of', () => {
+    const made = [...stagesOf(finalStage)];
+    expect(made).not.toContain(toolsStage);
+    const copied = made
+      .filter((s) => s.name !== 'manifests') // gathers the context; what leaves it is checked below
+      .flatMap((s) =>
+        instructionsOf(s, 'COPY').map((args) => ({ stage: s.name, sources: copySources(args) })),
+      )
+      .filter(({ sources }) => sources.some((src) => /(^|\/)tools?(\/|$)|tool-manifests/.test(src)));
+    expect(copied).toEqual([]);
+  });
+
+  test('the manifests the service images install from hold libs/ and services/ only; tools/ go apart', () => {
+    const { manifests, toolManifests } = runManifestsStage();
+    expect(manifests).toEqual([
+      'libs/http/package.json',
+      'package-lock.json',
+      'package.json',
+      'services/gateway/package.json',
+    ]);
+    expect(toolManifests).toEqual(['tools/mpesa-simulator/package.json']);
+  });
+
+  test('a `tools` target (not the default) holds tools/ over the libs, with its own install, as a non-root user', () => {
+    expect(toolsStage).toBeDefined();
+    if (!toolsStage) return;
+    expect(toolsStage).not.toBe(finalStage);
+    const sources = instructionsOf(toolsStage, 'COPY').flatMap(copySources);
+    expect(sources).toEqual(expect.arrayContaining(['tools', 'libs']));
+    const made = [...stagesOf(toolsStage)];
+    const installs = made.flatMap((s) => instructionsOf(s, 'RUN')).filter((r) => /\bnpm install\b/.test(r));
+    expect(installs.some((r) => /--omit=dev/.test(r))).toBe(true);
+    const toolManifests = made
+      .flatMap((s) => instructionsOf(s, 'COPY'))
+      .some((a) => /tool-manifests/.test(a));
+    expect(toolManifests).toBe(true);
+    const user = instructionsOf(toolsStage, 'USER').at(-1);
+    expect(['root', '0', '', undefined]).not.toContain(user?.split(':')[0]);
+  });
+});
+
 /** A .dockerignore pattern as a regex: `**` spans directories, `*` and `?` stay within one. */
 function patternRegex(pattern: string): RegExp {
   const p = pattern.replace(/^\/+|\/+$/g, '');
@@ -309,8 +411,8 @@ describe('.dockerignore', () => {
     expect(dockerIgnored(patterns, file)).toBe(false);
   });
 
-  test('keeps every non-test file of the workspaces (what the image runs)', () => {
-    const workspaceFiles = ['libs', 'services']
+  test('keeps every non-test file of the workspaces (what the images run, the tools image too)', () => {
+    const workspaceFiles = ['libs', 'services', 'tools']
       .flatMap((dir) => readdirSync(path.join(repoRoot, dir)).map((name) => `${dir}/${name}`))
       .filter((dir) => statSync(path.join(repoRoot, dir)).isDirectory())
       .flatMap((dir) => [`${dir}/package.json`, ...listFiles(dir).filter((f) => /\/(src|bin)\//.test(f))])
@@ -339,9 +441,9 @@ describe('each service with a Kubernetes Deployment can be built by this Dockerf
     },
   );
 
-  test('tsx is still a production dependency of a service: docker-compose runs tools from the images through it', () => {
-    // The chain-setup one-shot (policy image) and the simulators' bins (payments image).
-    for (const name of ['policy', 'payments']) {
+  test('tsx is still a production dependency of policy: docker-compose runs chain-setup from its image through it', () => {
+    // The chain-setup one-shot (libs/chain/scripts/deploy-registry.ts, policy image).
+    for (const name of ['policy']) {
       const manifest = JSON.parse(readRepoFile(`services/${name}/package.json`)) as {
         dependencies?: Record<string, string>;
       };
@@ -351,12 +453,12 @@ describe('each service with a Kubernetes Deployment can be built by this Dockerf
 });
 
 describe('tsconfig.build.json (what `npm run build` and the image compile)', () => {
-  test('emits every workspace src/ into dist/ mirroring the repository, tests and the harness left out', () => {
+  test('emits the src/ of every lib and service into dist/ mirroring the repository, tests and tools/ left out', () => {
     expect(buildConfig.extends).toBe('./tsconfig.json');
     expect(buildConfig.compilerOptions).toMatchObject({ noEmit: false, rootDir: '.', outDir: 'dist' });
     expect(buildConfig.compilerOptions?.types).not.toContain('jest');
     expect([...(buildConfig.include ?? [])].sort()).toEqual(['libs/*/src/**/*', 'services/*/src/**/*']);
-    expect(buildConfig.exclude).toEqual(expect.arrayContaining(['**/*.test.ts', 'libs/test-harness']));
+    expect(buildConfig.exclude).toEqual(expect.arrayContaining(['**/*.test.ts']));
   });
 
   test('npm run build runs the same script as the image, and dist/ is not committed', () => {

@@ -69,8 +69,8 @@ test('the compiled tree holds JavaScript and manifests only (nothing that needs 
   const files = filesUnder(app).filter((f) => !f.startsWith('node_modules/'));
   expect(files.filter((f) => !/\.js$|(^|\/)package\.json$/.test(f))).toEqual([]);
   for (const service of SERVICES) expect(files).toContain(`services/${service}/src/main.js`);
-  // Tests and the test harness are not compiled.
-  expect(files.filter((f) => /\.test\.js$|^libs\/test-harness\//.test(f))).toEqual([]);
+  // Tests and tools/ (the test harness, the simulators, the local servers) are not compiled.
+  expect(files.filter((f) => /\.test\.js$|^tools\//.test(f))).toEqual([]);
 });
 
 test.each(SERVICES)(

@@ -1,11 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
 import { freePort } from '@parametric/local-process';
+import { type MpesaSimulator, startMpesaSimulator } from '@parametric/mpesa-simulator';
 import { payoutOriginationJobId } from '@parametric/queue';
+import { type RateSimulator, startRateSimulator } from '@parametric/rate-simulator';
 import { connectRedis, eventually } from '@parametric/test-harness';
 import { Queue } from 'bullmq';
 import mongoose from 'mongoose';
-import { type MpesaSimulator, startMpesaSimulator } from 'mpesa-simulator';
-import { type RateSimulator, startRateSimulator } from 'rate-simulator';
 import {
   activateAsPaid,
   assessment,

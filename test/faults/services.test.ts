@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { policyRefOf, policyRegistryAbi } from '@parametric/chain';
+import { verifyDetermination } from '@parametric/determination-verify';
 import { freePort } from '@parametric/local-process';
 import { createLogger } from '@parametric/logger';
+import { startMpesaSimulator } from '@parametric/mpesa-simulator';
 import { createProducer, policyActivationJobId } from '@parametric/queue';
+import { startRateSimulator } from '@parametric/rate-simulator';
 import {
   connectRedis,
   eventually,
@@ -13,10 +16,7 @@ import {
   uniqueRedisPrefix,
 } from '@parametric/test-harness';
 import { Queue } from 'bullmq';
-import { verifyDetermination } from 'determination-verify';
 import mongoose from 'mongoose';
-import { startMpesaSimulator } from 'mpesa-simulator';
-import { startRateSimulator } from 'rate-simulator';
 import { createPublicClient, http } from 'viem';
 import { generateSigningKeyPem } from '../../services/determinations/src/signing/keys';
 import { assessment } from '../../services/determinations/test/support';

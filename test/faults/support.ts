@@ -186,7 +186,8 @@ export async function anvilWithRegistry(): Promise<{
   registryAddress: `0x${string}`;
   privateKey: `0x${string}`;
 }> {
-  const { anvilBinary, deployRegistry, localDevPrivateKey } = await import('@parametric/chain');
+  const { deployRegistry, localDevPrivateKey } = await import('@parametric/chain');
+  const { anvilBinary } = await import('@parametric/local-chain');
   const { freePort } = await import('@parametric/local-process');
   const port = await freePort();
   const child = spawn(anvilBinary(), ['--port', String(port), '--host', '127.0.0.1', '--silent'], {

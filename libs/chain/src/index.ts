@@ -1,13 +1,6 @@
+export { deployRegistry, LOCAL_DEV_MNEMONIC, localDevPrivateKey } from './deploy';
 export { policyRegistryAbi, policyRegistryBytecode } from './generated/policy-registry';
 export { inspectRegistry, type RegistryCheck } from './inspect';
-export {
-  anvilBinary,
-  deployRegistry,
-  LOCAL_DEV_MNEMONIC,
-  type LocalChain,
-  localDevPrivateKey,
-  startLocalChain,
-} from './local-chain';
 export {
   type BreakerOptions,
   type BreakerState,

@@ -1,12 +1,6 @@
+import { type LocalChain, startLocalChain } from '@parametric/local-chain';
 import { eventually } from '@parametric/test-harness';
-import {
-  type ChainError,
-  createRegistryClient,
-  type LocalChain,
-  localDevPrivateKey,
-  type RegistryClient,
-  startLocalChain,
-} from '../src';
+import { type ChainError, createRegistryClient, localDevPrivateKey, type RegistryClient } from '../src';
 import { startRpcProxy } from './rpc-proxy';
 
 /** A JSON-RPC endpoint that accepts requests and never answers (a proxy that hangs everything). */

@@ -5,10 +5,11 @@
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { type LocalChain, startLocalChain } from '@parametric/local-chain';
 import { freePort } from '@parametric/local-process';
 import { createPublicClient, getContractAddress, type Hex, http, type PublicClient } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { type LocalChain, localDevPrivateKey, policyRegistryAbi, startLocalChain } from '../src';
+import { localDevPrivateKey, policyRegistryAbi } from '../src';
 
 const repoRoot = path.resolve(__dirname, '../../..');
 const script = path.join(__dirname, '../scripts/deploy-registry.ts');

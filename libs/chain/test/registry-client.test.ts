@@ -1,14 +1,13 @@
+import { type LocalChain, startLocalChain } from '@parametric/local-chain';
 import { createPublicClient, createWalletClient, type Hex, http, type PublicClient } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import {
   ChainError,
   createRegistryClient,
-  type LocalChain,
   localDevPrivateKey,
   policyRefOf,
   policyRegistryAbi,
   type RegistryClient,
-  startLocalChain,
   termsHashOf,
 } from '../src';
 

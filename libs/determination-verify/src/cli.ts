@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
 import { verifyDetermination } from './verify';
 
 /**
@@ -31,63 +32,71 @@ function usageError(message: string): never {
   process.exit(2);
 }
 
-function parse(argv: string[]): CliOptions {
-  const positional: string[] = [];
-  let jwks: string | undefined;
-  let json = false;
-  let timeoutMs = 10_000;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    if (!arg.startsWith('--') || arg === '-') {
-      if (arg.startsWith('-') && arg !== '-') {
-        if (arg === '-h') {
-          process.stdout.write(`${USAGE}\n`);
-          process.exit(0);
-        }
-        usageError(`unknown option ${arg}`);
-      }
-      positional.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf('=');
-    const flag = eq === -1 ? arg : arg.slice(0, eq);
-    const value = () => {
-      const v = eq === -1 ? argv[++i] : arg.slice(eq + 1);
-      if (v === undefined || v === '') usageError(`${flag} needs a value`);
-      return v;
-    };
-    switch (flag) {
-      case '--help':
-        process.stdout.write(`${USAGE}\n`);
-        process.exit(0);
-        break;
-      case '--jwks':
-        jwks = value();
-        break;
-      case '--json':
-        if (eq !== -1) usageError('--json takes no value');
-        json = true;
-        break;
-      case '--timeout': {
-        const raw = value();
-        const seconds = Number(raw);
-        if (!/^\d+(\.\d+)?$/.test(raw) || seconds <= 0 || seconds > 600) {
-          usageError(`invalid --timeout ${raw} (seconds, more than 0 and at most 600)`);
-        }
-        timeoutMs = Math.round(seconds * 1000);
-        break;
-      }
-      case '--api-key':
-        usageError('the API key is read from the environment (PARTNER_API_KEY), never from the command line');
-        break;
-      default:
-        usageError(`unknown option ${flag}`);
-    }
+const API_KEY_REFUSED =
+  'the API key is read from the environment (PARTNER_API_KEY), never from the command line';
+
+/** parseArgs' errors, worded as this command words them. */
+function parseError(error: unknown): string {
+  const { code, message } = error as NodeJS.ErrnoException;
+  const option = /'(-[^' ,]*)/.exec(message)?.[1];
+  if (option === '--api-key') return API_KEY_REFUSED;
+  switch (code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return `unknown option ${option}`;
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      if (/does not take an argument/.test(message)) return `${option} takes no value`;
+      // Also `--timeout -5`: parseArgs takes a value starting with '-' for a forgotten one.
+      return `${option} needs a value${/ambiguous/.test(message) ? ` (one starting with '-' goes as ${option}=VALUE)` : ''}`;
+    default:
+      throw error;
   }
-  if (positional.length === 0) usageError('which determination? Give a file or URL');
-  if (positional.length > 1) usageError(`one determination at a time (got ${positional.length})`);
-  if (!jwks) usageError('--jwks is required');
-  return { record: positional[0] as string, jwks, json, timeoutMs };
+}
+
+function parse(argv: string[]): CliOptions {
+  let parsed: ReturnType<typeof parseCommandLine>;
+  try {
+    parsed = parseCommandLine(argv);
+  } catch (error) {
+    usageError(parseError(error));
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  // Declared only to be refused: a key on the command line ends up in shell history and `ps`.
+  if (values['api-key'] !== undefined) usageError(API_KEY_REFUSED);
+  for (const flag of ['jwks', 'timeout'] as const) {
+    if (values[flag] === '') usageError(`--${flag} needs a value`);
+  }
+  let timeoutMs = 10_000;
+  if (values.timeout !== undefined) {
+    const raw = values.timeout;
+    const seconds = Number(raw);
+    if (!/^\d+(\.\d+)?$/.test(raw) || seconds <= 0 || seconds > 600) {
+      usageError(`invalid --timeout ${raw} (seconds, more than 0 and at most 600)`);
+    }
+    timeoutMs = Math.round(seconds * 1000);
+  }
+  if (positionals.length === 0) usageError('which determination? Give a file or URL');
+  if (positionals.length > 1) usageError(`one determination at a time (got ${positionals.length})`);
+  if (!values.jwks) usageError('--jwks is required');
+  return { record: positionals[0] as string, jwks: values.jwks, json: values.json === true, timeoutMs };
+}
+
+function parseCommandLine(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: true,
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      jwks: { type: 'string' },
+      json: { type: 'boolean' },
+      timeout: { type: 'string' },
+      'api-key': { type: 'string' },
+    },
+  });
 }
 
 const isUrl = (source: string) => /^https?:\/\//i.test(source);

@@ -1,5 +1,5 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { type Ed25519PublicJwk, jwkThumbprint } from 'determination-verify';
+import { type Ed25519PublicJwk, jwkThumbprint } from '@parametric/determination-verify';
 
 /** A verification key as published in a JWKS. */
 export type PublishedJwk = Required<Ed25519PublicJwk>;

@@ -1,8 +1,8 @@
+import { verifyDetermination } from '@parametric/determination-verify';
 import { payoutOriginationJobId } from '@parametric/queue';
 import { eventually } from '@parametric/test-harness';
 import type { ReceivedDelivery } from '@parametric/webhook-receiver';
 import { Queue } from 'bullmq';
-import { verifyDetermination } from 'determination-verify';
 import {
   activeCropPolicy,
   activeTier2CropPolicy,

@@ -1,7 +1,7 @@
+import { verifyDetermination } from '@parametric/determination-verify';
 import { EVENT_CATALOG } from '@parametric/events';
 import { createProducer, determinationIngestJobId } from '@parametric/queue';
 import { eventually } from '@parametric/test-harness';
-import { verifyDetermination } from 'determination-verify';
 import {
   type ActivePolicy,
   activeCropPolicy,

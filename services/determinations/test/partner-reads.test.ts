@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
+import { verifyDetermination } from '@parametric/determination-verify';
 import { signContext } from '@parametric/http';
 import canonicalize from 'canonicalize';
-import { verifyDetermination } from 'determination-verify';
 import {
   type ActivePolicy,
   activeCropPolicy,

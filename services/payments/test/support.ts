@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { freePort } from '@parametric/local-process';
 import { createLogger } from '@parametric/logger';
+import { type MpesaSimulator, startMpesaSimulator } from '@parametric/mpesa-simulator';
+import { type RateSimulator, startRateSimulator } from '@parametric/rate-simulator';
 import { testMongoUrl, testRedisUrl, uniqueDatabaseName, uniqueRedisPrefix } from '@parametric/test-harness';
 import { startWebhookReceiver, type WebhookReceiver } from '@parametric/webhook-receiver';
 import mongoose from 'mongoose';
-import { type MpesaSimulator, startMpesaSimulator } from 'mpesa-simulator';
-import { type RateSimulator, startRateSimulator } from 'rate-simulator';
 import { type DeterminationsPlatform, startDeterminationsPlatform } from '../../determinations/test/support';
 import { startTestGateway, type TestGateway } from '../../gateway/test/support';
 import { type RunningPolicy, startPolicy } from '../../policy/src/service';

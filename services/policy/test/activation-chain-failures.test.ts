@@ -1,4 +1,5 @@
-import { type LocalChain, policyRefOf, policyRegistryAbi, startLocalChain } from '@parametric/chain';
+import { policyRefOf, policyRegistryAbi } from '@parametric/chain';
+import { type LocalChain, startLocalChain } from '@parametric/local-chain';
 import { createProducer, type Producer, policyActivationJobId } from '@parametric/queue';
 import { connectRedis, eventually, testRedisUrl } from '@parametric/test-harness';
 import { Queue } from 'bullmq';

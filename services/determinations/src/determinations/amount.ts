@@ -1,6 +1,6 @@
 import type { AMOUNT_UNAVAILABLE_REASONS } from '@parametric/contracts';
+import type { AmountOwed } from '@parametric/determination-verify';
 import { exponentOf, formatMinor, mulDiv } from '@parametric/money';
-import type { AmountOwed } from 'determination-verify';
 import type { CoverTaken } from '../cover/claim';
 import type { PolicySnapshot } from '../ingestion/policies';
 

@@ -4,11 +4,11 @@ import {
   determinationIngestInput,
   type PartnerSettlementStatus,
 } from '@parametric/contracts';
+import { canonicalBytes } from '@parametric/determination-verify';
 import { createEvent, outboxInsert } from '@parametric/events';
 import { AppError, type FieldError, fieldErrors } from '@parametric/http';
 import { isDuplicateKey } from '@parametric/mongo';
 import { type JobOutboxEntry, jobOutboxInsert, outboxJob, payoutOriginationJobId } from '@parametric/queue';
-import { canonicalBytes } from 'determination-verify';
 import type { Clock } from '../clock';
 import { type CoverTaken, claimCover } from '../cover/claim';
 import { owedFigure, uncappedOwedMinor } from '../determinations/amount';

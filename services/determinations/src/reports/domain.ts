@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { settlementReportBody } from '@parametric/contracts';
+import { canonicalBytes } from '@parametric/determination-verify';
 import { createEvent } from '@parametric/events';
 import { AppError } from '@parametric/http';
-import { canonicalBytes } from 'determination-verify';
 import type { z } from 'zod';
 import type { DeterminationDoc } from '../determinations/model';
 import { damageSummaryJob } from '../determinations/summaries';

@@ -1,5 +1,4 @@
 import { DETERMINATION_KINDS, SETTLEMENT_MODES } from '@parametric/contracts';
-import { formatMinor, MAX_EXPONENT } from '@parametric/money';
 import {
   canonicalBytes,
   canonicalJson,
@@ -7,7 +6,8 @@ import {
   sha256Hex,
   type SignedDeterminationPayload as VerifierPayload,
   verifyDetermination,
-} from 'determination-verify';
+} from '@parametric/determination-verify';
+import { formatMinor, MAX_EXPONENT } from '@parametric/money';
 import { z } from 'zod';
 import type { SigningKeys } from './keys';
 

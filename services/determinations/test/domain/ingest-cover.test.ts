@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { verifyDetermination } from '@parametric/determination-verify';
 import { connectMongoose, type MongooseHandle } from '@parametric/test-harness';
-import { verifyDetermination } from 'determination-verify';
 import type { CoverDoc } from '../../src/cover/claim';
 import type { DeterminationDoc } from '../../src/determinations/model';
 import { type IngestDeps, ingestDetermination } from '../../src/ingestion/domain';

@@ -2,8 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { createPublicKey } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { SIGNED_FIELDS, verifyDetermination, verifyEvidence } from '@parametric/determination-verify';
 import { applyBasisPoints, exponentOf, formatMinor, parseMinor } from '@parametric/money';
-import { SIGNED_FIELDS, verifyDetermination, verifyEvidence } from 'determination-verify';
 import {
   canonicalDeterminationBytes,
   evidenceHash,

@@ -1,5 +1,5 @@
 import { createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
-import { jwkThumbprint } from 'determination-verify';
+import { jwkThumbprint } from '@parametric/determination-verify';
 import { generateSigningKeyPem, loadSigningKeys } from '../../src/signing';
 
 const publicPemOf = (privatePem: string) =>

@@ -1,6 +1,6 @@
 import { createHash, createPublicKey, randomUUID, verify } from 'node:crypto';
+import { CanonicalizationError, SIGNED_FIELDS, verifyDetermination } from '@parametric/determination-verify';
 import { formatMinor } from '@parametric/money';
-import { CanonicalizationError, SIGNED_FIELDS, verifyDetermination } from 'determination-verify';
 import fc from 'fast-check';
 import {
   canonicalDeterminationBytes,

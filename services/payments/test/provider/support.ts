@@ -3,7 +3,7 @@ import {
   type MpesaSimulatorOptions,
   startCallbackSink,
   startMpesaSimulator,
-} from 'mpesa-simulator';
+} from '@parametric/mpesa-simulator';
 import { createDaraja, type Daraja, type DarajaConfig, DarajaError } from '../../src/provider';
 
 export const SIM = {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { type RateSimulator, startRateSimulator } from '@parametric/rate-simulator';
 import { connectMongoose, type MongooseHandle, outcome } from '@parametric/test-harness';
 import fc from 'fast-check';
-import { type RateSimulator, startRateSimulator } from 'rate-simulator';
 import { createQuote, type QuoteDeps, quotesOf, readQuote } from '../../src/quotes/domain';
 import { type QuoteModel, quoteModel } from '../../src/quotes/model';
 import type { RateSource } from '../../src/quotes/rates';

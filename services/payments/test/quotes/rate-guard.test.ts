@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '@parametric/logger';
+import { type RateSimulator, startRateSimulator } from '@parametric/rate-simulator';
 import { captureLogs, connectMongoose, type MongooseHandle, outcome } from '@parametric/test-harness';
-import { type RateSimulator, startRateSimulator } from 'rate-simulator';
 import { createQuote, quotesOf } from '../../src/quotes/domain';
 import { createRateGuard, type RateLimits, type RateReferenceStore } from '../../src/quotes/guard';
 import { quoteModel } from '../../src/quotes/model';

@@ -1,0 +1,1 @@
+export { anvilBinary, type LocalChain, type LocalChainOptions, startLocalChain } from './local-chain';
