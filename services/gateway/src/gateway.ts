@@ -18,25 +18,28 @@ import { connectFailFast } from '@parametric/redis';
 import { type Express, type NextFunction, type Request, type Response, Router } from 'express';
 import { auditRoutes } from './audit/routes';
 import { opsActor, recordOpsActions } from './audit/trail';
-import { accessTokens } from './auth/access-tokens';
 import { beforeBody } from './auth/before-body';
 import { requireCapability } from './auth/capabilities';
-import { loginThrottle } from './auth/login-throttle';
-import { dummyHash } from './auth/passwords';
+import { requireOpsToken } from './auth/ops-token';
 import { authenticate, principalCache, principalOf, requirePrincipalCounting } from './auth/principal';
 import { authVersions } from './auth/versions';
 import { dashboardTokenKeys, type GatewayConfig } from './config';
+import { accessTokens } from './credentials/access-tokens';
+import { dummyHash } from './credentials/passwords';
 import { docsAssets, docsRoutes, opsDocsRoutes } from './docs/routes';
 import { forwardingRoutes, opsForwardingRoutes, publicForwardingRoutes } from './forwarding/routes';
 import { upstreams as createUpstreams } from './forwarding/upstreams';
+import { webhookUrlLookup } from './forwarding/webhook-url';
+import { opsOrganizationView } from './ops/domain';
 import { QUEUE_DASHBOARD_PATH, queueDashboard } from './ops/queue-dashboard';
-import { opsRoutes, requireKnownOrganization, requireOpsToken } from './ops/routes';
-import { webhookUrlLookup } from './organizations/webhook-url';
-import { organizationRoutes, registrationRoutes } from './partner-routes';
-import { rateLimit, redisLimit } from './rate-limit/limiter';
+import { opsRoutes, requireKnownOrganization } from './ops/routes';
+import { organizationRoutes, type PartnerContext, registrationRoutes } from './partner-routes';
+import { rateLimit } from './rate-limit/limiter';
+import { redisLimit } from './rate-limit/limits';
+import { loginThrottle } from './rate-limit/login-throttle';
 import { gatewayRepositories, type TenantGatewayData } from './repositories';
 import type { SignInDeps } from './sessions/domain';
-import { signInRoutes, userRoutes } from './users/routes';
+import { signInRoutes, type UserRoutesContext, userRoutes } from './users/routes';
 
 export interface RunningGateway {
   partnerUrl: string;
@@ -280,22 +283,26 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     onlyWhen((req) => req.principal !== undefined, callerApi),
   );
   callerApi.use(
-    mountRoutes(Router(), [...organizationRoutes, ...userRoutes], (req) => {
-      const principal = principalOf(req);
-      let tenant: TenantGatewayData | undefined;
-      return {
-        principal,
-        // Made when a handler asks: reads of the caller (GET /organizations/me, /auth/session) never do.
-        get tenant() {
-          tenant ??= repositories.forOrganization(principal.organization._id);
-          return tenant;
-        },
-        pepper,
-        // Under the stamp this request saw, so a cached URL is only used while it holds.
-        webhookUrlOf: (organizationId: string) => webhookUrlOf(organizationId, req.authVersion),
-        invitations,
-      };
-    }),
+    mountRoutes<PartnerContext & UserRoutesContext>(
+      Router(),
+      [...organizationRoutes, ...userRoutes],
+      (req) => {
+        const principal = principalOf(req);
+        let tenant: TenantGatewayData | undefined;
+        return {
+          principal,
+          // Made when a handler asks: reads of the caller (GET /organizations/me, /auth/session) never do.
+          get tenant() {
+            tenant ??= repositories.forOrganization(principal.organization._id);
+            return tenant;
+          },
+          pepper,
+          // Under the stamp this request saw, so a cached URL is only used while it holds.
+          webhookUrlOf: (organizationId: string) => webhookUrlOf(organizationId, req.authVersion),
+          invitations,
+        };
+      },
+    ),
     forwardingRoutes(forwarding),
   );
   finishApp(partnerApp, logger);
@@ -335,7 +342,12 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   );
   opsApp.use(
     '/ops',
-    recordOpsActions({ audit, repositories, opsToken: config.OPS_TOKEN, logger }),
+    recordOpsActions({
+      audit,
+      organizationView: (organizationId) => opsOrganizationView(repositories.forOrganization(organizationId)),
+      opsToken: config.OPS_TOKEN,
+      logger,
+    }),
     answerOptions(Object.values(OPS_ROUTES).flat()),
     mountRoutes(Router(), opsDocsRoutes, () => undefined),
     mountRoutes(Router(), auditRoutes, () => ({ audit })),

@@ -11,7 +11,6 @@ import { apiKeyMetadata, revokeApiKey, rotateCredentials } from './api-keys/doma
 import type { Principal } from './auth/principal';
 import { readOrganization, registerOrganization, updateSettings } from './organizations/domain';
 import type { GatewayRepositories, TenantGatewayData } from './repositories';
-import type { InvitationSettings } from './users/domain';
 
 export interface AnonymousContext {
   repositories: GatewayRepositories;
@@ -24,7 +23,6 @@ export interface PartnerContext {
   tenant: TenantGatewayData;
   pepper: string;
   webhookUrlOf: (organizationId: string) => Promise<string | null>;
-  invitations: InvitationSettings;
 }
 
 /** `POST /auth/register-organization`: the one partner route without a key. */

@@ -1,6 +1,7 @@
 import { AppError } from '@parametric/http';
+import { issueCredentials } from '../credentials/secrets';
 import type { TenantGatewayData } from '../repositories';
-import { issueCredentials, keyMetadata } from './credentials';
+import { keyMetadata } from './view';
 
 export async function apiKeyMetadata(tenant: TenantGatewayData) {
   const key = await tenant.apiKey.get();

@@ -3,8 +3,6 @@ import { GATEWAY_OPS_ROUTES, OPS_ROUTES } from '@parametric/contracts';
 import { type RouteContract, uuid } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import type { NextFunction, Request, Response } from 'express';
-import { opsOrganizationView } from '../ops/domain';
-import type { GatewayRepositories } from '../repositories';
 import type { AuditEntryDoc, AuditModel } from './model';
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -66,7 +64,11 @@ export function opsActor(token: string): string {
  */
 export function recordOpsActions(deps: {
   audit: AuditModel;
-  repositories: GatewayRepositories;
+  /**
+   * The organization as ops read it (ops/domain.ts), kept as `before` of an action on it; rejects
+   * for an organization that does not exist. Handed in, so the trail depends on no ops module.
+   */
+  organizationView: (organizationId: string) => Promise<unknown>;
   opsToken: string;
   logger: Logger;
 }) {
@@ -87,7 +89,7 @@ export function recordOpsActions(deps: {
     const { matcher, targetId } = matched;
     const organizationId = matcher.contract.path.startsWith('/organizations/{id}') ? targetId : null;
     const before =
-      matcher.onOrganization && targetId ? await organizationSnapshot(deps.repositories, targetId) : null;
+      matcher.onOrganization && targetId ? await organizationSnapshot(deps.organizationView, targetId) : null;
 
     const send = res.send.bind(res);
     let recorded = false;
@@ -130,9 +132,12 @@ export function recordOpsActions(deps: {
   };
 }
 
-async function organizationSnapshot(repositories: GatewayRepositories, organizationId: string) {
+async function organizationSnapshot(
+  organizationView: (organizationId: string) => Promise<unknown>,
+  organizationId: string,
+) {
   try {
-    return await opsOrganizationView(repositories.forOrganization(organizationId));
+    return await organizationView(organizationId);
   } catch {
     return null; // no such organization: the action will say so
   }

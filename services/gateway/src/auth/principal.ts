@@ -2,14 +2,15 @@ import { type Capability, ROLE_CAPABILITIES, type Role, roleHas } from '@paramet
 import { AppError } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { hashCredential, sameHash } from '../api-keys/credentials';
 import type { ApiKeyDoc } from '../api-keys/model';
+import type { AccessTokenIssuer } from '../credentials/access-tokens';
+import { hashCredential, sameHash } from '../credentials/secrets';
 import type { OrganizationDoc } from '../organizations/model';
-import { consumeAll, type Limit, settle } from '../rate-limit/limiter';
+import { consumeAll, settle } from '../rate-limit/limiter';
+import type { Limit } from '../rate-limit/limits';
 import type { GatewayDataAcross } from '../repositories';
 import type { SessionDoc } from '../sessions/model';
 import type { UserDoc } from '../users/model';
-import type { AccessTokenIssuer } from './access-tokens';
 import { StampedCache } from './principal-cache';
 import type { AuthVersions, CheckResult } from './versions';
 

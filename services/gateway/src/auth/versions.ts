@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '@parametric/logger';
 import type { Redis } from 'ioredis';
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import type { Limit } from '../rate-limit/limiter';
+import type { Limit } from '../rate-limit/limits';
 
 /**
  * A version stamp per organization in Redis: a random token that every change to what a

@@ -25,7 +25,7 @@ export interface ForwardingDeps {
   /**
    * Called once a request that may change the organization's webhook URL has been forwarded
    * (whatever the answer: a timed-out change may still have been made), so gateways stop
-   * showing the URL they cached (organizations/webhook-url.ts).
+   * showing the URL they cached (webhook-url.ts).
    */
   webhookUrlChanged?: (organizationId: string) => Promise<void>;
 }

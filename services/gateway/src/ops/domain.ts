@@ -1,7 +1,7 @@
 import { isoOrNull, MOBILE_MONEY_MARKETS, mobileMoneyMarketsText } from '@parametric/contracts';
 import { createEvent, outboxUpdate } from '@parametric/events';
 import { AppError } from '@parametric/http';
-import { keyMetadata } from '../api-keys/credentials';
+import { keyMetadata } from '../api-keys/view';
 import type { OrganizationDoc } from '../organizations/model';
 import { organizationView } from '../organizations/view';
 import type { TenantGatewayData } from '../repositories';

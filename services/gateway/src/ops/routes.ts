@@ -1,4 +1,3 @@
-import { timingSafeEqual } from 'node:crypto';
 import {
   idParams,
   opsActivate,
@@ -8,7 +7,7 @@ import {
   opsSetKyb,
   opsSetServiceTier,
 } from '@parametric/contracts';
-import { AppError, type Binding, implement, ok, parseInput } from '@parametric/http';
+import { type Binding, implement, ok, parseInput } from '@parametric/http';
 import type { NextFunction, Request, Response } from 'express';
 import { rotateCredentials } from '../api-keys/domain';
 import type { GatewayRepositories } from '../repositories';
@@ -20,51 +19,13 @@ import {
   setServiceTier,
 } from './domain';
 
-/** `Authorization: Bearer <OPS_TOKEN>`, compared in constant time; `refused` hears each refusal. */
-export function requireOpsToken(
-  token: string,
-  refused?: () => void,
-  options: {
-    /**
-     * Paths (under the mount) a browser opens, the queue dashboard: there the token is also taken
-     * as the password of HTTP Basic credentials (any user name), and a refusal asks the browser
-     * for them, since a browser cannot send a bearer token.
-     */
-    browserPath?: string;
-  } = {},
-) {
-  const expected = Buffer.from(token);
-  return (req: Request, res: Response, next: NextFunction): void => {
-    const header = req.headers.authorization ?? '';
-    const browser = options.browserPath !== undefined && req.path.startsWith(options.browserPath);
-    const given = Buffer.from(
-      header.startsWith('Bearer ') ? header.slice(7) : browser ? basicPassword(header) : '',
-    );
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-      refused?.();
-      if (browser) res.setHeader('WWW-Authenticate', 'Basic realm="ops", charset="UTF-8"');
-      next(AppError.unauthorized('A valid ops bearer token is required'));
-      return;
-    }
-    next();
-  };
-}
-
-/** The password of `Basic base64(user:password)` credentials, or '' when there are none. */
-function basicPassword(header: string): string {
-  if (!header.startsWith('Basic ')) return '';
-  const decoded = Buffer.from(header.slice(6), 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  return colon < 0 ? '' : decoded.slice(colon + 1);
-}
-
 export interface OpsContext {
   repositories: GatewayRepositories;
   pepper: string;
   /** Called after a write that recorded an event, so the relay picks it up at once. */
   onEventRecorded: () => void;
   /**
-   * The organization's webhook URL from the webhooks service (organizations/webhook-url.ts), the
+   * The organization's webhook URL from the webhooks service (forwarding/webhook-url.ts), the
    * lookup `GET /organizations/me` uses: one truth for partners and ops.
    */
   webhookUrlOf: (organizationId: string) => Promise<string | null>;

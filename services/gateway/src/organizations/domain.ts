@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '@parametric/http';
-import { issueCredentials } from '../api-keys/credentials';
+import { issueCredentials } from '../credentials/secrets';
 import type { GatewayRepositories, TenantGatewayData } from '../repositories';
 import { joinAdmins } from '../users/admin-roster';
 import { createFirstAdmin } from '../users/domain';

@@ -1,8 +1,8 @@
 import type { Role } from '@parametric/contracts';
 import { AppError } from '@parametric/http';
 import { isDuplicateKey } from '@parametric/mongo';
-import { hashCredential, randomSecret } from '../api-keys/credentials';
-import { assertAcceptablePassword, hashPassword } from '../auth/passwords';
+import { assertAcceptablePassword, hashPassword } from '../credentials/passwords';
+import { hashCredential, randomSecret } from '../credentials/secrets';
 import type { GatewayDataAcross, TenantGatewayData } from '../repositories';
 import { revokeUserSessions } from '../sessions/domain';
 import { joinAdmins, leaveAdmins } from './admin-roster';

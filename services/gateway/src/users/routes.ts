@@ -12,12 +12,13 @@ import {
   updateUser as updateUserRoute,
 } from '@parametric/contracts';
 import { type Binding, created, implement, ok, page } from '@parametric/http';
-import type { PartnerContext } from '../partner-routes';
-import type { GatewayRepositories } from '../repositories';
+import type { Principal } from '../auth/principal';
+import type { GatewayRepositories, TenantGatewayData } from '../repositories';
 import { login, logout, refresh, type SignInDeps } from '../sessions/domain';
 import {
   acceptInvitation,
   deactivateUser,
+  type InvitationSettings,
   inviteUser,
   listUsers,
   readUser,
@@ -26,8 +27,15 @@ import {
 } from './domain';
 import { userView } from './view';
 
+/** What a handler of an authenticated caller may touch: the caller, its own organization's data. */
+export interface UserRoutesContext {
+  principal: Principal;
+  tenant: TenantGatewayData;
+  invitations: InvitationSettings;
+}
+
 /** User management (`user:manage`) and the caller's own session, for authenticated callers. */
-export const userRoutes: Binding<PartnerContext>[] = [
+export const userRoutes: Binding<UserRoutesContext>[] = [
   implement(createUser, async ({ body }, { tenant, invitations }) =>
     created(await inviteUser(tenant, body, invitations)),
   ),

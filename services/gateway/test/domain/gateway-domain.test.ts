@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { connectMongoose, type MongooseHandle, outcome } from '@parametric/test-harness';
-import { hashCredential } from '../../src/api-keys/credentials';
 import { apiKeyMetadata, revokeApiKey, rotateCredentials } from '../../src/api-keys/domain';
+import { hashCredential } from '../../src/credentials/secrets';
 import { opsOrganizationView, recordKybDecision, requireOrganization, setActive } from '../../src/ops/domain';
 import { readOrganization, registerOrganization, updateSettings } from '../../src/organizations/domain';
 import { type GatewayRepositories, gatewayRepositories } from '../../src/repositories';

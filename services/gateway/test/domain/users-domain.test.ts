@@ -3,13 +3,13 @@ import { ROLE_CAPABILITIES } from '@parametric/contracts';
 import { generateEd25519KeyPem, loadEd25519Keys } from '@parametric/ed25519-keys';
 import type { AppError } from '@parametric/http';
 import { connectMongoose, type MongooseHandle, outcome } from '@parametric/test-harness';
-import { accessTokens } from '../../src/auth/access-tokens';
+import { accessTokens } from '../../src/credentials/access-tokens';
 import {
   assertAcceptablePassword,
   hashPassword,
   needsRehash,
   verifyPassword,
-} from '../../src/auth/passwords';
+} from '../../src/credentials/passwords';
 import { type GatewayRepositories, gatewayRepositories } from '../../src/repositories';
 import { joinAdmins, leaveAdmins } from '../../src/users/admin-roster';
 import { inviteUser, updateUser } from '../../src/users/domain';
