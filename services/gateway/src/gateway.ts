@@ -16,6 +16,7 @@ import { connectMongo, pingMongo } from '@parametric/mongo';
 import { createProducer, createQueueStats, openQueues } from '@parametric/queue';
 import { connectFailFast } from '@parametric/redis';
 import { type Express, type NextFunction, type Request, type Response, Router } from 'express';
+import { createApiKeys } from './api-keys/domain';
 import { auditRoutes } from './audit/routes';
 import { opsActor, recordOpsActions } from './audit/trail';
 import { beforeBody } from './auth/before-body';
@@ -33,12 +34,14 @@ import { webhookUrlLookup } from './forwarding/webhook-url';
 import { opsOrganizationView } from './ops/domain';
 import { QUEUE_DASHBOARD_PATH, queueDashboard } from './ops/queue-dashboard';
 import { opsRoutes, requireKnownOrganization } from './ops/routes';
+import { createOrganizations } from './organizations/domain';
 import { organizationRoutes, type PartnerContext, registrationRoutes } from './partner-routes';
 import { rateLimit } from './rate-limit/limiter';
 import { redisLimit } from './rate-limit/limits';
 import { loginThrottle } from './rate-limit/login-throttle';
 import { gatewayRepositories, type TenantGatewayData } from './repositories';
-import type { SignInDeps } from './sessions/domain';
+import { createSessions } from './sessions/domain';
+import { createUsers } from './users/domain';
 import { signInRoutes, type UserRoutesContext, userRoutes } from './users/routes';
 
 export interface RunningGateway {
@@ -181,7 +184,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     issuer: config.DASHBOARD_TOKEN_ISSUER,
     ttlSeconds: config.ACCESS_TOKEN_TTL_SECONDS,
   });
-  const signIn: SignInDeps = {
+  // The domain modules, bound once to what they need; a request hands them a tenant and its input.
+  const apiKeys = createApiKeys({ pepper });
+  const sessions = createSessions({
     across,
     tenantOf: repositories.forOrganization,
     pepper,
@@ -194,8 +199,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     }),
     dummyHash: await dummyHash(),
     logger,
-  };
-  const invitations = { pepper, invitationTtlSeconds: config.INVITATION_TTL_SECONDS };
+  });
+  const users = createUsers({ pepper, invitationTtlSeconds: config.INVITATION_TTL_SECONDS, repositories });
+  const organizationDomain = createOrganizations({ repositories, pepper, users });
   const upstreams = createUpstreams({ connections: config.FORWARD_CONNECTIONS });
   const webhookUrlOf = webhookUrlLookup({
     webhooksUrl: config.WEBHOOKS_URL,
@@ -266,10 +272,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     mountRoutes(Router(), docsRoutes, () => undefined),
     docsAssets(),
   );
-  publicApi.use(mountRoutes(Router(), registrationRoutes, () => ({ repositories, pepper })));
-  publicApi.use(
-    mountRoutes(Router(), signInRoutes, (req) => ({ signIn, repositories, clientIp: clientIp(req) })),
-  );
+  const anonymousContext = { organizations: organizationDomain };
+  publicApi.use(mountRoutes(Router(), registrationRoutes, () => anonymousContext));
+  publicApi.use(mountRoutes(Router(), signInRoutes, (req) => ({ sessions, users, clientIp: clientIp(req) })));
   publicApi.use(publicForwardingRoutes(forwarding));
   partnerApp.use(
     '/api',
@@ -296,10 +301,11 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
             tenant ??= repositories.forOrganization(principal.organization._id);
             return tenant;
           },
-          pepper,
+          organizations: organizationDomain,
+          apiKeys,
+          users,
           // Under the stamp this request saw, so a cached URL is only used while it holds.
           webhookUrlOf: (organizationId: string) => webhookUrlOf(organizationId, req.authVersion),
-          invitations,
         };
       },
     ),
@@ -323,6 +329,14 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     metrics: metrics.http,
   });
   const audit = repositories.opsAudit();
+  const auditContext = { audit };
+  const opsContext = {
+    repositories,
+    apiKeys,
+    onEventRecorded: () => relay.kick(),
+    // Asked afresh on every ops read (no stamp): ops reads are rare, and this is the partner view's lookup.
+    webhookUrlOf: (organizationId: string) => webhookUrlOf(organizationId),
+  };
   // Behind the ops token like the rest of the ops API (checked above, before any body).
   opsApp.use('/ops', metricsRoutes(metrics.handler));
   const inspected = openQueues({
@@ -350,14 +364,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     }),
     answerOptions(Object.values(OPS_ROUTES).flat()),
     mountRoutes(Router(), opsDocsRoutes, () => undefined),
-    mountRoutes(Router(), auditRoutes, () => ({ audit })),
-    mountRoutes(Router(), opsRoutes, () => ({
-      repositories,
-      pepper,
-      onEventRecorded: () => relay.kick(),
-      // Asked afresh on every ops read (no stamp): ops reads are rare, and this is the partner view's lookup.
-      webhookUrlOf: (organizationId: string) => webhookUrlOf(organizationId),
-    })),
+    mountRoutes(Router(), auditRoutes, () => auditContext),
+    mountRoutes(Router(), opsRoutes, () => opsContext),
   );
   // Underwriting lives in the policy service, which cannot tell whether an organization exists.
   opsApp.use(

@@ -9,7 +9,7 @@ import {
 } from '@parametric/contracts';
 import { type Binding, implement, ok, parseInput } from '@parametric/http';
 import type { NextFunction, Request, Response } from 'express';
-import { rotateCredentials } from '../api-keys/domain';
+import type { ApiKeys } from '../api-keys/domain';
 import type { GatewayRepositories } from '../repositories';
 import {
   opsOrganizationView,
@@ -21,7 +21,7 @@ import {
 
 export interface OpsContext {
   repositories: GatewayRepositories;
-  pepper: string;
+  apiKeys: ApiKeys;
   /** Called after a write that recorded an event, so the relay picks it up at once. */
   onEventRecorded: () => void;
   /**
@@ -55,10 +55,10 @@ export const opsRoutes: Binding<OpsContext>[] = [
     const tenant = repositories.forOrganization(params.id);
     return ok(await opsOrganizationView(tenant, await setActive(tenant, true)));
   }),
-  implement(opsRotateApiKey, async ({ params }, { repositories, pepper }) => {
+  implement(opsRotateApiKey, async ({ params }, { repositories, apiKeys }) => {
     const tenant = repositories.forOrganization(params.id);
     await requireOrganization(tenant);
-    return ok(await rotateCredentials(tenant, pepper, 'ops'));
+    return ok(await apiKeys.rotate(tenant, 'ops'));
   }),
 ];
 

@@ -23,6 +23,17 @@ export interface SignInDeps {
   logger: Logger;
 }
 
+/** Sign-in, refresh and logout, bound once per process to their stores, keys and throttle. */
+export function createSessions(deps: SignInDeps) {
+  return {
+    login: (input: { email: string; password: string }, clientIp: string) => login(deps, input, clientIp),
+    refresh: (refreshToken: string) => refresh(deps, refreshToken),
+    logout: (refreshToken: string) => logout(deps, refreshToken),
+  };
+}
+
+export type Sessions = ReturnType<typeof createSessions>;
+
 const badCredentials = () => AppError.unauthorized('Invalid email or password');
 const badRefresh = () => AppError.unauthorized('Invalid, expired or revoked refresh token; sign in again');
 
@@ -30,7 +41,7 @@ const badRefresh = () => AppError.unauthorized('Invalid, expired or revoked refr
  * Signs a user in. Unknown email, wrong password, invited or deactivated user: one answer,
  * after one scrypt either way, and one failure counted against the account and the address.
  */
-export async function login(deps: SignInDeps, input: { email: string; password: string }, clientIp: string) {
+async function login(deps: SignInDeps, input: { email: string; password: string }, clientIp: string) {
   await deps.throttle.assertAllowed(input.email, clientIp);
   const user = await deps.across.users.findOne({ email: input.email }).lean<UserDoc>();
   const matches = await verifyPassword(input.password, user?.passwordHash ?? deps.dummyHash);
@@ -58,7 +69,7 @@ export async function login(deps: SignInDeps, input: { email: string; password: 
  * Spends a refresh token for new tokens. A token presented a second time means someone holds
  * a copy: the whole session is revoked, for the thief and the user alike.
  */
-export async function refresh(deps: SignInDeps, refreshToken: string) {
+async function refresh(deps: SignInDeps, refreshToken: string) {
   const tokenHash = hashCredential(deps.pepper, refreshToken);
   const token = await deps.across.refreshTokens.findOne({ _id: tokenHash }).lean();
   if (!token) throw badRefresh();
@@ -90,7 +101,7 @@ export async function refresh(deps: SignInDeps, refreshToken: string) {
 }
 
 /** Ends the refresh token's session. Unknown tokens are ignored (RFC 7009). */
-export async function logout(deps: SignInDeps, refreshToken: string) {
+async function logout(deps: SignInDeps, refreshToken: string) {
   const token = await deps.across.refreshTokens
     .findOne({ _id: hashCredential(deps.pepper, refreshToken) })
     .lean();

@@ -3,38 +3,59 @@ import { AppError } from '@parametric/http';
 import { isDuplicateKey } from '@parametric/mongo';
 import { assertAcceptablePassword, hashPassword } from '../credentials/passwords';
 import { hashCredential, randomSecret } from '../credentials/secrets';
-import type { GatewayDataAcross, TenantGatewayData } from '../repositories';
+import type { GatewayDataAcross, GatewayRepositories, TenantGatewayData } from '../repositories';
 import { revokeUserSessions } from '../sessions/domain';
 import { joinAdmins, leaveAdmins } from './admin-roster';
 import type { UserDoc } from './model';
 import { userView } from './view';
 
-export interface InvitationSettings {
+export interface UsersDeps {
+  /** Invitation tokens are stored only as HMACs under it (credentials/secrets.ts). */
   pepper: string;
   invitationTtlSeconds: number;
+  /** An invitation's token is all its redeemer has: its user is found across organizations. */
+  repositories: Pick<GatewayRepositories, 'acrossOrganizations' | 'forOrganization'>;
 }
+
+/** Dashboard users, bound once per process; each call names the organization, or holds a token. */
+export function createUsers(deps: UsersDeps) {
+  const across = deps.repositories.acrossOrganizations();
+  return {
+    invite: (tenant: TenantGatewayData, input: { email: string; name: string; role: Role }) =>
+      inviteUser(deps, tenant, input),
+    reissueInvitation: (tenant: TenantGatewayData, userId: string) => reissueInvitation(deps, tenant, userId),
+    list: listUsers,
+    read: readUser,
+    update: updateUser,
+    deactivate: deactivateUser,
+    acceptInvitation: (input: { token: string; password: string }) => acceptInvitation(deps, across, input),
+    createFirstAdmin,
+  };
+}
+
+export type Users = ReturnType<typeof createUsers>;
 
 const emailTaken = () =>
   AppError.conflict('A user with this email already exists', [
     { field: 'email', message: 'is already used by a dashboard user' },
   ]);
 
-function newInvitation(settings: InvitationSettings) {
+function newInvitation(deps: UsersDeps) {
   const token = randomSecret('piv');
   return {
     token,
-    hash: hashCredential(settings.pepper, token),
-    expiresAt: new Date(Date.now() + settings.invitationTtlSeconds * 1000),
+    hash: hashCredential(deps.pepper, token),
+    expiresAt: new Date(Date.now() + deps.invitationTtlSeconds * 1000),
   };
 }
 
 /** Invites a user: `INVITED`, with a one-time token returned here and never again. */
-export async function inviteUser(
+async function inviteUser(
+  deps: UsersDeps,
   tenant: TenantGatewayData,
   input: { email: string; name: string; role: Role },
-  settings: InvitationSettings,
 ) {
-  const invitation = newInvitation(settings);
+  const invitation = newInvitation(deps);
   let user: UserDoc;
   try {
     const created = await tenant.users.create({
@@ -58,12 +79,8 @@ export async function inviteUser(
 }
 
 /** A new invitation token for a user still `INVITED`; the previous token stops working. */
-export async function reissueInvitation(
-  tenant: TenantGatewayData,
-  userId: string,
-  settings: InvitationSettings,
-) {
-  const invitation = newInvitation(settings);
+async function reissueInvitation(deps: UsersDeps, tenant: TenantGatewayData, userId: string) {
+  const invitation = newInvitation(deps);
   const user = await tenant.users.findOneAndUpdate(
     { _id: userId, status: 'INVITED' },
     { $set: { invitationHash: invitation.hash, invitationExpiresAt: invitation.expiresAt } },
@@ -80,7 +97,7 @@ export async function reissueInvitation(
   };
 }
 
-export async function listUsers(
+async function listUsers(
   tenant: TenantGatewayData,
   query: { page: number; limit: number; status?: UserDoc['status']; role?: Role },
 ) {
@@ -100,7 +117,7 @@ export async function listUsers(
   return { items: items.map(userView), total };
 }
 
-export async function readUser(tenant: TenantGatewayData, userId: string) {
+async function readUser(tenant: TenantGatewayData, userId: string) {
   const user = await tenant.users.findById(userId).lean<UserDoc>();
   if (!user) throw AppError.notFound('User');
   return userView(user);
@@ -114,7 +131,7 @@ const isActiveAdmin = (user: Pick<UserDoc, 'status' | 'role'>) =>
  * the user (its tokens also fail the per-request check at once); a role change applies to
  * the user's live tokens on their next request. The last active ORG_ADMIN stays one.
  */
-export async function updateUser(
+async function updateUser(
   tenant: TenantGatewayData,
   userId: string,
   changes: { name?: string; role?: Role; active?: boolean },
@@ -161,7 +178,7 @@ export async function updateUser(
   return userView(updated);
 }
 
-export function deactivateUser(tenant: TenantGatewayData, userId: string) {
+function deactivateUser(tenant: TenantGatewayData, userId: string) {
   return updateUser(tenant, userId, { active: false });
 }
 
@@ -171,13 +188,12 @@ const invalidInvitation = () =>
   ]);
 
 /** Redeems an invitation: sets the password, and the user becomes `ACTIVE`. */
-export async function acceptInvitation(
+async function acceptInvitation(
+  deps: UsersDeps,
   across: GatewayDataAcross,
-  tenantOf: (organizationId: string) => TenantGatewayData,
   input: { token: string; password: string },
-  pepper: string,
 ) {
-  const invitationHash = hashCredential(pepper, input.token);
+  const invitationHash = hashCredential(deps.pepper, input.token);
   const user = await across.users.findOne({ invitationHash, status: 'INVITED' }).lean<UserDoc>();
   if (!user?.invitationExpiresAt || user.invitationExpiresAt.getTime() <= Date.now()) {
     throw invalidInvitation();
@@ -188,7 +204,7 @@ export async function acceptInvitation(
   assertAcceptablePassword(input.password, user.email, 'password');
   const passwordHash = await hashPassword(input.password);
 
-  const tenant = tenantOf(user.organizationId);
+  const tenant = deps.repositories.forOrganization(user.organizationId);
   const accepted = await tenant.users.findOneAndUpdate(
     // The token is single use: only the request that still finds it redeems it.
     { _id: user._id, invitationHash, status: 'INVITED' },
@@ -204,7 +220,7 @@ export async function acceptInvitation(
  * The first dashboard user of a new organization (`ORG_ADMIN`, `ACTIVE`), created before the
  * organization so a taken email stops the registration with nothing written.
  */
-export async function createFirstAdmin(
+async function createFirstAdmin(
   tenant: TenantGatewayData,
   input: { email: string; password: string; name: string },
 ) {

@@ -12,18 +12,20 @@ import {
 } from '../../src/credentials/passwords';
 import { type GatewayRepositories, gatewayRepositories } from '../../src/repositories';
 import { joinAdmins, leaveAdmins } from '../../src/users/admin-roster';
-import { inviteUser, updateUser } from '../../src/users/domain';
+import { createUsers, type Users } from '../../src/users/domain';
 
 /** The dashboard-user rules called directly (no HTTP), on the run's MongoDB. */
 
 const PEPPER = 'users-domain-pepper-0123456789';
 let handle: MongooseHandle;
 let repositories: GatewayRepositories;
+let users: Users;
 
 beforeAll(async () => {
   handle = await connectMongoose('gateway_users_domain');
   repositories = gatewayRepositories(handle.connection);
   await repositories.init();
+  users = createUsers({ pepper: PEPPER, invitationTtlSeconds: 60, repositories });
 });
 
 afterAll(async () => {
@@ -155,20 +157,20 @@ describe('the admin roster', () => {
 
   it('updateUser keeps the roster in step with promotions, demotions and deactivation', async () => {
     const { tenant, ids } = await tenantWithAdmins(1);
-    const invited = await inviteUser(
-      tenant,
-      { email: `p-${randomUUID()}@example.org`, name: 'P', role: 'ORG_VIEWER' },
-      { pepper: PEPPER, invitationTtlSeconds: 60 },
-    );
+    const invited = await users.invite(tenant, {
+      email: `p-${randomUUID()}@example.org`,
+      name: 'P',
+      role: 'ORG_VIEWER',
+    });
     await tenant.users.updateOne({ _id: invited.user.id }, { $set: { status: 'ACTIVE', passwordHash: 'x' } });
-    await updateUser(tenant, invited.user.id, { role: 'ORG_ADMIN' });
+    await users.update(tenant, invited.user.id, { role: 'ORG_ADMIN' });
     expect((await tenant.adminRoster.get())?.activeAdminIds.sort()).toEqual([ids[0], invited.user.id].sort());
-    await updateUser(tenant, ids[0] as string, { active: false });
+    await users.update(tenant, ids[0] as string, { active: false });
     expect((await tenant.adminRoster.get())?.activeAdminIds).toEqual([invited.user.id]);
-    expect(await outcome(updateUser(tenant, invited.user.id, { role: 'ORG_VIEWER' }))).toMatchObject({
+    expect(await outcome(users.update(tenant, invited.user.id, { role: 'ORG_VIEWER' }))).toMatchObject({
       code: 'CONFLICT',
     });
-    expect(await outcome(updateUser(tenant, randomUUID(), { name: 'Nobody' }))).toMatchObject({
+    expect(await outcome(users.update(tenant, randomUUID(), { name: 'Nobody' }))).toMatchObject({
       code: 'NOT_FOUND',
     });
   });
