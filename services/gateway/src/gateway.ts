@@ -24,6 +24,7 @@ import { requireCapability } from './auth/capabilities';
 import { requireOpsToken } from './auth/ops-token';
 import { authenticate, principalCache, principalOf, requirePrincipalCounting } from './auth/principal';
 import { authVersions } from './auth/versions';
+import { type Clock, systemClock } from './clock';
 import { dashboardTokenKeys, type GatewayConfig } from './config';
 import { accessTokens } from './credentials/access-tokens';
 import { dummyHash } from './credentials/passwords';
@@ -31,7 +32,7 @@ import { docsAssets, docsRoutes, opsDocsRoutes } from './docs/routes';
 import { forwardingRoutes, opsForwardingRoutes, publicForwardingRoutes } from './forwarding/routes';
 import { upstreams as createUpstreams } from './forwarding/upstreams';
 import { webhookUrlLookup } from './forwarding/webhook-url';
-import { opsOrganizationView } from './ops/domain';
+import { createOps } from './ops/domain';
 import { QUEUE_DASHBOARD_PATH, queueDashboard } from './ops/queue-dashboard';
 import { opsRoutes, requireKnownOrganization } from './ops/routes';
 import { createOrganizations } from './organizations/domain';
@@ -88,8 +89,15 @@ function onlyWhen(when: (req: Request) => boolean, router: Router) {
 /** How long a request waits for the auth stamp check before reading MongoDB instead. */
 const AUTH_REDIS_TIMEOUT_MS = 1_000;
 
-/** Starts the gateway: partner API (with `/healthz`, `/readyz`) and the ops API on its own port. */
-export async function startGateway(config: GatewayConfig, logger: Logger): Promise<RunningGateway> {
+/**
+ * Starts the gateway: partner API (with `/healthz`, `/readyz`) and the ops API on its own port.
+ * `clock` is where every rule, token and audit entry reads the time (tests move it).
+ */
+export async function startGateway(
+  config: GatewayConfig,
+  logger: Logger,
+  clock: Clock = systemClock,
+): Promise<RunningGateway> {
   const connection = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
   // Rate limiting must not queue commands while Redis is away: fail fast, fall back to memory.
   const redis = await connectFailFast(config.REDIS_URL, logger, 'rate-limits');
@@ -183,9 +191,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const tokens = accessTokens(dashboardTokenKeys(config), {
     issuer: config.DASHBOARD_TOKEN_ISSUER,
     ttlSeconds: config.ACCESS_TOKEN_TTL_SECONDS,
+    clock,
   });
   // The domain modules, bound once to what they need; a request hands them a tenant and its input.
-  const apiKeys = createApiKeys({ pepper });
+  const apiKeys = createApiKeys({ pepper, clock });
   const sessions = createSessions({
     across,
     tenantOf: repositories.forOrganization,
@@ -199,9 +208,16 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     }),
     dummyHash: await dummyHash(),
     logger,
+    clock,
   });
-  const users = createUsers({ pepper, invitationTtlSeconds: config.INVITATION_TTL_SECONDS, repositories });
-  const organizationDomain = createOrganizations({ repositories, pepper, users });
+  const users = createUsers({
+    pepper,
+    invitationTtlSeconds: config.INVITATION_TTL_SECONDS,
+    repositories,
+    clock,
+  });
+  const organizationDomain = createOrganizations({ repositories, pepper, users, clock });
+  const ops = createOps({ clock });
   const upstreams = createUpstreams({ connections: config.FORWARD_CONNECTIONS });
   const webhookUrlOf = webhookUrlLookup({
     webhooksUrl: config.WEBHOOKS_URL,
@@ -249,6 +265,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         limits,
         clientIp,
         logger,
+        clock,
       }),
       requirePrincipalCounting((reason) => authFailures.inc({ reason })),
       requireCapability(),
@@ -332,6 +349,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const auditContext = { audit };
   const opsContext = {
     repositories,
+    ops,
     apiKeys,
     onEventRecorded: () => relay.kick(),
     // Asked afresh on every ops read (no stamp): ops reads are rare, and this is the partner view's lookup.
@@ -352,15 +370,17 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       audit,
       actor: opsActor(config.OPS_TOKEN),
       logger,
+      clock,
     }),
   );
   opsApp.use(
     '/ops',
     recordOpsActions({
       audit,
-      organizationView: (organizationId) => opsOrganizationView(repositories.forOrganization(organizationId)),
+      organizationView: (organizationId) => ops.view(repositories.forOrganization(organizationId)),
       opsToken: config.OPS_TOKEN,
       logger,
+      clock,
     }),
     answerOptions(Object.values(OPS_ROUTES).flat()),
     mountRoutes(Router(), opsDocsRoutes, () => undefined),
@@ -370,7 +390,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   // Underwriting lives in the policy service, which cannot tell whether an organization exists.
   opsApp.use(
     ['licences', 'capacity', 'underwriting'].map((section) => `/ops/organizations/:id/${section}`),
-    requireKnownOrganization(repositories),
+    requireKnownOrganization(repositories, ops),
   );
   opsApp.use('/ops', opsForwardingRoutes(forwarding));
   finishApp(opsApp, logger);

@@ -32,7 +32,7 @@ const LAYERS: ReadonlyArray<{ layer: string; files: readonly string[] }> = [
     ],
   },
   { layer: 'credential primitives', files: ['credentials/*'] },
-  { layer: 'foundation', files: ['config.ts'] },
+  { layer: 'foundation', files: ['config.ts', 'clock.ts'] },
 ];
 
 const STORES = LAYERS.findIndex((l) => l.layer === 'stores');

@@ -1,4 +1,5 @@
 import { AppError } from '@parametric/http';
+import type { Clock } from '../clock';
 import { issueCredentials } from '../credentials/secrets';
 import type { TenantGatewayData } from '../repositories';
 import { keyMetadata } from './view';
@@ -6,6 +7,7 @@ import { keyMetadata } from './view';
 export interface ApiKeyDeps {
   /** Keys and secrets are stored only as HMACs under it (credentials/secrets.ts). */
   pepper: string;
+  clock: Clock;
 }
 
 /** The organization's credential, bound once per process; each call names the organization. */
@@ -13,7 +15,8 @@ export function createApiKeys(deps: ApiKeyDeps) {
   return {
     metadata: apiKeyMetadata,
     rotate: (tenant: TenantGatewayData, origin: 'rot' | 'ops') => rotateCredentials(deps, tenant, origin),
-    revoke: revokeApiKey,
+    revoke: (tenant: TenantGatewayData, callerKeyHash: string | undefined) =>
+      revokeApiKey(deps, tenant, callerKeyHash),
   };
 }
 
@@ -34,7 +37,7 @@ async function rotateCredentials(deps: ApiKeyDeps, tenant: TenantGatewayData, or
   const credentials = issueCredentials(deps.pepper, origin);
   const updated = await tenant.apiKey.findOneAndUpdate(
     {},
-    { $set: { ...credentials.record, active: true, rotatedAt: new Date(), revokedAt: null } },
+    { $set: { ...credentials.record, active: true, rotatedAt: deps.clock(), revokedAt: null } },
   );
   if (!updated) throw AppError.notFound('API key');
   await tenant.authChanged();
@@ -45,10 +48,10 @@ async function rotateCredentials(deps: ApiKeyDeps, tenant: TenantGatewayData, or
  * Revokes the key. Called with a key, conditional on that key's hash, so a revoke racing a
  * rotation cannot revoke the freshly rotated key; a dashboard admin revokes the current key.
  */
-async function revokeApiKey(tenant: TenantGatewayData, callerKeyHash: string | undefined) {
+async function revokeApiKey(deps: ApiKeyDeps, tenant: TenantGatewayData, callerKeyHash: string | undefined) {
   const revoked = await tenant.apiKey.findOneAndUpdate(
     callerKeyHash === undefined ? {} : { keyHash: callerKeyHash },
-    { $set: { active: false, revokedAt: new Date() } },
+    { $set: { active: false, revokedAt: deps.clock() } },
   );
   await tenant.authChanged();
   return revoked ? keyMetadata(revoked) : apiKeyMetadata(tenant);

@@ -3,6 +3,7 @@ import { GATEWAY_OPS_ROUTES, OPS_ROUTES } from '@parametric/contracts';
 import { type RouteContract, uuid } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import type { NextFunction, Request, Response } from 'express';
+import type { Clock } from '../clock';
 import type { AuditEntryDoc, AuditModel } from './model';
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -71,6 +72,7 @@ export function recordOpsActions(deps: {
   organizationView: (organizationId: string) => Promise<unknown>;
   opsToken: string;
   logger: Logger;
+  clock: Clock;
 }) {
   const actor = opsActor(deps.opsToken);
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
@@ -102,7 +104,7 @@ export function recordOpsActions(deps: {
       const answer = answerData(body);
       const entry: AuditEntryDoc = {
         _id: randomUUID(),
-        at: new Date(),
+        at: deps.clock(),
         actor,
         action: matcher.contract.operationId,
         method,

@@ -3,6 +3,7 @@ import { AppError } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { ApiKeyDoc } from '../api-keys/model';
+import type { Clock } from '../clock';
 import type { AccessTokenIssuer } from '../credentials/access-tokens';
 import { hashCredential, sameHash } from '../credentials/secrets';
 import type { OrganizationDoc } from '../organizations/model';
@@ -76,6 +77,7 @@ export interface AuthDeps {
   limits: { partner: Limit; anonymous: Limit; paymentsInitiate: Limit };
   clientIp: (req: Request) => string;
   logger: Logger;
+  clock: Clock;
 }
 
 /**
@@ -261,7 +263,7 @@ async function userPrincipal(deps: AuthDeps, token: string): Promise<Resolution>
     cached?.value.kind === 'user' &&
     cached.value.user._id === claims.sub &&
     cached.organizationId === claims.org &&
-    cached.value.session.expiresAt.getTime() > Date.now()
+    cached.value.session.expiresAt.getTime() > deps.clock().getTime()
       ? cached
       : undefined;
   // The token names the organization, so the stamp is read before anything else, hit or miss.

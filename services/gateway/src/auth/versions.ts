@@ -119,6 +119,7 @@ export function authVersions(options: {
   const replace = (organizationId: string) =>
     within(redis.set(keyOf(organizationId), randomUUID(), 'EX', VERSION_TTL_SECONDS), options.timeoutMs);
 
+  // Retries are timers: their deadline is real time elapsed on this machine, not the service's clock.
   const retryLater = (organizationId: string, until: number) => {
     const timer = setTimeout(() => {
       retries.delete(timer);

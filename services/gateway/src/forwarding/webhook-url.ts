@@ -41,6 +41,7 @@ export function webhookUrlLookup(deps: {
             accept: 'application/json',
             'x-request-id': requestId,
             ...(traceparent ? { traceparent } : {}),
+            // issuedAt: the webhooks service checks it against its own system clock.
             ...signContext(
               { organizationId, role: 'ORG_ADMIN', requestId, issuedAt: Date.now() },
               deps.signingSecret,

@@ -11,16 +11,11 @@ import { type Binding, implement, ok, parseInput } from '@parametric/http';
 import type { NextFunction, Request, Response } from 'express';
 import type { ApiKeys } from '../api-keys/domain';
 import type { GatewayRepositories } from '../repositories';
-import {
-  opsOrganizationView,
-  recordKybDecision,
-  requireOrganization,
-  setActive,
-  setServiceTier,
-} from './domain';
+import type { Ops } from './domain';
 
 export interface OpsContext {
   repositories: GatewayRepositories;
+  ops: Ops;
   apiKeys: ApiKeys;
   /** Called after a write that recorded an event, so the relay picks it up at once. */
   onEventRecorded: () => void;
@@ -33,31 +28,31 @@ export interface OpsContext {
 
 /** The ops interface (docs/ops.md): admin actions on one organization, which partners cannot take. */
 export const opsRoutes: Binding<OpsContext>[] = [
-  implement(opsGetOrganization, async ({ params }, { repositories, webhookUrlOf }) => {
-    const view = await opsOrganizationView(repositories.forOrganization(params.id));
+  implement(opsGetOrganization, async ({ params }, { repositories, ops, webhookUrlOf }) => {
+    const view = await ops.view(repositories.forOrganization(params.id));
     return ok({ ...view, webhookUrl: await webhookUrlOf(view.id) });
   }),
-  implement(opsSetKyb, async ({ params, body }, { repositories, onEventRecorded }) => {
+  implement(opsSetKyb, async ({ params, body }, { repositories, ops, onEventRecorded }) => {
     const tenant = repositories.forOrganization(params.id);
-    const { organization, eventRecorded } = await recordKybDecision(tenant, body);
+    const { organization, eventRecorded } = await ops.recordKybDecision(tenant, body);
     if (eventRecorded) onEventRecorded();
-    return ok(await opsOrganizationView(tenant, organization));
+    return ok(await ops.view(tenant, organization));
   }),
-  implement(opsSetServiceTier, async ({ params, body }, { repositories }) => {
+  implement(opsSetServiceTier, async ({ params, body }, { repositories, ops }) => {
     const tenant = repositories.forOrganization(params.id);
-    return ok(await opsOrganizationView(tenant, await setServiceTier(tenant, body.serviceTier)));
+    return ok(await ops.view(tenant, await ops.setServiceTier(tenant, body.serviceTier)));
   }),
-  implement(opsDeactivate, async ({ params }, { repositories }) => {
+  implement(opsDeactivate, async ({ params }, { repositories, ops }) => {
     const tenant = repositories.forOrganization(params.id);
-    return ok(await opsOrganizationView(tenant, await setActive(tenant, false)));
+    return ok(await ops.view(tenant, await ops.setActive(tenant, false)));
   }),
-  implement(opsActivate, async ({ params }, { repositories }) => {
+  implement(opsActivate, async ({ params }, { repositories, ops }) => {
     const tenant = repositories.forOrganization(params.id);
-    return ok(await opsOrganizationView(tenant, await setActive(tenant, true)));
+    return ok(await ops.view(tenant, await ops.setActive(tenant, true)));
   }),
-  implement(opsRotateApiKey, async ({ params }, { repositories, apiKeys }) => {
+  implement(opsRotateApiKey, async ({ params }, { repositories, ops, apiKeys }) => {
     const tenant = repositories.forOrganization(params.id);
-    await requireOrganization(tenant);
+    await ops.requireOrganization(tenant);
     return ok(await apiKeys.rotate(tenant, 'ops'));
   }),
 ];
@@ -66,10 +61,10 @@ export const opsRoutes: Binding<OpsContext>[] = [
  * Underwriting lives in the policy service, which cannot tell whether an organization exists:
  * the gateway checks before forwarding, so an unknown organization is 404 here.
  */
-export function requireKnownOrganization(repositories: GatewayRepositories) {
+export function requireKnownOrganization(repositories: GatewayRepositories, ops: Ops) {
   return async (req: Request, _res: Response, next: NextFunction) => {
     const { params } = parseInput({ params: idParams }, req) as { params: { id: string } };
-    await requireOrganization(repositories.forOrganization(params.id));
+    await ops.requireOrganization(repositories.forOrganization(params.id));
     next();
   };
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '@parametric/http';
+import type { Clock } from '../clock';
 import { issueCredentials } from '../credentials/secrets';
 import type { GatewayDataAcross, GatewayRepositories, TenantGatewayData } from '../repositories';
 import { joinAdmins } from '../users/admin-roster';
@@ -26,6 +27,7 @@ export interface OrganizationDeps {
   pepper: string;
   /** Registration's first dashboard user is made by the users module. */
   users: Pick<Users, 'createFirstAdmin'>;
+  clock: Clock;
 }
 
 /** Organizations, bound once per process; each call names the organization or registers one. */
@@ -68,7 +70,13 @@ async function registerOrganization(
     try {
       admin = await deps.users.createFirstAdmin(tenant, first);
     } catch (err) {
-      if (!(err instanceof AppError && err.code === 'CONFLICT' && (await reclaimOrphan(across, first.email))))
+      if (
+        !(
+          err instanceof AppError &&
+          err.code === 'CONFLICT' &&
+          (await reclaimOrphan(deps, across, first.email))
+        )
+      )
         throw err;
       admin = await deps.users.createFirstAdmin(tenant, first);
     }
@@ -136,9 +144,9 @@ async function updateSettings(
  * between the two writes) and is old enough that no registration is still making it. Answers
  * whether it did.
  */
-async function reclaimOrphan(across: GatewayDataAcross, email: string) {
+async function reclaimOrphan(deps: OrganizationDeps, across: GatewayDataAcross, email: string) {
   const holder = await across.users.findOne({ email }).lean<UserDoc>();
-  if (!holder || holder.createdAt.getTime() > Date.now() - ORPHAN_AGE_MS) return false;
+  if (!holder || holder.createdAt.getTime() > deps.clock().getTime() - ORPHAN_AGE_MS) return false;
   if (await across.organizations.exists({ _id: holder.organizationId })) return false;
   await Promise.all([
     across.users.deleteOne({ _id: holder._id, organizationId: holder.organizationId }),

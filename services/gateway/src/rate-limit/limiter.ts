@@ -4,6 +4,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { Limit, LimitSpec } from './limits';
 
+/** The reset is when Redis expires the window: real time, as the partner's clock reads it. */
 function setHeaders(res: Response, spec: LimitSpec, state: RateLimiterRes): void {
   res.setHeader('X-RateLimit-Limit', String(spec.points));
   res.setHeader('X-RateLimit-Remaining', String(Math.max(0, state.remainingPoints)));

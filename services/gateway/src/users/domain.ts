@@ -1,6 +1,7 @@
 import type { Role } from '@parametric/contracts';
 import { AppError } from '@parametric/http';
 import { isDuplicateKey } from '@parametric/mongo';
+import type { Clock } from '../clock';
 import { assertAcceptablePassword, hashPassword } from '../credentials/passwords';
 import { hashCredential, randomSecret } from '../credentials/secrets';
 import type { GatewayDataAcross, GatewayRepositories, TenantGatewayData } from '../repositories';
@@ -13,6 +14,7 @@ export interface UsersDeps {
   /** Invitation tokens are stored only as HMACs under it (credentials/secrets.ts). */
   pepper: string;
   invitationTtlSeconds: number;
+  clock: Clock;
   /** An invitation's token is all its redeemer has: its user is found across organizations. */
   repositories: Pick<GatewayRepositories, 'acrossOrganizations' | 'forOrganization'>;
 }
@@ -26,8 +28,10 @@ export function createUsers(deps: UsersDeps) {
     reissueInvitation: (tenant: TenantGatewayData, userId: string) => reissueInvitation(deps, tenant, userId),
     list: listUsers,
     read: readUser,
-    update: updateUser,
-    deactivate: deactivateUser,
+    update: (tenant: TenantGatewayData, userId: string, changes: UserChanges) =>
+      updateUser(deps, tenant, userId, changes),
+    deactivate: (tenant: TenantGatewayData, userId: string) =>
+      updateUser(deps, tenant, userId, { active: false }),
     acceptInvitation: (input: { token: string; password: string }) => acceptInvitation(deps, across, input),
     createFirstAdmin,
   };
@@ -45,7 +49,7 @@ function newInvitation(deps: UsersDeps) {
   return {
     token,
     hash: hashCredential(deps.pepper, token),
-    expiresAt: new Date(Date.now() + deps.invitationTtlSeconds * 1000),
+    expiresAt: new Date(deps.clock().getTime() + deps.invitationTtlSeconds * 1000),
   };
 }
 
@@ -126,16 +130,14 @@ async function readUser(tenant: TenantGatewayData, userId: string) {
 const isActiveAdmin = (user: Pick<UserDoc, 'status' | 'role'>) =>
   user.status === 'ACTIVE' && user.role === 'ORG_ADMIN';
 
+type UserChanges = { name?: string; role?: Role; active?: boolean };
+
 /**
  * Changes a user's name, role or active state. Deactivation revokes every sign-in session of
  * the user (its tokens also fail the per-request check at once); a role change applies to
  * the user's live tokens on their next request. The last active ORG_ADMIN stays one.
  */
-async function updateUser(
-  tenant: TenantGatewayData,
-  userId: string,
-  changes: { name?: string; role?: Role; active?: boolean },
-) {
+async function updateUser(deps: UsersDeps, tenant: TenantGatewayData, userId: string, changes: UserChanges) {
   const user = await tenant.users.findById(userId).lean<UserDoc>();
   if (!user) throw AppError.notFound('User');
 
@@ -150,6 +152,7 @@ async function updateUser(
 
   if (wasAdmin && !willBeAdmin) await leaveAdmins(tenant, userId);
   const deactivating = status === 'DEACTIVATED' && user.status !== 'DEACTIVATED';
+  const now = deps.clock();
   const updated = await tenant.users.findOneAndUpdate(
     // Conditional on what was read, so two concurrent changes cannot interleave.
     { _id: userId, status: user.status, role: user.role },
@@ -158,9 +161,7 @@ async function updateUser(
         ...(changes.name !== undefined ? { name: changes.name } : {}),
         role,
         status,
-        ...(deactivating
-          ? { deactivatedAt: new Date(), invitationHash: null, invitationExpiresAt: null }
-          : {}),
+        ...(deactivating ? { deactivatedAt: now, invitationHash: null, invitationExpiresAt: null } : {}),
         ...(status !== 'DEACTIVATED' ? { deactivatedAt: null } : {}),
       },
     },
@@ -172,14 +173,10 @@ async function updateUser(
     );
   }
   if (!wasAdmin && willBeAdmin) await joinAdmins(tenant, userId);
-  if (deactivating) await revokeUserSessions(tenant, userId, 'USER_DEACTIVATED');
+  if (deactivating) await revokeUserSessions(tenant, userId, 'USER_DEACTIVATED', now);
   // The user's live tokens see the new role or state on their next request, on any replica.
   await tenant.authChanged();
   return userView(updated);
-}
-
-function deactivateUser(tenant: TenantGatewayData, userId: string) {
-  return updateUser(tenant, userId, { active: false });
 }
 
 const invalidInvitation = () =>
@@ -195,7 +192,7 @@ async function acceptInvitation(
 ) {
   const invitationHash = hashCredential(deps.pepper, input.token);
   const user = await across.users.findOne({ invitationHash, status: 'INVITED' }).lean<UserDoc>();
-  if (!user?.invitationExpiresAt || user.invitationExpiresAt.getTime() <= Date.now()) {
+  if (!user?.invitationExpiresAt || user.invitationExpiresAt.getTime() <= deps.clock().getTime()) {
     throw invalidInvitation();
   }
   const organization = await across.organizations.findById(user.organizationId).lean();

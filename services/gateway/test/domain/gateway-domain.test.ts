@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { connectMongoose, type MongooseHandle, outcome } from '@parametric/test-harness';
 import { type ApiKeys, createApiKeys } from '../../src/api-keys/domain';
 import { hashCredential } from '../../src/credentials/secrets';
-import { opsOrganizationView, recordKybDecision, requireOrganization, setActive } from '../../src/ops/domain';
+import { createOps, type Ops } from '../../src/ops/domain';
 import { createOrganizations, type Organizations } from '../../src/organizations/domain';
 import { type GatewayRepositories, gatewayRepositories } from '../../src/repositories';
 import { createUsers, type Users } from '../../src/users/domain';
@@ -10,19 +10,24 @@ import { createUsers, type Users } from '../../src/users/domain';
 /** The gateway's domain functions called directly on the run's MongoDB (no HTTP). */
 
 const PEPPER = 'domain-test-pepper-0123456789';
+/** The clock every module here reads: what they stamp is this instant, whatever the machine's time. */
+const AT = new Date('2026-03-01T09:00:00.000Z');
+const clock = () => AT;
 let handle: MongooseHandle;
 let repositories: GatewayRepositories;
 let users: Users;
 let organizations: Organizations;
 let apiKeys: ApiKeys;
+let ops: Ops;
 
 beforeAll(async () => {
   handle = await connectMongoose('gateway_domain');
   repositories = gatewayRepositories(handle.connection);
   await repositories.init();
-  users = createUsers({ pepper: PEPPER, invitationTtlSeconds: 3600, repositories });
-  organizations = createOrganizations({ repositories, pepper: PEPPER, users });
-  apiKeys = createApiKeys({ pepper: PEPPER });
+  users = createUsers({ pepper: PEPPER, invitationTtlSeconds: 3600, repositories, clock });
+  organizations = createOrganizations({ repositories, pepper: PEPPER, users, clock });
+  apiKeys = createApiKeys({ pepper: PEPPER, clock });
+  ops = createOps({ clock });
 });
 
 afterAll(async () => {
@@ -61,6 +66,7 @@ describe('registerOrganization', () => {
         repositories: { ...repositories, acrossOrganizations: () => broken },
         pepper: PEPPER,
         users,
+        clock,
       }).register({ name: 'Orphan', type: 'COOPERATIVE', countryCode: 'KE' }),
     ).rejects.toThrow('write refused');
     expect(await across.organizations.countDocuments()).toBe(before);
@@ -114,7 +120,7 @@ describe('API keys', () => {
     const stored = await tenant.apiKey.get();
     expect(stored?.keyHash).toBe(hashCredential(PEPPER, rotated.apiKey));
     expect(stored?.keyHash).not.toBe(hashCredential(PEPPER, organization.apiKey));
-    expect((await apiKeys.metadata(tenant)).active).toBe(true);
+    expect(await apiKeys.metadata(tenant)).toMatchObject({ active: true, rotatedAt: AT.toISOString() });
   });
 
   it('revokes only the key that asked: a revoke with a replaced key changes nothing', async () => {
@@ -145,9 +151,10 @@ describe('ops decisions', () => {
   it('records a KYB decision and its event in one write; repeating it records nothing', async () => {
     const { organization } = await register();
     const tenant = repositories.forOrganization(organization.id);
-    const first = await recordKybDecision(tenant, { status: 'VERIFIED', notes: 'checked' });
+    const first = await ops.recordKybDecision(tenant, { status: 'VERIFIED', notes: 'checked' });
     expect([first.eventRecorded, first.organization.kybStatus]).toEqual([true, 'VERIFIED']);
-    const again = await recordKybDecision(tenant, { status: 'VERIFIED' });
+    expect((await ops.view(tenant)).kybUpdatedAt).toBe(AT.toISOString());
+    const again = await ops.recordKybDecision(tenant, { status: 'VERIFIED' });
     expect(again.eventRecorded).toBe(false);
     const stored = await handle.connection
       .collection('organizations')
@@ -159,7 +166,7 @@ describe('ops decisions', () => {
   it('a rejection carries its notes in the event', async () => {
     const { organization } = await register();
     const tenant = repositories.forOrganization(organization.id);
-    await recordKybDecision(tenant, { status: 'REJECTED', notes: 'certificate expired' });
+    await ops.recordKybDecision(tenant, { status: 'REJECTED', notes: 'certificate expired' });
     const stored = await handle.connection
       .collection('organizations')
       .findOne({ _id: organization.id as never });
@@ -172,17 +179,17 @@ describe('ops decisions', () => {
   it('deactivates and re-activates, and shows the key metadata to ops', async () => {
     const { organization } = await register();
     const tenant = repositories.forOrganization(organization.id);
-    expect((await setActive(tenant, false)).isActive).toBe(false);
-    const view = await opsOrganizationView(tenant);
+    expect((await ops.setActive(tenant, false)).isActive).toBe(false);
+    const view = await ops.view(tenant);
     expect([view.isActive, view.apiKey?.active, view.kybNotes]).toEqual([false, true, null]);
-    expect((await setActive(tenant, true)).isActive).toBe(true);
+    expect((await ops.setActive(tenant, true)).isActive).toBe(true);
   });
 
   it('an unknown organization is NOT_FOUND for every ops decision', async () => {
     const unknown = repositories.forOrganization(randomUUID());
-    expect((await outcome(requireOrganization(unknown))).code).toBe('NOT_FOUND');
-    expect((await outcome(recordKybDecision(unknown, { status: 'VERIFIED' }))).code).toBe('NOT_FOUND');
-    expect((await outcome(setActive(unknown, false))).code).toBe('NOT_FOUND');
-    expect((await outcome(opsOrganizationView(unknown))).code).toBe('NOT_FOUND');
+    expect((await outcome(ops.requireOrganization(unknown))).code).toBe('NOT_FOUND');
+    expect((await outcome(ops.recordKybDecision(unknown, { status: 'VERIFIED' }))).code).toBe('NOT_FOUND');
+    expect((await outcome(ops.setActive(unknown, false))).code).toBe('NOT_FOUND');
+    expect((await outcome(ops.view(unknown))).code).toBe('NOT_FOUND');
   });
 });

@@ -17,6 +17,8 @@ import { createUsers, type Users } from '../../src/users/domain';
 /** The dashboard-user rules called directly (no HTTP), on the run's MongoDB. */
 
 const PEPPER = 'users-domain-pepper-0123456789';
+/** The users module's clock: what it stamps is this instant, whatever the machine's time. */
+const AT = new Date('2026-03-01T09:00:00.000Z');
 let handle: MongooseHandle;
 let repositories: GatewayRepositories;
 let users: Users;
@@ -25,7 +27,7 @@ beforeAll(async () => {
   handle = await connectMongoose('gateway_users_domain');
   repositories = gatewayRepositories(handle.connection);
   await repositories.init();
-  users = createUsers({ pepper: PEPPER, invitationTtlSeconds: 60, repositories });
+  users = createUsers({ pepper: PEPPER, invitationTtlSeconds: 60, repositories, clock: () => AT });
 });
 
 afterAll(async () => {
@@ -153,6 +155,19 @@ describe('the admin roster', () => {
     await tenant.users.updateOne({ _id: ids[0] }, { $set: { status: 'DEACTIVATED' } });
     await tenant.adminRoster.updateOne({}, { $set: { activeAdminIds: [] } });
     expect(await outcome(leaveAdmins(tenant, stray._id))).toMatchObject({ code: 'CONFLICT' });
+  });
+
+  it('stamps invitations and deactivations with the clock: an invitation lasts its TTL from now', async () => {
+    const tenant = repositories.forOrganization(randomUUID());
+    const invited = await users.invite(tenant, {
+      email: `t-${randomUUID()}@example.org`,
+      name: 'T',
+      role: 'ORG_VIEWER',
+    });
+    expect(invited.invitationExpiresAt).toBe(new Date(AT.getTime() + 60_000).toISOString());
+    await users.deactivate(tenant, invited.user.id);
+    const stored = await tenant.users.findById(invited.user.id).lean();
+    expect([stored?.status, stored?.deactivatedAt]).toEqual(['DEACTIVATED', AT]);
   });
 
   it('updateUser keeps the roster in step with promotions, demotions and deactivation', async () => {
