@@ -16,27 +16,34 @@ import { connectMongo, pingMongo } from '@parametric/mongo';
 import { createProducer, createQueueStats, openQueues } from '@parametric/queue';
 import { connectFailFast } from '@parametric/redis';
 import { type Express, type NextFunction, type Request, type Response, Router } from 'express';
+import { createApiKeys } from './api-keys/domain';
 import { auditRoutes } from './audit/routes';
 import { opsActor, recordOpsActions } from './audit/trail';
-import { accessTokens } from './auth/access-tokens';
 import { beforeBody } from './auth/before-body';
 import { requireCapability } from './auth/capabilities';
-import { loginThrottle } from './auth/login-throttle';
-import { dummyHash } from './auth/passwords';
+import { requireOpsToken } from './auth/ops-token';
 import { authenticate, principalCache, principalOf, requirePrincipalCounting } from './auth/principal';
 import { authVersions } from './auth/versions';
+import { type Clock, systemClock } from './clock';
 import { dashboardTokenKeys, type GatewayConfig } from './config';
+import { accessTokens } from './credentials/access-tokens';
+import { dummyHash } from './credentials/passwords';
 import { docsAssets, docsRoutes, opsDocsRoutes } from './docs/routes';
 import { forwardingRoutes, opsForwardingRoutes, publicForwardingRoutes } from './forwarding/routes';
 import { upstreams as createUpstreams } from './forwarding/upstreams';
+import { webhookUrlLookup } from './forwarding/webhook-url';
+import { createOps } from './ops/domain';
 import { QUEUE_DASHBOARD_PATH, queueDashboard } from './ops/queue-dashboard';
-import { opsRoutes, requireKnownOrganization, requireOpsToken } from './ops/routes';
-import { webhookUrlLookup } from './organizations/webhook-url';
-import { organizationRoutes, registrationRoutes } from './partner-routes';
-import { rateLimit, redisLimit } from './rate-limit/limiter';
+import { opsRoutes, requireKnownOrganization } from './ops/routes';
+import { createOrganizations } from './organizations/domain';
+import { organizationRoutes, type PartnerContext, registrationRoutes } from './partner-routes';
+import { rateLimit } from './rate-limit/limiter';
+import { redisLimit } from './rate-limit/limits';
+import { loginThrottle } from './rate-limit/login-throttle';
 import { gatewayRepositories, type TenantGatewayData } from './repositories';
-import type { SignInDeps } from './sessions/domain';
-import { signInRoutes, userRoutes } from './users/routes';
+import { createSessions } from './sessions/domain';
+import { createUsers } from './users/domain';
+import { signInRoutes, type UserRoutesContext, userRoutes } from './users/routes';
 
 export interface RunningGateway {
   partnerUrl: string;
@@ -82,8 +89,15 @@ function onlyWhen(when: (req: Request) => boolean, router: Router) {
 /** How long a request waits for the auth stamp check before reading MongoDB instead. */
 const AUTH_REDIS_TIMEOUT_MS = 1_000;
 
-/** Starts the gateway: partner API (with `/healthz`, `/readyz`) and the ops API on its own port. */
-export async function startGateway(config: GatewayConfig, logger: Logger): Promise<RunningGateway> {
+/**
+ * Starts the gateway: partner API (with `/healthz`, `/readyz`) and the ops API on its own port.
+ * `clock` is where every rule, token and audit entry reads the time (tests move it).
+ */
+export async function startGateway(
+  config: GatewayConfig,
+  logger: Logger,
+  clock: Clock = systemClock,
+): Promise<RunningGateway> {
   const connection = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
   // Rate limiting must not queue commands while Redis is away: fail fast, fall back to memory.
   const redis = await connectFailFast(config.REDIS_URL, logger, 'rate-limits');
@@ -177,8 +191,11 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const tokens = accessTokens(dashboardTokenKeys(config), {
     issuer: config.DASHBOARD_TOKEN_ISSUER,
     ttlSeconds: config.ACCESS_TOKEN_TTL_SECONDS,
+    clock,
   });
-  const signIn: SignInDeps = {
+  // The domain modules, bound once to what they need; a request hands them a tenant and its input.
+  const apiKeys = createApiKeys({ pepper, clock });
+  const sessions = createSessions({
     across,
     tenantOf: repositories.forOrganization,
     pepper,
@@ -191,8 +208,16 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     }),
     dummyHash: await dummyHash(),
     logger,
-  };
-  const invitations = { pepper, invitationTtlSeconds: config.INVITATION_TTL_SECONDS };
+    clock,
+  });
+  const users = createUsers({
+    pepper,
+    invitationTtlSeconds: config.INVITATION_TTL_SECONDS,
+    repositories,
+    clock,
+  });
+  const organizationDomain = createOrganizations({ repositories, pepper, users, clock });
+  const ops = createOps({ clock });
   const upstreams = createUpstreams({ connections: config.FORWARD_CONNECTIONS });
   const webhookUrlOf = webhookUrlLookup({
     webhooksUrl: config.WEBHOOKS_URL,
@@ -240,6 +265,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         limits,
         clientIp,
         logger,
+        clock,
       }),
       requirePrincipalCounting((reason) => authFailures.inc({ reason })),
       requireCapability(),
@@ -263,10 +289,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     mountRoutes(Router(), docsRoutes, () => undefined),
     docsAssets(),
   );
-  publicApi.use(mountRoutes(Router(), registrationRoutes, () => ({ repositories, pepper })));
-  publicApi.use(
-    mountRoutes(Router(), signInRoutes, (req) => ({ signIn, repositories, clientIp: clientIp(req) })),
-  );
+  const anonymousContext = { organizations: organizationDomain };
+  publicApi.use(mountRoutes(Router(), registrationRoutes, () => anonymousContext));
+  publicApi.use(mountRoutes(Router(), signInRoutes, (req) => ({ sessions, users, clientIp: clientIp(req) })));
   publicApi.use(publicForwardingRoutes(forwarding));
   partnerApp.use(
     '/api',
@@ -280,22 +305,27 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     onlyWhen((req) => req.principal !== undefined, callerApi),
   );
   callerApi.use(
-    mountRoutes(Router(), [...organizationRoutes, ...userRoutes], (req) => {
-      const principal = principalOf(req);
-      let tenant: TenantGatewayData | undefined;
-      return {
-        principal,
-        // Made when a handler asks: reads of the caller (GET /organizations/me, /auth/session) never do.
-        get tenant() {
-          tenant ??= repositories.forOrganization(principal.organization._id);
-          return tenant;
-        },
-        pepper,
-        // Under the stamp this request saw, so a cached URL is only used while it holds.
-        webhookUrlOf: (organizationId: string) => webhookUrlOf(organizationId, req.authVersion),
-        invitations,
-      };
-    }),
+    mountRoutes<PartnerContext & UserRoutesContext>(
+      Router(),
+      [...organizationRoutes, ...userRoutes],
+      (req) => {
+        const principal = principalOf(req);
+        let tenant: TenantGatewayData | undefined;
+        return {
+          principal,
+          // Made when a handler asks: reads of the caller (GET /organizations/me, /auth/session) never do.
+          get tenant() {
+            tenant ??= repositories.forOrganization(principal.organization._id);
+            return tenant;
+          },
+          organizations: organizationDomain,
+          apiKeys,
+          users,
+          // Under the stamp this request saw, so a cached URL is only used while it holds.
+          webhookUrlOf: (organizationId: string) => webhookUrlOf(organizationId, req.authVersion),
+        };
+      },
+    ),
     forwardingRoutes(forwarding),
   );
   finishApp(partnerApp, logger);
@@ -316,6 +346,15 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     metrics: metrics.http,
   });
   const audit = repositories.opsAudit();
+  const auditContext = { audit };
+  const opsContext = {
+    repositories,
+    ops,
+    apiKeys,
+    onEventRecorded: () => relay.kick(),
+    // Asked afresh on every ops read (no stamp): ops reads are rare, and this is the partner view's lookup.
+    webhookUrlOf: (organizationId: string) => webhookUrlOf(organizationId),
+  };
   // Behind the ops token like the rest of the ops API (checked above, before any body).
   opsApp.use('/ops', metricsRoutes(metrics.handler));
   const inspected = openQueues({
@@ -331,26 +370,27 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       audit,
       actor: opsActor(config.OPS_TOKEN),
       logger,
+      clock,
     }),
   );
   opsApp.use(
     '/ops',
-    recordOpsActions({ audit, repositories, opsToken: config.OPS_TOKEN, logger }),
+    recordOpsActions({
+      audit,
+      organizationView: (organizationId) => ops.view(repositories.forOrganization(organizationId)),
+      opsToken: config.OPS_TOKEN,
+      logger,
+      clock,
+    }),
     answerOptions(Object.values(OPS_ROUTES).flat()),
     mountRoutes(Router(), opsDocsRoutes, () => undefined),
-    mountRoutes(Router(), auditRoutes, () => ({ audit })),
-    mountRoutes(Router(), opsRoutes, () => ({
-      repositories,
-      pepper,
-      onEventRecorded: () => relay.kick(),
-      // Asked afresh on every ops read (no stamp): ops reads are rare, and this is the partner view's lookup.
-      webhookUrlOf: (organizationId: string) => webhookUrlOf(organizationId),
-    })),
+    mountRoutes(Router(), auditRoutes, () => auditContext),
+    mountRoutes(Router(), opsRoutes, () => opsContext),
   );
   // Underwriting lives in the policy service, which cannot tell whether an organization exists.
   opsApp.use(
     ['licences', 'capacity', 'underwriting'].map((section) => `/ops/organizations/:id/${section}`),
-    requireKnownOrganization(repositories),
+    requireKnownOrganization(repositories, ops),
   );
   opsApp.use('/ops', opsForwardingRoutes(forwarding));
   finishApp(opsApp, logger);

@@ -7,45 +7,43 @@ import {
   updateSettings as updateSettingsRoute,
 } from '@parametric/contracts';
 import { type Binding, created, implement, ok } from '@parametric/http';
-import { apiKeyMetadata, revokeApiKey, rotateCredentials } from './api-keys/domain';
+import type { ApiKeys } from './api-keys/domain';
 import type { Principal } from './auth/principal';
-import { readOrganization, registerOrganization, updateSettings } from './organizations/domain';
-import type { GatewayRepositories, TenantGatewayData } from './repositories';
-import type { InvitationSettings } from './users/domain';
+import type { Organizations } from './organizations/domain';
+import type { TenantGatewayData } from './repositories';
 
 export interface AnonymousContext {
-  repositories: GatewayRepositories;
-  pepper: string;
+  organizations: Organizations;
 }
 
 /** What an authenticated partner handler may touch: its own organization's data. */
 export interface PartnerContext {
   principal: Principal;
   tenant: TenantGatewayData;
-  pepper: string;
+  organizations: Organizations;
+  apiKeys: ApiKeys;
   webhookUrlOf: (organizationId: string) => Promise<string | null>;
-  invitations: InvitationSettings;
 }
 
 /** `POST /auth/register-organization`: the one partner route without a key. */
 export const registrationRoutes: Binding<AnonymousContext>[] = [
-  implement(registerOrganizationRoute, async ({ body }, { repositories, pepper }) =>
-    created(await registerOrganization(repositories, body, pepper)),
+  implement(registerOrganizationRoute, async ({ body }, { organizations }) =>
+    created(await organizations.register(body)),
   ),
 ];
 
 /** The organization and its API key (spec 2.2, 2.10, 4). */
 export const organizationRoutes: Binding<PartnerContext>[] = [
-  implement(getOrganization, async (_input, { principal, webhookUrlOf }) =>
-    ok(await readOrganization(principal.organization, webhookUrlOf)),
+  implement(getOrganization, async (_input, { principal, organizations, webhookUrlOf }) =>
+    ok(await organizations.read(principal.organization, webhookUrlOf)),
   ),
-  implement(updateSettingsRoute, async ({ body }, { tenant }) => ok(await updateSettings(tenant, body))),
-  implement(getApiKey, async (_input, { tenant }) => ok(await apiKeyMetadata(tenant))),
-  implement(rotateApiKey, async (_input, { tenant, pepper }) =>
-    ok(await rotateCredentials(tenant, pepper, 'rot')),
+  implement(updateSettingsRoute, async ({ body }, { tenant, organizations }) =>
+    ok(await organizations.updateSettings(tenant, body)),
   ),
-  implement(revokeApiKeyRoute, async (_input, { tenant, principal }) =>
+  implement(getApiKey, async (_input, { tenant, apiKeys }) => ok(await apiKeys.metadata(tenant))),
+  implement(rotateApiKey, async (_input, { tenant, apiKeys }) => ok(await apiKeys.rotate(tenant, 'rot'))),
+  implement(revokeApiKeyRoute, async (_input, { tenant, principal, apiKeys }) =>
     // A dashboard admin revokes the organization's current key; the key itself, only itself.
-    ok(await revokeApiKey(tenant, principal.kind === 'apiKey' ? principal.keyHash : undefined)),
+    ok(await apiKeys.revoke(tenant, principal.kind === 'apiKey' ? principal.keyHash : undefined)),
   ),
 ];

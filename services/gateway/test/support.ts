@@ -8,6 +8,7 @@ import {
   uniqueRedisPrefix,
 } from '@parametric/test-harness';
 import mongoose from 'mongoose';
+import type { Clock } from '../src/clock';
 import { type GatewayConfig, gatewayConfigSchema } from '../src/config';
 import { type RunningGateway, startGateway } from '../src/gateway';
 
@@ -162,13 +163,29 @@ export async function signInAs(
   };
 }
 
+/**
+ * A clock that runs with the machine's, and that a test moves forward: time passes for the
+ * gateway (an invitation lapses, a token expires) without the test waiting for it.
+ */
+export function movingClock(): { now: Clock; advance(ms: number): void } {
+  let aheadMs = 0;
+  return {
+    now: () => new Date(Date.now() + aheadMs),
+    advance: (ms) => {
+      aheadMs += ms;
+    },
+  };
+}
+
 export async function startTestGateway(
   overrides: Record<string, string> = {},
   /** The gateway's logger (silent unless a test captures what it logs). */
   logger: Logger = createLogger({ name: 'gateway-test', level: 'silent' }),
+  /** Where the gateway reads the time (the machine's unless a test moves it). */
+  clock?: Clock,
 ): Promise<TestGateway> {
   const config = testConfig({ REGISTRATION_LIMIT_POINTS: '1000', ...overrides });
-  const gateway = await startGateway(config, logger);
+  const gateway = await startGateway(config, logger, clock);
   const db = await mongoose.createConnection(config.MONGO_URL, { dbName: config.MONGO_DB }).asPromise();
   const api = (method: string, path: string, options?: CallOptions) =>
     call(method, `${gateway.partnerUrl}${path}`, options);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GOOD_PASSWORD, signInAs, startTestGateway, type TestGateway } from './support';
+import { GOOD_PASSWORD, movingClock, signInAs, startTestGateway, type TestGateway } from './support';
 
 /**
  * Dashboard user management through the gateway (issue 12): invitations, acceptance,
@@ -136,7 +136,8 @@ describe('accepting an invitation', () => {
   });
 
   it('refuses a lapsed invitation; a reissued one works and replaces the old token', async () => {
-    const short = await startTestGateway({ INVITATION_TTL_SECONDS: '1' });
+    const clock = movingClock();
+    const short = await startTestGateway({ INVITATION_TTL_SECONDS: '3600' }, undefined, clock.now);
     try {
       const org = await short.register();
       const invited = (
@@ -145,7 +146,8 @@ describe('accepting an invitation', () => {
           body: { email: email(), name: 'Late Larry', role: 'ORG_VIEWER' },
         })
       ).body.data;
-      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      // The invitation's hour and a second pass for the gateway, and for no one else.
+      clock.advance(3_601_000);
       const late = await short.api('POST', '/auth/accept-invitation', {
         body: { token: invited.invitationToken, password: GOOD_PASSWORD },
       });

@@ -3,8 +3,7 @@ import { GATEWAY_OPS_ROUTES, OPS_ROUTES } from '@parametric/contracts';
 import { type RouteContract, uuid } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import type { NextFunction, Request, Response } from 'express';
-import { opsOrganizationView } from '../ops/domain';
-import type { GatewayRepositories } from '../repositories';
+import type { Clock } from '../clock';
 import type { AuditEntryDoc, AuditModel } from './model';
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -66,9 +65,14 @@ export function opsActor(token: string): string {
  */
 export function recordOpsActions(deps: {
   audit: AuditModel;
-  repositories: GatewayRepositories;
+  /**
+   * The organization as ops read it (ops/domain.ts), kept as `before` of an action on it; rejects
+   * for an organization that does not exist. Handed in, so the trail depends on no ops module.
+   */
+  organizationView: (organizationId: string) => Promise<unknown>;
   opsToken: string;
   logger: Logger;
+  clock: Clock;
 }) {
   const actor = opsActor(deps.opsToken);
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
@@ -87,7 +91,7 @@ export function recordOpsActions(deps: {
     const { matcher, targetId } = matched;
     const organizationId = matcher.contract.path.startsWith('/organizations/{id}') ? targetId : null;
     const before =
-      matcher.onOrganization && targetId ? await organizationSnapshot(deps.repositories, targetId) : null;
+      matcher.onOrganization && targetId ? await organizationSnapshot(deps.organizationView, targetId) : null;
 
     const send = res.send.bind(res);
     let recorded = false;
@@ -100,7 +104,7 @@ export function recordOpsActions(deps: {
       const answer = answerData(body);
       const entry: AuditEntryDoc = {
         _id: randomUUID(),
-        at: new Date(),
+        at: deps.clock(),
         actor,
         action: matcher.contract.operationId,
         method,
@@ -130,9 +134,12 @@ export function recordOpsActions(deps: {
   };
 }
 
-async function organizationSnapshot(repositories: GatewayRepositories, organizationId: string) {
+async function organizationSnapshot(
+  organizationView: (organizationId: string) => Promise<unknown>,
+  organizationId: string,
+) {
   try {
-    return await opsOrganizationView(repositories.forOrganization(organizationId));
+    return await organizationView(organizationId);
   } catch {
     return null; // no such organization: the action will say so
   }

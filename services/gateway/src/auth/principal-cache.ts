@@ -1,7 +1,8 @@
 /**
  * What a gateway replica remembers between requests, each entry with the organization's
  * version stamp (versions.ts) it was read under: a use is good only while Redis still holds
- * that stamp. Bounded in count (the oldest entry goes first) and in age.
+ * that stamp. Bounded in count (the oldest entry goes first) and in age; an entry's age is
+ * time elapsed in this process, as a timer measures it (`Date.now()`), not the service's clock.
  */
 export class StampedCache<V> {
   private readonly entries = new Map<

@@ -2,14 +2,16 @@ import { type Capability, ROLE_CAPABILITIES, type Role, roleHas } from '@paramet
 import { AppError } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { hashCredential, sameHash } from '../api-keys/credentials';
 import type { ApiKeyDoc } from '../api-keys/model';
+import type { Clock } from '../clock';
+import type { AccessTokenIssuer } from '../credentials/access-tokens';
+import { hashCredential, sameHash } from '../credentials/secrets';
 import type { OrganizationDoc } from '../organizations/model';
-import { consumeAll, type Limit, settle } from '../rate-limit/limiter';
+import { consumeAll, settle } from '../rate-limit/limiter';
+import type { Limit } from '../rate-limit/limits';
 import type { GatewayDataAcross } from '../repositories';
 import type { SessionDoc } from '../sessions/model';
 import type { UserDoc } from '../users/model';
-import type { AccessTokenIssuer } from './access-tokens';
 import { StampedCache } from './principal-cache';
 import type { AuthVersions, CheckResult } from './versions';
 
@@ -75,6 +77,7 @@ export interface AuthDeps {
   limits: { partner: Limit; anonymous: Limit; paymentsInitiate: Limit };
   clientIp: (req: Request) => string;
   logger: Logger;
+  clock: Clock;
 }
 
 /**
@@ -260,7 +263,7 @@ async function userPrincipal(deps: AuthDeps, token: string): Promise<Resolution>
     cached?.value.kind === 'user' &&
     cached.value.user._id === claims.sub &&
     cached.organizationId === claims.org &&
-    cached.value.session.expiresAt.getTime() > Date.now()
+    cached.value.session.expiresAt.getTime() > deps.clock().getTime()
       ? cached
       : undefined;
   // The token names the organization, so the stamp is read before anything else, hit or miss.

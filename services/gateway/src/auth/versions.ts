@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '@parametric/logger';
 import type { Redis } from 'ioredis';
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import type { Limit } from '../rate-limit/limiter';
+import type { Limit } from '../rate-limit/limits';
 
 /**
  * A version stamp per organization in Redis: a random token that every change to what a
@@ -119,6 +119,7 @@ export function authVersions(options: {
   const replace = (organizationId: string) =>
     within(redis.set(keyOf(organizationId), randomUUID(), 'EX', VERSION_TTL_SECONDS), options.timeoutMs);
 
+  // Retries are timers: their deadline is real time elapsed on this machine, not the service's clock.
   const retryLater = (organizationId: string, until: number) => {
     const timer = setTimeout(() => {
       retries.delete(timer);

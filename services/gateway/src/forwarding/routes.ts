@@ -25,7 +25,7 @@ export interface ForwardingDeps {
   /**
    * Called once a request that may change the organization's webhook URL has been forwarded
    * (whatever the answer: a timed-out change may still have been made), so gateways stop
-   * showing the URL they cached (organizations/webhook-url.ts).
+   * showing the URL they cached (webhook-url.ts).
    */
   webhookUrlChanged?: (organizationId: string) => Promise<void>;
 }
@@ -60,6 +60,7 @@ export function forwardingRoutes(deps: ForwardingDeps): Router {
       role: principal.role,
       ...(principal.kind === 'user' ? { userId: principal.user._id } : {}),
       requestId,
+      // The receiving service checks it against its own system clock (libs/http internal-context.ts).
       issuedAt: Date.now(),
       organization: {
         countryCode: organization.countryCode,
@@ -105,6 +106,7 @@ export function opsForwardingRoutes(deps: ForwardingDeps): Router {
   router.use(async (req: Request, res: Response, next: NextFunction) => {
     const match = FORWARDED_OPS_ROUTES.find((r) => r.path.test(req.path));
     if (!match) return next();
+    // issuedAt: the receiving service checks it against its own system clock (libs/http internal-context.ts).
     const context = { role: 'OPS' as const, requestId: String(req.id), issuedAt: Date.now() };
     await forward(req, res, deps.upstreams, {
       service: match.service,

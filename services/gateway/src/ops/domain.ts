@@ -1,10 +1,29 @@
 import { isoOrNull, MOBILE_MONEY_MARKETS, mobileMoneyMarketsText } from '@parametric/contracts';
 import { createEvent, outboxUpdate } from '@parametric/events';
 import { AppError } from '@parametric/http';
-import { keyMetadata } from '../api-keys/credentials';
+import { keyMetadata } from '../api-keys/view';
+import type { Clock } from '../clock';
 import type { OrganizationDoc } from '../organizations/model';
 import { organizationView } from '../organizations/view';
 import type { TenantGatewayData } from '../repositories';
+
+export interface OpsDeps {
+  clock: Clock;
+}
+
+/** What ops do to one organization, bound once per process; each call names the organization. */
+export function createOps(deps: OpsDeps) {
+  return {
+    view: opsOrganizationView,
+    recordKybDecision: (tenant: TenantGatewayData, decision: KybDecision) =>
+      recordKybDecision(deps, tenant, decision),
+    setServiceTier,
+    setActive,
+    requireOrganization,
+  };
+}
+
+export type Ops = ReturnType<typeof createOps>;
 
 async function load(tenant: TenantGatewayData): Promise<OrganizationDoc> {
   const org = await tenant.organization.get();
@@ -13,7 +32,7 @@ async function load(tenant: TenantGatewayData): Promise<OrganizationDoc> {
 }
 
 /** The organization as ops read it: the partner view, KYB notes, and the key's metadata. */
-export async function opsOrganizationView(tenant: TenantGatewayData, org?: OrganizationDoc | null) {
+async function opsOrganizationView(tenant: TenantGatewayData, org?: OrganizationDoc | null) {
   const found = org ?? (await load(tenant));
   const key = await tenant.apiKey.get();
   return {
@@ -24,15 +43,14 @@ export async function opsOrganizationView(tenant: TenantGatewayData, org?: Organ
   };
 }
 
+type KybDecision = { status: 'VERIFIED' | 'REJECTED'; notes?: string };
+
 /**
  * Records a KYB decision. The status change and its event (`kyb.verified` / `kyb.rejected`)
  * are one document write: both happen or neither. Repeating the current status changes
  * nothing and emits nothing. Returns whether an event was recorded.
  */
-export async function recordKybDecision(
-  tenant: TenantGatewayData,
-  decision: { status: 'VERIFIED' | 'REJECTED'; notes?: string },
-) {
+async function recordKybDecision(deps: OpsDeps, tenant: TenantGatewayData, decision: KybDecision) {
   const organizationId = tenant.organizationId;
   const kybStatus = decision.status;
   const notes = decision.notes ?? null;
@@ -43,7 +61,7 @@ export async function recordKybDecision(
   const outbox = outboxUpdate(event);
   const updated = await tenant.organization.findOneAndUpdate(
     { kybStatus: { $ne: kybStatus } },
-    { ...outbox, $set: { ...outbox.$set, kybStatus, kybNotes: notes, kybUpdatedAt: new Date() } },
+    { ...outbox, $set: { ...outbox.$set, kybStatus, kybNotes: notes, kybUpdatedAt: deps.clock() } },
   );
   if (updated) await tenant.authChanged();
   return { organization: updated ?? (await load(tenant)), eventRecorded: updated !== null };
@@ -58,7 +76,7 @@ export async function recordKybDecision(
  * is always allowed. The market is part of the update's filter: one write, no window between a
  * check and the change.
  */
-export async function setServiceTier(tenant: TenantGatewayData, serviceTier: OrganizationDoc['serviceTier']) {
+async function setServiceTier(tenant: TenantGatewayData, serviceTier: OrganizationDoc['serviceTier']) {
   const settles = serviceTier === 'DETERMINATION_AND_SETTLEMENT';
   const updated = await tenant.organization.findOneAndUpdate(
     settles ? { countryCode: { $in: [...MOBILE_MONEY_MARKETS] } } : {},
@@ -81,7 +99,7 @@ export async function setServiceTier(tenant: TenantGatewayData, serviceTier: Org
 }
 
 /** A deactivated organization's key gets 403 on every call (spec 5.6). */
-export async function setActive(tenant: TenantGatewayData, isActive: boolean) {
+async function setActive(tenant: TenantGatewayData, isActive: boolean) {
   const updated = await tenant.organization.findOneAndUpdate({}, { $set: { isActive } });
   if (!updated) throw AppError.notFound('Organization');
   await tenant.authChanged();
@@ -89,6 +107,6 @@ export async function setActive(tenant: TenantGatewayData, isActive: boolean) {
 }
 
 /** 404 unless the organization exists (ops actions forwarded to services that cannot tell). */
-export async function requireOrganization(tenant: TenantGatewayData): Promise<void> {
+async function requireOrganization(tenant: TenantGatewayData): Promise<void> {
   if (!(await tenant.organization.exists())) throw AppError.notFound('Organization');
 }

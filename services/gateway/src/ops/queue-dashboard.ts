@@ -7,6 +7,7 @@ import type { Logger } from '@parametric/logger';
 import type { Queue } from 'bullmq';
 import { type NextFunction, type Request, type Response, Router } from 'express';
 import type { AuditModel } from '../audit/model';
+import type { Clock } from '../clock';
 
 /** Where the dashboard lives on the ops port (behind the ops token, like the rest of `/ops`). */
 export const QUEUE_DASHBOARD_PATH = '/ops/queues';
@@ -25,6 +26,7 @@ export function queueDashboard(deps: {
   audit: AuditModel;
   actor: string;
   logger: Logger;
+  clock: Clock;
 }): Router {
   const server = new ExpressAdapter();
   server.setBasePath(QUEUE_DASHBOARD_PATH);
@@ -54,7 +56,7 @@ function refuseWrites(req: Request, _res: Response, next: NextFunction): void {
   );
 }
 
-function recordActions(deps: { audit: AuditModel; actor: string; logger: Logger }) {
+function recordActions(deps: { audit: AuditModel; actor: string; logger: Logger; clock: Clock }) {
   return (req: Request, res: Response, next: NextFunction): void => {
     if (READS.has(req.method)) {
       next();
@@ -65,7 +67,7 @@ function recordActions(deps: { audit: AuditModel; actor: string; logger: Logger 
       deps.audit
         .create({
           _id: randomUUID(),
-          at: new Date(),
+          at: deps.clock(),
           actor: deps.actor,
           action: 'opsQueueDashboard',
           method: req.method,

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '@parametric/http';
-import { issueCredentials } from '../api-keys/credentials';
-import type { GatewayRepositories, TenantGatewayData } from '../repositories';
+import type { Clock } from '../clock';
+import { issueCredentials } from '../credentials/secrets';
+import type { GatewayDataAcross, GatewayRepositories, TenantGatewayData } from '../repositories';
 import { joinAdmins } from '../users/admin-roster';
-import { createFirstAdmin } from '../users/domain';
+import type { Users } from '../users/domain';
 import type { UserDoc } from '../users/model';
 import { userView } from '../users/view';
 import type { OrganizationDoc } from './model';
@@ -18,6 +19,28 @@ export interface RegistrationInput {
   adminEmail?: string;
   adminPassword?: string;
 }
+
+export interface OrganizationDeps {
+  /** Registration creates a tenant, hence works across organizations. */
+  repositories: Pick<GatewayRepositories, 'acrossOrganizations' | 'forOrganization'>;
+  /** The new credential is stored only as HMACs under it (credentials/secrets.ts). */
+  pepper: string;
+  /** Registration's first dashboard user is made by the users module. */
+  users: Pick<Users, 'createFirstAdmin'>;
+  clock: Clock;
+}
+
+/** Organizations, bound once per process; each call names the organization or registers one. */
+export function createOrganizations(deps: OrganizationDeps) {
+  const across = deps.repositories.acrossOrganizations();
+  return {
+    register: (input: RegistrationInput) => registerOrganization(deps, across, input),
+    read: readOrganization,
+    updateSettings,
+  };
+}
+
+export type Organizations = ReturnType<typeof createOrganizations>;
 
 /**
  * How old a dashboard user must be, with no organization behind it, to count as left over from a
@@ -34,26 +57,31 @@ const ORPHAN_AGE_MS = 60_000;
  * by a registration that died half-way is reclaimed when its email registers again. The
  * plaintext key and secret are returned here and never stored.
  */
-export async function registerOrganization(
-  repositories: GatewayRepositories,
+async function registerOrganization(
+  deps: OrganizationDeps,
+  across: GatewayDataAcross,
   input: RegistrationInput,
-  pepper: string,
 ) {
-  const across = repositories.acrossOrganizations();
   const organizationId = randomUUID();
-  const tenant = repositories.forOrganization(organizationId);
+  const tenant = deps.repositories.forOrganization(organizationId);
   let admin: UserDoc | undefined;
   if (input.adminEmail !== undefined && input.adminPassword !== undefined) {
     const first = { email: input.adminEmail, password: input.adminPassword, name: input.name };
     try {
-      admin = await createFirstAdmin(tenant, first);
+      admin = await deps.users.createFirstAdmin(tenant, first);
     } catch (err) {
-      if (!(err instanceof AppError && err.code === 'CONFLICT' && (await reclaimOrphan(across, first.email))))
+      if (
+        !(
+          err instanceof AppError &&
+          err.code === 'CONFLICT' &&
+          (await reclaimOrphan(deps, across, first.email))
+        )
+      )
         throw err;
-      admin = await createFirstAdmin(tenant, first);
+      admin = await deps.users.createFirstAdmin(tenant, first);
     }
   }
-  const credentials = issueCredentials(pepper, 'reg');
+  const credentials = issueCredentials(deps.pepper, 'reg');
   let organization: OrganizationDoc;
   try {
     await across.apiKeys.create({ _id: organizationId, ...credentials.record });
@@ -89,7 +117,7 @@ export async function registerOrganization(
 }
 
 /** The organization with its webhook URL, which the webhooks service owns. */
-export async function readOrganization(
+async function readOrganization(
   organization: OrganizationDoc,
   webhookUrlOf: (organizationId: string) => Promise<string | null>,
 ) {
@@ -97,7 +125,7 @@ export async function readOrganization(
 }
 
 /** Sets the writable settings given (`null` clears one); other keys never reach here. */
-export async function updateSettings(
+async function updateSettings(
   tenant: TenantGatewayData,
   settings: { brandColor?: string | null; contactPhone?: string | null },
 ) {
@@ -116,9 +144,9 @@ export async function updateSettings(
  * between the two writes) and is old enough that no registration is still making it. Answers
  * whether it did.
  */
-async function reclaimOrphan(across: ReturnType<GatewayRepositories['acrossOrganizations']>, email: string) {
+async function reclaimOrphan(deps: OrganizationDeps, across: GatewayDataAcross, email: string) {
   const holder = await across.users.findOne({ email }).lean<UserDoc>();
-  if (!holder || holder.createdAt.getTime() > Date.now() - ORPHAN_AGE_MS) return false;
+  if (!holder || holder.createdAt.getTime() > deps.clock().getTime() - ORPHAN_AGE_MS) return false;
   if (await across.organizations.exists({ _id: holder.organizationId })) return false;
   await Promise.all([
     across.users.deleteOne({ _id: holder._id, organizationId: holder.organizationId }),

@@ -1,40 +1,10 @@
 import { AppError } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import type { Limit, LimitSpec } from './limits';
 
-export interface LimitSpec {
-  name: string;
-  points: number;
-  durationSeconds: number;
-  /** Called for each request this limit refuses (`rate_limit_rejections_total{limiter}`). */
-  rejected?: () => void;
-}
-
-export interface Limit {
-  spec: LimitSpec;
-  limiter: RateLimiterRedis;
-}
-
-/**
- * A limit counted in Redis, so every gateway replica shares it. If Redis is unreachable
- * the count falls back to this replica's memory (per-replica limits) rather than failing
- * partner requests: readiness reports Redis down, and limits stay roughly enforced.
- */
-export function redisLimit(redis: Redis, prefix: string, spec: LimitSpec): Limit {
-  return {
-    spec,
-    limiter: new RateLimiterRedis({
-      storeClient: redis,
-      keyPrefix: `${prefix}:rl:${spec.name}`,
-      points: spec.points,
-      duration: spec.durationSeconds,
-      insuranceLimiter: new RateLimiterMemory({ points: spec.points, duration: spec.durationSeconds }),
-    }),
-  };
-}
-
+/** The reset is when Redis expires the window: real time, as the partner's clock reads it. */
 function setHeaders(res: Response, spec: LimitSpec, state: RateLimiterRes): void {
   res.setHeader('X-RateLimit-Limit', String(spec.points));
   res.setHeader('X-RateLimit-Remaining', String(Math.max(0, state.remainingPoints)));

@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { ROLE_CAPABILITIES, type Role } from '@parametric/contracts';
 import { AppError } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
-import { hashCredential, randomSecret } from '../api-keys/credentials';
-import type { AccessTokenIssuer } from '../auth/access-tokens';
-import type { LoginThrottle } from '../auth/login-throttle';
-import { hashPassword, needsRehash, verifyPassword } from '../auth/passwords';
+import type { Clock } from '../clock';
+import type { AccessTokenIssuer } from '../credentials/access-tokens';
+import { hashPassword, needsRehash, verifyPassword } from '../credentials/passwords';
+import { hashCredential, randomSecret } from '../credentials/secrets';
 import type { OrganizationDoc } from '../organizations/model';
+import type { LoginThrottle } from '../rate-limit/login-throttle';
 import type { GatewayDataAcross, TenantGatewayData } from '../repositories';
 import type { UserDoc } from '../users/model';
 import type { SessionEndReason } from './reasons';
@@ -21,7 +22,19 @@ export interface SignInDeps {
   /** Checked instead when there is no real hash, so every failure costs the same. */
   dummyHash: string;
   logger: Logger;
+  clock: Clock;
 }
+
+/** Sign-in, refresh and logout, bound once per process to their stores, keys and throttle. */
+export function createSessions(deps: SignInDeps) {
+  return {
+    login: (input: { email: string; password: string }, clientIp: string) => login(deps, input, clientIp),
+    refresh: (refreshToken: string) => refresh(deps, refreshToken),
+    logout: (refreshToken: string) => logout(deps, refreshToken),
+  };
+}
+
+export type Sessions = ReturnType<typeof createSessions>;
 
 const badCredentials = () => AppError.unauthorized('Invalid email or password');
 const badRefresh = () => AppError.unauthorized('Invalid, expired or revoked refresh token; sign in again');
@@ -30,7 +43,7 @@ const badRefresh = () => AppError.unauthorized('Invalid, expired or revoked refr
  * Signs a user in. Unknown email, wrong password, invited or deactivated user: one answer,
  * after one scrypt either way, and one failure counted against the account and the address.
  */
-export async function login(deps: SignInDeps, input: { email: string; password: string }, clientIp: string) {
+async function login(deps: SignInDeps, input: { email: string; password: string }, clientIp: string) {
   await deps.throttle.assertAllowed(input.email, clientIp);
   const user = await deps.across.users.findOne({ email: input.email }).lean<UserDoc>();
   const matches = await verifyPassword(input.password, user?.passwordHash ?? deps.dummyHash);
@@ -43,39 +56,41 @@ export async function login(deps: SignInDeps, input: { email: string; password: 
 
   const tenant = deps.tenantOf(user.organizationId);
   const sessionId = randomUUID();
-  await tenant.sessions.create({ _id: sessionId, userId: user._id, expiresAt: refreshExpiry(deps) });
+  const now = deps.clock();
+  await tenant.sessions.create({ _id: sessionId, userId: user._id, expiresAt: refreshExpiry(deps, now) });
   const rehash = needsRehash(user.passwordHash ?? '')
     ? { passwordHash: await hashPassword(input.password) }
     : {};
-  await tenant.users.updateOne({ _id: user._id }, { $set: { lastLoginAt: new Date(), ...rehash } });
+  await tenant.users.updateOne({ _id: user._id }, { $set: { lastLoginAt: now, ...rehash } });
   // The user's other sessions show lastLoginAt (GET /auth/session) from what gateways cached.
   await tenant.authChanged();
   deps.logger.info({ userId: user._id, organizationId: organization._id, sessionId }, 'dashboard sign-in');
-  return issueTokens(deps, tenant, user, sessionId);
+  return issueTokens(deps, tenant, user, sessionId, now);
 }
 
 /**
  * Spends a refresh token for new tokens. A token presented a second time means someone holds
  * a copy: the whole session is revoked, for the thief and the user alike.
  */
-export async function refresh(deps: SignInDeps, refreshToken: string) {
+async function refresh(deps: SignInDeps, refreshToken: string) {
   const tokenHash = hashCredential(deps.pepper, refreshToken);
   const token = await deps.across.refreshTokens.findOne({ _id: tokenHash }).lean();
   if (!token) throw badRefresh();
   const tenant = deps.tenantOf(token.organizationId);
+  const now = deps.clock();
   const spent = await tenant.refreshTokens.findOneAndUpdate(
     { _id: tokenHash, spentAt: null },
-    { $set: { spentAt: new Date() } },
+    { $set: { spentAt: now } },
   );
   if (!spent) {
-    await endSession(tenant, token.sessionId, 'REFRESH_TOKEN_REUSED');
+    await endSession(tenant, token.sessionId, 'REFRESH_TOKEN_REUSED', now);
     deps.logger.warn(
       { userId: token.userId, organizationId: token.organizationId, sessionId: token.sessionId },
       'a spent refresh token was presented again: session revoked',
     );
     throw AppError.unauthorized('This refresh token was already used; the session is revoked, sign in again');
   }
-  if (token.expiresAt.getTime() <= Date.now()) throw badRefresh();
+  if (token.expiresAt.getTime() <= now.getTime()) throw badRefresh();
   const [session, user] = await Promise.all([
     tenant.sessions.findById(token.sessionId).lean(),
     tenant.users.findById(token.userId).lean<UserDoc>(),
@@ -84,37 +99,38 @@ export async function refresh(deps: SignInDeps, refreshToken: string) {
   await organizationOf(deps, user.organizationId);
   await tenant.sessions.updateOne(
     { _id: session._id },
-    { $set: { lastRefreshedAt: new Date(), expiresAt: refreshExpiry(deps) } },
+    { $set: { lastRefreshedAt: now, expiresAt: refreshExpiry(deps, now) } },
   );
-  return issueTokens(deps, tenant, user, session._id);
+  return issueTokens(deps, tenant, user, session._id, now);
 }
 
 /** Ends the refresh token's session. Unknown tokens are ignored (RFC 7009). */
-export async function logout(deps: SignInDeps, refreshToken: string) {
+async function logout(deps: SignInDeps, refreshToken: string) {
   const token = await deps.across.refreshTokens
     .findOne({ _id: hashCredential(deps.pepper, refreshToken) })
     .lean();
-  if (token) await endSession(deps.tenantOf(token.organizationId), token.sessionId, 'LOGOUT');
+  if (token) await endSession(deps.tenantOf(token.organizationId), token.sessionId, 'LOGOUT', deps.clock());
   return { loggedOut: true as const };
 }
 
-/** Ends every live session of a user (deactivation). */
+/** Ends every live session of a user (deactivation), as of `at`. */
 export async function revokeUserSessions(
   tenant: TenantGatewayData,
   userId: string,
   reason: SessionEndReason,
+  at: Date,
 ) {
   await tenant.sessions.updateMany(
     { userId, revokedAt: null },
-    { $set: { revokedAt: new Date(), revokedReason: reason } },
+    { $set: { revokedAt: at, revokedReason: reason } },
   );
   await tenant.authChanged();
 }
 
-async function endSession(tenant: TenantGatewayData, sessionId: string, reason: SessionEndReason) {
+async function endSession(tenant: TenantGatewayData, sessionId: string, reason: SessionEndReason, at: Date) {
   await tenant.sessions.updateOne(
     { _id: sessionId, revokedAt: null },
-    { $set: { revokedAt: new Date(), revokedReason: reason } },
+    { $set: { revokedAt: at, revokedReason: reason } },
   );
   // Its access tokens stop on the next request, on every replica.
   await tenant.authChanged();
@@ -127,17 +143,23 @@ async function organizationOf(deps: SignInDeps, organizationId: string): Promise
   return organization;
 }
 
-function refreshExpiry(deps: SignInDeps): Date {
-  return new Date(Date.now() + deps.refreshTtlSeconds * 1000);
+function refreshExpiry(deps: SignInDeps, now: Date): Date {
+  return new Date(now.getTime() + deps.refreshTtlSeconds * 1000);
 }
 
-async function issueTokens(deps: SignInDeps, tenant: TenantGatewayData, user: UserDoc, sessionId: string) {
+async function issueTokens(
+  deps: SignInDeps,
+  tenant: TenantGatewayData,
+  user: UserDoc,
+  sessionId: string,
+  now: Date,
+) {
   const refreshToken = randomSecret('prt');
   await tenant.refreshTokens.create({
     _id: hashCredential(deps.pepper, refreshToken),
     sessionId,
     userId: user._id,
-    expiresAt: refreshExpiry(deps),
+    expiresAt: refreshExpiry(deps, now),
   });
   const role = user.role as Role;
   const access = await deps.accessTokens.issue({

@@ -1,40 +1,65 @@
 import type { Role } from '@parametric/contracts';
 import { AppError } from '@parametric/http';
 import { isDuplicateKey } from '@parametric/mongo';
-import { hashCredential, randomSecret } from '../api-keys/credentials';
-import { assertAcceptablePassword, hashPassword } from '../auth/passwords';
-import type { GatewayDataAcross, TenantGatewayData } from '../repositories';
+import type { Clock } from '../clock';
+import { assertAcceptablePassword, hashPassword } from '../credentials/passwords';
+import { hashCredential, randomSecret } from '../credentials/secrets';
+import type { GatewayDataAcross, GatewayRepositories, TenantGatewayData } from '../repositories';
 import { revokeUserSessions } from '../sessions/domain';
 import { joinAdmins, leaveAdmins } from './admin-roster';
 import type { UserDoc } from './model';
 import { userView } from './view';
 
-export interface InvitationSettings {
+export interface UsersDeps {
+  /** Invitation tokens are stored only as HMACs under it (credentials/secrets.ts). */
   pepper: string;
   invitationTtlSeconds: number;
+  clock: Clock;
+  /** An invitation's token is all its redeemer has: its user is found across organizations. */
+  repositories: Pick<GatewayRepositories, 'acrossOrganizations' | 'forOrganization'>;
 }
+
+/** Dashboard users, bound once per process; each call names the organization, or holds a token. */
+export function createUsers(deps: UsersDeps) {
+  const across = deps.repositories.acrossOrganizations();
+  return {
+    invite: (tenant: TenantGatewayData, input: { email: string; name: string; role: Role }) =>
+      inviteUser(deps, tenant, input),
+    reissueInvitation: (tenant: TenantGatewayData, userId: string) => reissueInvitation(deps, tenant, userId),
+    list: listUsers,
+    read: readUser,
+    update: (tenant: TenantGatewayData, userId: string, changes: UserChanges) =>
+      updateUser(deps, tenant, userId, changes),
+    deactivate: (tenant: TenantGatewayData, userId: string) =>
+      updateUser(deps, tenant, userId, { active: false }),
+    acceptInvitation: (input: { token: string; password: string }) => acceptInvitation(deps, across, input),
+    createFirstAdmin,
+  };
+}
+
+export type Users = ReturnType<typeof createUsers>;
 
 const emailTaken = () =>
   AppError.conflict('A user with this email already exists', [
     { field: 'email', message: 'is already used by a dashboard user' },
   ]);
 
-function newInvitation(settings: InvitationSettings) {
+function newInvitation(deps: UsersDeps) {
   const token = randomSecret('piv');
   return {
     token,
-    hash: hashCredential(settings.pepper, token),
-    expiresAt: new Date(Date.now() + settings.invitationTtlSeconds * 1000),
+    hash: hashCredential(deps.pepper, token),
+    expiresAt: new Date(deps.clock().getTime() + deps.invitationTtlSeconds * 1000),
   };
 }
 
 /** Invites a user: `INVITED`, with a one-time token returned here and never again. */
-export async function inviteUser(
+async function inviteUser(
+  deps: UsersDeps,
   tenant: TenantGatewayData,
   input: { email: string; name: string; role: Role },
-  settings: InvitationSettings,
 ) {
-  const invitation = newInvitation(settings);
+  const invitation = newInvitation(deps);
   let user: UserDoc;
   try {
     const created = await tenant.users.create({
@@ -58,12 +83,8 @@ export async function inviteUser(
 }
 
 /** A new invitation token for a user still `INVITED`; the previous token stops working. */
-export async function reissueInvitation(
-  tenant: TenantGatewayData,
-  userId: string,
-  settings: InvitationSettings,
-) {
-  const invitation = newInvitation(settings);
+async function reissueInvitation(deps: UsersDeps, tenant: TenantGatewayData, userId: string) {
+  const invitation = newInvitation(deps);
   const user = await tenant.users.findOneAndUpdate(
     { _id: userId, status: 'INVITED' },
     { $set: { invitationHash: invitation.hash, invitationExpiresAt: invitation.expiresAt } },
@@ -80,7 +101,7 @@ export async function reissueInvitation(
   };
 }
 
-export async function listUsers(
+async function listUsers(
   tenant: TenantGatewayData,
   query: { page: number; limit: number; status?: UserDoc['status']; role?: Role },
 ) {
@@ -100,7 +121,7 @@ export async function listUsers(
   return { items: items.map(userView), total };
 }
 
-export async function readUser(tenant: TenantGatewayData, userId: string) {
+async function readUser(tenant: TenantGatewayData, userId: string) {
   const user = await tenant.users.findById(userId).lean<UserDoc>();
   if (!user) throw AppError.notFound('User');
   return userView(user);
@@ -109,16 +130,14 @@ export async function readUser(tenant: TenantGatewayData, userId: string) {
 const isActiveAdmin = (user: Pick<UserDoc, 'status' | 'role'>) =>
   user.status === 'ACTIVE' && user.role === 'ORG_ADMIN';
 
+type UserChanges = { name?: string; role?: Role; active?: boolean };
+
 /**
  * Changes a user's name, role or active state. Deactivation revokes every sign-in session of
  * the user (its tokens also fail the per-request check at once); a role change applies to
  * the user's live tokens on their next request. The last active ORG_ADMIN stays one.
  */
-export async function updateUser(
-  tenant: TenantGatewayData,
-  userId: string,
-  changes: { name?: string; role?: Role; active?: boolean },
-) {
+async function updateUser(deps: UsersDeps, tenant: TenantGatewayData, userId: string, changes: UserChanges) {
   const user = await tenant.users.findById(userId).lean<UserDoc>();
   if (!user) throw AppError.notFound('User');
 
@@ -133,6 +152,7 @@ export async function updateUser(
 
   if (wasAdmin && !willBeAdmin) await leaveAdmins(tenant, userId);
   const deactivating = status === 'DEACTIVATED' && user.status !== 'DEACTIVATED';
+  const now = deps.clock();
   const updated = await tenant.users.findOneAndUpdate(
     // Conditional on what was read, so two concurrent changes cannot interleave.
     { _id: userId, status: user.status, role: user.role },
@@ -141,9 +161,7 @@ export async function updateUser(
         ...(changes.name !== undefined ? { name: changes.name } : {}),
         role,
         status,
-        ...(deactivating
-          ? { deactivatedAt: new Date(), invitationHash: null, invitationExpiresAt: null }
-          : {}),
+        ...(deactivating ? { deactivatedAt: now, invitationHash: null, invitationExpiresAt: null } : {}),
         ...(status !== 'DEACTIVATED' ? { deactivatedAt: null } : {}),
       },
     },
@@ -155,14 +173,10 @@ export async function updateUser(
     );
   }
   if (!wasAdmin && willBeAdmin) await joinAdmins(tenant, userId);
-  if (deactivating) await revokeUserSessions(tenant, userId, 'USER_DEACTIVATED');
+  if (deactivating) await revokeUserSessions(tenant, userId, 'USER_DEACTIVATED', now);
   // The user's live tokens see the new role or state on their next request, on any replica.
   await tenant.authChanged();
   return userView(updated);
-}
-
-export function deactivateUser(tenant: TenantGatewayData, userId: string) {
-  return updateUser(tenant, userId, { active: false });
 }
 
 const invalidInvitation = () =>
@@ -171,15 +185,14 @@ const invalidInvitation = () =>
   ]);
 
 /** Redeems an invitation: sets the password, and the user becomes `ACTIVE`. */
-export async function acceptInvitation(
+async function acceptInvitation(
+  deps: UsersDeps,
   across: GatewayDataAcross,
-  tenantOf: (organizationId: string) => TenantGatewayData,
   input: { token: string; password: string },
-  pepper: string,
 ) {
-  const invitationHash = hashCredential(pepper, input.token);
+  const invitationHash = hashCredential(deps.pepper, input.token);
   const user = await across.users.findOne({ invitationHash, status: 'INVITED' }).lean<UserDoc>();
-  if (!user?.invitationExpiresAt || user.invitationExpiresAt.getTime() <= Date.now()) {
+  if (!user?.invitationExpiresAt || user.invitationExpiresAt.getTime() <= deps.clock().getTime()) {
     throw invalidInvitation();
   }
   const organization = await across.organizations.findById(user.organizationId).lean();
@@ -188,7 +201,7 @@ export async function acceptInvitation(
   assertAcceptablePassword(input.password, user.email, 'password');
   const passwordHash = await hashPassword(input.password);
 
-  const tenant = tenantOf(user.organizationId);
+  const tenant = deps.repositories.forOrganization(user.organizationId);
   const accepted = await tenant.users.findOneAndUpdate(
     // The token is single use: only the request that still finds it redeems it.
     { _id: user._id, invitationHash, status: 'INVITED' },
@@ -204,7 +217,7 @@ export async function acceptInvitation(
  * The first dashboard user of a new organization (`ORG_ADMIN`, `ACTIVE`), created before the
  * organization so a taken email stops the registration with nothing written.
  */
-export async function createFirstAdmin(
+async function createFirstAdmin(
   tenant: TenantGatewayData,
   input: { email: string; password: string; name: string },
 ) {

@@ -12,38 +12,35 @@ import {
   updateUser as updateUserRoute,
 } from '@parametric/contracts';
 import { type Binding, created, implement, ok, page } from '@parametric/http';
-import type { PartnerContext } from '../partner-routes';
-import type { GatewayRepositories } from '../repositories';
-import { login, logout, refresh, type SignInDeps } from '../sessions/domain';
-import {
-  acceptInvitation,
-  deactivateUser,
-  inviteUser,
-  listUsers,
-  readUser,
-  reissueInvitation,
-  updateUser,
-} from './domain';
+import type { Principal } from '../auth/principal';
+import type { TenantGatewayData } from '../repositories';
+import type { Sessions } from '../sessions/domain';
+import type { Users } from './domain';
 import { userView } from './view';
 
+/** What a handler of an authenticated caller may touch: the caller, its own organization's data. */
+export interface UserRoutesContext {
+  principal: Principal;
+  tenant: TenantGatewayData;
+  users: Users;
+}
+
 /** User management (`user:manage`) and the caller's own session, for authenticated callers. */
-export const userRoutes: Binding<PartnerContext>[] = [
-  implement(createUser, async ({ body }, { tenant, invitations }) =>
-    created(await inviteUser(tenant, body, invitations)),
-  ),
-  implement(listUsersRoute, async ({ query }, { tenant }) => {
-    const { items, total } = await listUsers(tenant, query);
+export const userRoutes: Binding<UserRoutesContext>[] = [
+  implement(createUser, async ({ body }, { tenant, users }) => created(await users.invite(tenant, body))),
+  implement(listUsersRoute, async ({ query }, { tenant, users }) => {
+    const { items, total } = await users.list(tenant, query);
     return page(items, { page: query.page, limit: query.limit, total });
   }),
-  implement(getUser, async ({ params }, { tenant }) => ok(await readUser(tenant, params.id))),
-  implement(updateUserRoute, async ({ params, body }, { tenant }) =>
-    ok(await updateUser(tenant, params.id, body)),
+  implement(getUser, async ({ params }, { tenant, users }) => ok(await users.read(tenant, params.id))),
+  implement(updateUserRoute, async ({ params, body }, { tenant, users }) =>
+    ok(await users.update(tenant, params.id, body)),
   ),
-  implement(deactivateUserRoute, async ({ params }, { tenant }) =>
-    ok(await deactivateUser(tenant, params.id)),
+  implement(deactivateUserRoute, async ({ params }, { tenant, users }) =>
+    ok(await users.deactivate(tenant, params.id)),
   ),
-  implement(reissueInvitationRoute, async ({ params }, { tenant, invitations }) =>
-    ok(await reissueInvitation(tenant, params.id, invitations)),
+  implement(reissueInvitationRoute, async ({ params }, { tenant, users }) =>
+    ok(await users.reissueInvitation(tenant, params.id)),
   ),
   implement(getSession, async (_input, { principal }) =>
     ok({
@@ -57,24 +54,15 @@ export const userRoutes: Binding<PartnerContext>[] = [
 ];
 
 export interface SignInContext {
-  signIn: SignInDeps;
-  repositories: GatewayRepositories;
+  sessions: Sessions;
+  users: Users;
   clientIp: string;
 }
 
 /** Sign-in routes: no key, no token; limited per client address before they run. */
 export const signInRoutes: Binding<SignInContext>[] = [
-  implement(loginRoute, async ({ body }, { signIn, clientIp }) => ok(await login(signIn, body, clientIp))),
-  implement(refreshSession, async ({ body }, { signIn }) => ok(await refresh(signIn, body.refreshToken))),
-  implement(logoutRoute, async ({ body }, { signIn }) => ok(await logout(signIn, body.refreshToken))),
-  implement(acceptInvitationRoute, async ({ body }, { repositories, signIn }) =>
-    ok(
-      await acceptInvitation(
-        repositories.acrossOrganizations(),
-        repositories.forOrganization,
-        body,
-        signIn.pepper,
-      ),
-    ),
-  ),
+  implement(loginRoute, async ({ body }, { sessions, clientIp }) => ok(await sessions.login(body, clientIp))),
+  implement(refreshSession, async ({ body }, { sessions }) => ok(await sessions.refresh(body.refreshToken))),
+  implement(logoutRoute, async ({ body }, { sessions }) => ok(await sessions.logout(body.refreshToken))),
+  implement(acceptInvitationRoute, async ({ body }, { users }) => ok(await users.acceptInvitation(body))),
 ];

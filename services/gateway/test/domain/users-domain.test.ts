@@ -3,27 +3,31 @@ import { ROLE_CAPABILITIES } from '@parametric/contracts';
 import { generateEd25519KeyPem, loadEd25519Keys } from '@parametric/ed25519-keys';
 import type { AppError } from '@parametric/http';
 import { connectMongoose, type MongooseHandle, outcome } from '@parametric/test-harness';
-import { accessTokens } from '../../src/auth/access-tokens';
+import { accessTokens } from '../../src/credentials/access-tokens';
 import {
   assertAcceptablePassword,
   hashPassword,
   needsRehash,
   verifyPassword,
-} from '../../src/auth/passwords';
+} from '../../src/credentials/passwords';
 import { type GatewayRepositories, gatewayRepositories } from '../../src/repositories';
 import { joinAdmins, leaveAdmins } from '../../src/users/admin-roster';
-import { inviteUser, updateUser } from '../../src/users/domain';
+import { createUsers, type Users } from '../../src/users/domain';
 
 /** The dashboard-user rules called directly (no HTTP), on the run's MongoDB. */
 
 const PEPPER = 'users-domain-pepper-0123456789';
+/** The users module's clock: what it stamps is this instant, whatever the machine's time. */
+const AT = new Date('2026-03-01T09:00:00.000Z');
 let handle: MongooseHandle;
 let repositories: GatewayRepositories;
+let users: Users;
 
 beforeAll(async () => {
   handle = await connectMongoose('gateway_users_domain');
   repositories = gatewayRepositories(handle.connection);
   await repositories.init();
+  users = createUsers({ pepper: PEPPER, invitationTtlSeconds: 60, repositories, clock: () => AT });
 });
 
 afterAll(async () => {
@@ -153,22 +157,35 @@ describe('the admin roster', () => {
     expect(await outcome(leaveAdmins(tenant, stray._id))).toMatchObject({ code: 'CONFLICT' });
   });
 
+  it('stamps invitations and deactivations with the clock: an invitation lasts its TTL from now', async () => {
+    const tenant = repositories.forOrganization(randomUUID());
+    const invited = await users.invite(tenant, {
+      email: `t-${randomUUID()}@example.org`,
+      name: 'T',
+      role: 'ORG_VIEWER',
+    });
+    expect(invited.invitationExpiresAt).toBe(new Date(AT.getTime() + 60_000).toISOString());
+    await users.deactivate(tenant, invited.user.id);
+    const stored = await tenant.users.findById(invited.user.id).lean();
+    expect([stored?.status, stored?.deactivatedAt]).toEqual(['DEACTIVATED', AT]);
+  });
+
   it('updateUser keeps the roster in step with promotions, demotions and deactivation', async () => {
     const { tenant, ids } = await tenantWithAdmins(1);
-    const invited = await inviteUser(
-      tenant,
-      { email: `p-${randomUUID()}@example.org`, name: 'P', role: 'ORG_VIEWER' },
-      { pepper: PEPPER, invitationTtlSeconds: 60 },
-    );
+    const invited = await users.invite(tenant, {
+      email: `p-${randomUUID()}@example.org`,
+      name: 'P',
+      role: 'ORG_VIEWER',
+    });
     await tenant.users.updateOne({ _id: invited.user.id }, { $set: { status: 'ACTIVE', passwordHash: 'x' } });
-    await updateUser(tenant, invited.user.id, { role: 'ORG_ADMIN' });
+    await users.update(tenant, invited.user.id, { role: 'ORG_ADMIN' });
     expect((await tenant.adminRoster.get())?.activeAdminIds.sort()).toEqual([ids[0], invited.user.id].sort());
-    await updateUser(tenant, ids[0] as string, { active: false });
+    await users.update(tenant, ids[0] as string, { active: false });
     expect((await tenant.adminRoster.get())?.activeAdminIds).toEqual([invited.user.id]);
-    expect(await outcome(updateUser(tenant, invited.user.id, { role: 'ORG_VIEWER' }))).toMatchObject({
+    expect(await outcome(users.update(tenant, invited.user.id, { role: 'ORG_VIEWER' }))).toMatchObject({
       code: 'CONFLICT',
     });
-    expect(await outcome(updateUser(tenant, randomUUID(), { name: 'Nobody' }))).toMatchObject({
+    expect(await outcome(users.update(tenant, randomUUID(), { name: 'Nobody' }))).toMatchObject({
       code: 'NOT_FOUND',
     });
   });

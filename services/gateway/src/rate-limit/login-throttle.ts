@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { AppError } from '@parametric/http';
 import type { Redis } from 'ioredis';
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import { type Limit, redisLimit } from '../rate-limit/limiter';
+import { type Limit, redisLimit } from './limits';
 
 export interface LoginThrottleSettings {
   accountFailures: number;

@@ -1,6 +1,4 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { isoOrNull } from '@parametric/contracts';
-import type { ApiKeyDoc } from './model';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -29,7 +27,8 @@ export type KeyOrigin = 'reg' | 'rot' | 'ops';
 export interface IssuedCredentials {
   apiKey: string;
   apiSecret: string;
-  record: Pick<ApiKeyDoc, 'keyHash' | 'secretHash' | 'keyPrefix' | 'last4'>;
+  /** What the api_keys collection stores of them (api-keys/model.ts). */
+  record: { keyHash: string; secretHash: string; keyPrefix: string; last4: string };
 }
 
 /** A new key (238 bits of entropy) and secret, and what we store of them. */
@@ -56,20 +55,18 @@ export function hashCredential(pepper: string, value: string): string {
   return createHmac('sha256', pepper).update(value).digest('hex');
 }
 
+/** Equality of two hex hashes in constant time (a stored key hash against a presented one). */
 export function sameHash(a: string, b: string): boolean {
   const x = Buffer.from(a, 'hex');
   const y = Buffer.from(b, 'hex');
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/** Key metadata as the spec shows it (2.10): never the key itself. */
-export function keyMetadata(key: ApiKeyDoc) {
-  return {
-    keyPrefix: key.keyPrefix,
-    last4: key.last4,
-    masked: `${key.keyPrefix}${'*'.repeat(8)}${key.last4}`,
-    active: key.active,
-    rotatedAt: isoOrNull(key.rotatedAt),
-    createdAt: key.createdAt.toISOString(),
-  };
+/**
+ * Whether a presented secret (the ops token) is the expected one: the time taken depends on the
+ * lengths, never on where the bytes differ.
+ */
+export function sameSecret(presented: string, expected: Buffer): boolean {
+  const given = Buffer.from(presented);
+  return given.length === expected.length && timingSafeEqual(given, expected);
 }

@@ -3,6 +3,7 @@ import { CAPABILITIES, type Capability, ROLES, type Role } from '@parametric/con
 import type { Ed25519KeyBundle } from '@parametric/ed25519-keys';
 import { errors, jwtVerify, SignJWT } from 'jose';
 import { z } from 'zod';
+import { type Clock, systemClock } from '../clock';
 
 /** The only audience our tokens carry, and the only one the gateway accepts (spec 5.4). */
 export const DASHBOARD_AUDIENCE = 'dashboard';
@@ -46,8 +47,9 @@ const VERIFIED_TOKENS_KEPT = 10_000;
 
 export function accessTokens(
   keys: Ed25519KeyBundle,
-  options: { issuer: string; ttlSeconds: number },
+  options: { issuer: string; ttlSeconds: number; clock?: Clock },
 ): AccessTokenIssuer {
+  const clock = options.clock ?? systemClock;
   const byKid = new Map(keys.keys.map((k) => [k.kid, k.publicKey]));
   const maxTokenAge = options.ttlSeconds + 5;
   /**
@@ -58,7 +60,7 @@ export function accessTokens(
    */
   const verified = new Map<string, AccessClaims>();
   const stillInTime = (claims: AccessClaims) => {
-    const now = Math.floor(Date.now() / 1000);
+    const now = Math.floor(clock().getTime() / 1000);
     return (
       claims.exp > now - CLOCK_TOLERANCE_SECONDS && now - claims.iat - CLOCK_TOLERANCE_SECONDS <= maxTokenAge
     );
@@ -73,7 +75,7 @@ export function accessTokens(
   };
   return {
     async issue({ userId, organizationId, sessionId, role, capabilities }) {
-      const now = Math.floor(Date.now() / 1000);
+      const now = Math.floor(clock().getTime() / 1000);
       const token = await new SignJWT({ org: organizationId, sid: sessionId, role, caps: [...capabilities] })
         .setProtectedHeader({ alg: 'EdDSA', kid: keys.activeKid, typ: 'JWT' })
         .setSubject(userId)
@@ -108,6 +110,7 @@ export function accessTokens(
             requiredClaims: ['sub', 'iat', 'exp', 'jti'],
             clockTolerance: CLOCK_TOLERANCE_SECONDS,
             maxTokenAge,
+            currentDate: clock(),
           },
         );
         const claims = accessClaimsSchema.safeParse(payload);

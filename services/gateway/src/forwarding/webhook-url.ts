@@ -3,7 +3,7 @@ import { AppError, signContext } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import { currentTrace, outbound } from '@parametric/tracing';
 import { StampedCache } from '../auth/principal-cache';
-import type { Upstreams } from '../forwarding/upstreams';
+import type { Upstreams } from './upstreams';
 
 export type WebhookUrlOf = (organizationId: string, version?: string) => Promise<string | null>;
 
@@ -41,6 +41,7 @@ export function webhookUrlLookup(deps: {
             accept: 'application/json',
             'x-request-id': requestId,
             ...(traceparent ? { traceparent } : {}),
+            // issuedAt: the webhooks service checks it against its own system clock.
             ...signContext(
               { organizationId, role: 'ORG_ADMIN', requestId, issuedAt: Date.now() },
               deps.signingSecret,
