@@ -17,6 +17,7 @@ module.exports = {
     '<rootDir>/libs/**/*.test.ts',
     '<rootDir>/services/**/*.test.ts',
     '<rootDir>/test/**/*.test.ts',
+    '<rootDir>/tools/**/*.test.ts',
   ],
   // The fault suite kills and restarts service processes: its own run (npm run test:faults).
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/faults/'],
