@@ -16,7 +16,8 @@ import { onStopRequests, type StopReason } from '@parametric/runtime';
  * even when npm forwards the terminal's signal a moment after the terminal delivered it) asks
  * the platform to stop gracefully; a second one kills every process of the platform at once and
  * says so. If this process is killed outright (SIGKILL), the platform notices its IPC channel
- * close and stops gracefully on its own. Answers with the platform's exit code.
+ * close and stops gracefully on its own; if npm is, this process notices its parent gone and
+ * stops the platform the same way. Answers with the platform's exit code.
  */
 
 /** How long a graceful stop may take before this launcher kills what is left. */
@@ -53,17 +54,24 @@ export function runPlatformInOwnGroup(script: string, args: string[]): void {
     console.error(`[start] ${why}: killing every process of the platform without waiting (exit 1)`);
     killGroup();
   };
-  onStopRequests({
-    stop: () => {
-      platform.kill('SIGTERM');
-      // Bounded: a stop that hangs past the budget ends like a second Ctrl-C.
-      setTimeout(
-        () => force(`the platform did not stop within ${STOP_BUDGET_MS / 1000} s`),
-        STOP_BUDGET_MS,
-      ).unref();
+  onStopRequests(
+    {
+      stop: () => {
+        platform.kill('SIGTERM');
+        // Bounded: a stop that hangs past the budget ends like a second Ctrl-C.
+        setTimeout(
+          () => force(`the platform did not stop within ${STOP_BUDGET_MS / 1000} s`),
+          STOP_BUDGET_MS,
+        ).unref();
+      },
+      force: (reason: StopReason) => force(`second ${reason}`),
     },
-    force: (reason: StopReason) => force(`second ${reason}`),
-  });
+    {
+      // npm (or whatever ran this) killed outright: this process would live on, and Ctrl-C in the
+      // terminal would no longer reach it. Its parent changing is the sign.
+      watchParentPid: true,
+    },
+  );
   platform.on('exit', (code, signal) => {
     if (forced) process.exit(1);
     if (signal)

@@ -17,8 +17,9 @@ import {
  * Issue 23: stopping `npm start` is clean. Ctrl-C (SIGINT to the terminal's process group, which
  * holds npm and the launcher), SIGTERM to npm alone or to the launcher alone: every process of
  * the platform stops once, in order, exits 0 and prints one stop line, within 10 s, and its ports
- * are free. A second signal kills everything at once and says so. A launcher (or platform
- * process) killed outright leaves nothing running. Real processes, real signals, real groups.
+ * are free. A second signal kills everything at once and says so. npm, the launcher or the
+ * platform process killed outright leaves nothing running. Real processes, real signals, real
+ * groups.
  */
 
 jest.setTimeout(300_000);
@@ -180,6 +181,14 @@ describe('stopping npm start', () => {
     await exited;
     await allGone(platform, CLEAN_STOP_MS);
     expect(platform.running.output()).toContain('[start] the launcher is gone: stopping…');
+    await expectCleanStop(platform);
+  });
+
+  it('npm killed outright (SIGKILL): the launcher notices its parent gone and stops the platform the same way', async () => {
+    const platform = await boot({ npm: true });
+    const exited = exitOf(platform);
+    platform.running.child.kill('SIGKILL');
+    await exited;
     await expectCleanStop(platform);
   });
 

@@ -4,6 +4,7 @@ import { onStopRequests, type StopReason } from './process';
 
 export {
   onStopRequests,
+  PARENT_CHECK_MS,
   REPEAT_WINDOW_MS,
   type StopReason,
   type StopRequestHandlers,

@@ -6,8 +6,10 @@
  *
  * A stop request is SIGTERM, SIGINT, or, for a process started with an IPC channel by a launcher
  * (`npm start`), that channel closing: the launcher is gone (crashed or SIGKILLed), and a process
- * it started must not live on with its ports bound. Docker and Kubernetes start a service with no
- * channel and send one SIGTERM to it (PID 1): only the signals apply there.
+ * it started must not live on with its ports bound. A process with no channel to its parent (the
+ * launcher itself, under npm) can watch its parent's pid instead: when it changes, the parent is
+ * gone. Docker and Kubernetes start a service with no channel and send one SIGTERM to it (PID 1):
+ * only the signals apply there.
  *
  * The same request often arrives more than once, a few milliseconds apart: a terminal's Ctrl-C
  * signals its whole foreground process group, and `npm` (in that group) forwards the same signal
@@ -35,11 +37,20 @@ export interface StopRequestOptions {
   repeatWindowMs?: number;
   /** Milliseconds since some origin; `Date.now` by default (tests pass their own clock). */
   now?: () => number;
+  /**
+   * Also a stop request: this process's parent pid changing (the parent is gone, and this
+   * process was handed to another). Checked every PARENT_CHECK_MS.
+   */
+  watchParentPid?: boolean;
 }
 
+/** How often `watchParentPid` looks. */
+export const PARENT_CHECK_MS = 500;
+
 /**
- * Routes this process's stop requests to `handlers` from now on: SIGTERM and SIGINT, and the
- * IPC channel's disconnect when the process has one. Answers a function that removes them.
+ * Routes this process's stop requests to `handlers` from now on: SIGTERM and SIGINT, the IPC
+ * channel's disconnect when the process has one, and with `watchParentPid` its parent's pid
+ * changing. Answers a function that removes them.
  */
 export function onStopRequests(handlers: StopRequestHandlers, options: StopRequestOptions = {}): () => void {
   const request = stopRequests(handlers, options);
@@ -54,10 +65,17 @@ export function onStopRequests(handlers: StopRequestHandlers, options: StopReque
     // alive by itself (the process ends when its work does, as without a launcher).
     process.channel.unref();
   }
+  const parent = process.ppid;
+  const watch = options.watchParentPid
+    ? setInterval(() => {
+        if (process.ppid !== parent) onDisconnect();
+      }, PARENT_CHECK_MS).unref()
+    : undefined;
   return () => {
     process.off('SIGTERM', onTerm);
     process.off('SIGINT', onInt);
     process.off('disconnect', onDisconnect);
+    clearInterval(watch);
   };
 }
 

@@ -111,3 +111,23 @@ describe('runService stop requests', () => {
     expect(output()).not.toContain('stopped\n');
   });
 });
+
+describe('watchParentPid', () => {
+  it('asks to stop when the parent is killed outright (the process is handed to another parent)', async () => {
+    const fixture = path.join(__dirname, 'fixtures', 'watch-parent.ts');
+    // A shell as the parent, as npm is the launcher's: killed, it cannot pass anything on.
+    const shell = spawn('sh', ['-c', `"${process.execPath}" --import tsx "${fixture}" & wait`], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    shell.stdout?.on('data', (c) => {
+      out += c.toString();
+    });
+    await eventually(() => expect(out).toMatch(/started \d+/));
+    const shellGone = once(shell, 'exit');
+    shell.kill('SIGKILL');
+    await shellGone;
+    // The fixture still writes to the pipe the shell left it.
+    await eventually(() => expect(out).toContain('stop parent gone'), { timeout: 5_000 });
+  });
+});
