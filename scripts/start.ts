@@ -4,8 +4,9 @@
  * - Redis: REDIS_URL, else a private redis-server on a free port.
  * - Chain: CHAIN_RPC_URL (+ CHAIN_REGISTRY_ADDRESS, CHAIN_PRIVATE_KEY), else a private anvil
  *   on a free port with the PolicyRegistry deployed.
- * - Services as child processes, configured through their environment exactly as in
- *   production; secrets generated for this run unless set (the determinations signing key
+ * - Services as child processes, wired as tools/topology says (ports, each one's URLs of the
+ *   others, the stores and secrets each is given), configured through their environment exactly
+ *   as in production; secrets generated for this run unless set (the determinations signing key
  *   too: a fresh Ed25519 key unless DETERMINATION_SIGNING_KEYS is set). DASHBOARD_TOKEN_KEYS
  *   goes to the gateway only, when set; otherwise the gateway makes a key of its own, and
  *   dashboard sign-ins end when the run stops.
@@ -18,38 +19,58 @@
  *   chain keep their data there, and the secrets generated here are kept in it (secrets.json),
  *   so a restart finds the organizations, keys, policies and queued work of the last run
  *   (docs/local-data.md). Without it, every run starts empty.
- * Ctrl-C or SIGTERM stops every process it started.
+ * Ctrl-C or SIGTERM stops every process it started, each once and in order (services before
+ * what they call, the stores last), and exits 0; a second Ctrl-C kills them all at once. This
+ * file runs twice: as the launcher the terminal started (./foreground.ts), and as the platform
+ * process the launcher starts in a process group of its own (./supervisor.ts).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import path from 'node:path';
-import { startLocalMongo } from '@parametric/embedded-mongo';
 import { startLocalChain } from '@parametric/local-chain';
+import { startLocalMongo } from '@parametric/embedded-mongo';
 import { startLocalRedis } from '@parametric/local-redis';
+import { onStopRequests, type StopReason } from '@parametric/runtime';
+import {
+  localPorts,
+  localUrl,
+  localWiring,
+  MPESA_CREDENTIAL_ENV,
+  type Ports,
+  type ProcessName,
+  SERVICES,
+  STAND_INS,
+  type StandInName,
+  type StoreName,
+  secretNames,
+  storeEnv,
+} from '@parametric/topology';
+import { WEBHOOK_RECEIVER_BIN } from '@parametric/webhook-receiver';
+import { MPESA_SIMULATOR_BIN } from '@parametric/mpesa-simulator';
+import { RATE_SIMULATOR_BIN } from '@parametric/rate-simulator';
+import { isPlatformProcess, PLATFORM_PROCESS_ENV, runPlatformInOwnGroup } from './foreground';
 import { dataDirOf, KeptSecrets } from './local-data';
 import { logFormat, prettyInto } from './pretty-logs';
+import { Supervisor } from './supervisor';
 
 const root = path.resolve(__dirname, '..');
-const stops: Array<() => Promise<void>> = [];
 
-let dataDir: string | undefined;
-try {
-  dataDir = dataDirOf(process.argv.slice(2), process.env);
-} catch (err) {
-  console.error(`[start] ${err instanceof Error ? err.message : err}`);
-  process.exit(2);
+/** The command line and the environment, checked once (both processes: the launcher fails first). */
+function readOptions(): { dataDir: string | undefined; format: 'pretty' | 'json'; ports: Ports } {
+  try {
+    return {
+      dataDir: dataDirOf(process.argv.slice(2), process.env),
+      format: logFormat(process.env, Boolean(process.stdout.isTTY)),
+      ports: localPorts(process.env),
+    };
+  } catch (err) {
+    console.error(`[start] ${err instanceof Error ? err.message : err}`);
+    process.exit(2);
+  }
 }
-/** The secrets of the data directory; none kept without one. */
-const kept = dataDir ? new KeptSecrets(dataDir) : undefined;
 
-let format: 'pretty' | 'json';
-try {
-  format = logFormat(process.env, Boolean(process.stdout.isTTY));
-} catch (err) {
-  console.error(`[start] ${err instanceof Error ? err.message : err}`);
-  process.exit(2);
-}
+const { dataDir, format, ports } = readOptions();
+/** The secrets of the data directory; none kept without one (and none in the launcher). */
+const kept = dataDir && isPlatformProcess() ? new KeptSecrets(dataDir) : undefined;
 
 /** A secret this run needs: as set in the environment, else the data directory's, else made now. */
 function secret(name: string, make: () => string): string {
@@ -171,17 +192,9 @@ async function demoOrganization(
  * signing keys. Never taken from the environment (MPESA_BASE_URL is always the local simulator
  * here, so real credentials would be of no use, and would be shown to it): generated for this
  * run, in Daraja sandbox shapes (its public test shortcodes 174379 and 600000), and given to
- * payments and, under its own variable names, to the simulator, which accepts nothing else.
+ * payments and, under its own variable names, to the simulator, which accepts nothing else
+ * (tools/topology lists them among payments' own secrets).
  */
-const MPESA_CREDENTIAL_ENV = [
-  'MPESA_CONSUMER_KEY',
-  'MPESA_CONSUMER_SECRET',
-  'MPESA_SHORTCODE',
-  'MPESA_PASSKEY',
-  'MPESA_B2C_SHORTCODE',
-  'MPESA_INITIATOR_NAME',
-  'MPESA_SECURITY_CREDENTIAL',
-] as const;
 type MpesaCredentials = Record<(typeof MPESA_CREDENTIAL_ENV)[number], string>;
 
 function mpesaCredentials(): MpesaCredentials {
@@ -207,89 +220,6 @@ function simulatorCredentials(credentials: MpesaCredentials): NodeJS.ProcessEnv 
     MPESA_SIMULATOR_INITIATOR_NAME: credentials.MPESA_INITIATOR_NAME,
     MPESA_SIMULATOR_SECURITY_CREDENTIAL: credentials.MPESA_SECURITY_CREDENTIAL,
   };
-}
-
-/**
- * How long a service may take to stop gracefully before it is killed. Locally a stop takes a
- * few seconds (work in flight, then Redis and MongoDB close); it only runs over when a store it
- * waits for is already gone.
- */
-const STOP_DEADLINE_MS = 15_000;
-
-function startService(
-  name: string,
-  env: NodeJS.ProcessEnv,
-  script = path.join(root, 'services', name, 'src', 'main.ts'),
-  args: string[] = [],
-): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
-    cwd: root,
-    env,
-    stdio: ['ignore', format === 'pretty' ? 'pipe' : 'inherit', 'inherit'],
-  });
-  if (child.stdout) prettyInto(child.stdout, Boolean(process.stdout.isTTY));
-  stops.push(async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = once(child, 'exit');
-    child.kill('SIGTERM');
-    // A graceful stop can wait forever on a store that is already gone (Ctrl-C signals the
-    // whole process group, redis-server and anvil included): past the deadline, kill it.
-    const deadline = setTimeout(() => {
-      console.error(`[start] ${name} did not stop within ${STOP_DEADLINE_MS / 1000} s; killing it`);
-      child.kill('SIGKILL');
-    }, STOP_DEADLINE_MS);
-    await exited;
-    clearTimeout(deadline);
-  });
-  child.on('exit', (code, signal) => {
-    if (!stopping) {
-      console.error(`[start] ${name} exited (${signal ?? code}); stopping the platform`);
-      void shutdown(1);
-    }
-  });
-  return child;
-}
-
-async function waitReady(url: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`${url} did not become ready within ${timeoutMs / 1000} s`);
-}
-
-let stopping = false;
-async function shutdown(code: number): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  console.log('\n[start] stopping…');
-  for (const stop of stops.reverse()) await stop().catch((err) => console.error(err));
-  process.exit(code);
-}
-
-/**
- * The environment the services inherit: this process's, less the secrets only one service is
- * given (as in Kubernetes and docker-compose): the determinations signing keys, the gateway's
- * dashboard token keys, and the payments service's M-Pesa credentials and callback token, and
- * less DEMO_ADMIN_PASSWORD, which no service reads. The payments tunables (MPESA_TIMEOUT_MS,
- * MPESA_B2C_MAX_PER_SECOND, …), MPESA_SIMULATOR_CALLBACK_DELAY_MS and the gateway's dashboard
- * tunables (ACCESS_TOKEN_TTL_SECONDS, LOGIN_ACCOUNT_FAILURES, …) stay: they pass through.
- */
-function inheritedEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const key of [
-    'DETERMINATION_SIGNING_KEYS',
-    'DASHBOARD_TOKEN_KEYS',
-    'DEMO_ADMIN_PASSWORD',
-    'PAYMENTS_CALLBACK_TOKEN',
-    ...MPESA_CREDENTIAL_ENV,
-  ]) {
-    delete env[key];
-  }
-  return env;
 }
 
 /**
@@ -349,21 +279,102 @@ Sign in as the demo admin:
      curl -s ${gatewayUrl}/api/auth/session -H "Authorization: Bearer $TOKEN"`;
 }
 
+/**
+ * The environment every process inherits: this process's, less every secret some service is
+ * given (tools/topology: each goes to the services that hold it, as in Kubernetes and
+ * docker-compose, never to the others nor to the stand-ins) and less DEMO_ADMIN_PASSWORD, which
+ * no service reads. The payments tunables (MPESA_TIMEOUT_MS, MPESA_B2C_MAX_PER_SECOND, …),
+ * MPESA_SIMULATOR_CALLBACK_DELAY_MS, RATE_SIMULATOR_KES_PER_USDC and the gateway's dashboard
+ * tunables (ACCESS_TOKEN_TTL_SECONDS, LOGIN_ACCOUNT_FAILURES, …) stay: they pass through.
+ */
+function inheritedEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const key of [...secretNames(), 'DEMO_ADMIN_PASSWORD', PLATFORM_PROCESS_ENV]) delete env[key];
+  return env;
+}
+
+/** Each stand-in's program (its package's executable). */
+const STAND_IN_BIN: Record<StandInName, string> = {
+  'mpesa-simulator': MPESA_SIMULATOR_BIN,
+  'rate-simulator': RATE_SIMULATOR_BIN,
+  'webhook-receiver': WEBHOOK_RECEIVER_BIN,
+};
+
+/** Settings for local runs only, beyond the topology's wiring. */
+const LOCAL_SETTINGS: Partial<Record<ProcessName, NodeJS.ProcessEnv>> = {
+  // Lets a developer point a webhook at the local receiver (http, loopback). Never deployed.
+  webhooks: { ALLOW_INSECURE_WEBHOOKS: 'true' },
+};
+
+async function waitReady(url: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url, { signal: AbortSignal.timeout(5_000) })).ok) return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${url} did not become ready within ${timeoutMs / 1000} s`);
+}
+
+const supervisor = new Supervisor({
+  pipe:
+    format === 'pretty'
+      ? (child) => child.stdout && prettyInto(child.stdout, Boolean(process.stdout.isTTY))
+      : undefined,
+  onUnexpectedExit: (name, how) => {
+    console.error(`[start] ${name} exited (${how}); stopping the platform`);
+    shutdown(1);
+  },
+});
+
+let exitCode: number | undefined;
+/** Stops every process in order, then exits: `code`, or 1 when a process did not stop cleanly. */
+function shutdown(code: number, why?: string): void {
+  if (exitCode !== undefined) return;
+  exitCode = code;
+  console.log(why ? `\n[start] ${why}: stopping…` : '\n[start] stopping…');
+  const since = Date.now();
+  void supervisor.stopAll().then((clean) => {
+    console.log(`[start] stopped in ${((Date.now() - since) / 1000).toFixed(1)} s`);
+    process.exit(code !== 0 ? code : clean ? 0 : 1);
+  });
+}
+
+/** A second stop request: every process of the platform's group (this one leads it) at once. */
+function forceStop(reason: StopReason): void {
+  console.error(`[start] second ${reason}: killing every process of the platform without waiting (exit 1)`);
+  try {
+    process.kill(-process.pid, 'SIGKILL');
+  } catch {
+    process.exit(1);
+  }
+}
+
 async function main(): Promise<void> {
-  process.on('SIGINT', () => void shutdown(0));
-  process.on('SIGTERM', () => void shutdown(0));
+  onStopRequests({
+    stop: (reason) => shutdown(0, reason === 'parent gone' ? 'the launcher is gone' : undefined),
+    force: forceStop,
+  });
 
   const under = (part: string) => (dataDir ? path.join(dataDir, part) : undefined);
+  /** A store starting: in the platform once it is up (so a stop stops it), unless external. */
+  const store = <T extends { kind: string; stop(): Promise<void> }>(
+    name: StoreName,
+    label: string,
+    starting: Promise<T>,
+  ) =>
+    supervisor.starting(
+      starting.then((started) => {
+        if (started.kind !== 'external') supervisor.add(name, label, () => started.stop());
+        return started;
+      }),
+    );
   const [mongo, redis, chain] = await Promise.all([
-    startLocalMongo(process.env, { dataDir: under('mongo') }),
-    startLocalRedis(process.env, { dataDir: under('redis') }),
-    startLocalChain(process.env, { stateDir: under('chain') }),
+    store('mongo', 'MongoDB', startLocalMongo(process.env, { dataDir: under('mongo') })),
+    store('redis', 'Redis', startLocalRedis(process.env, { dataDir: under('redis') })),
+    store('chain', 'Chain', startLocalChain(process.env, { stateDir: under('chain') })),
   ]);
-  stops.push(
-    () => mongo.stop(),
-    () => redis.stop(),
-    () => chain.stop(),
-  );
   console.log(`[start] MongoDB: ${mongo.description}`);
   console.log(`[start] Redis: ${redis.description}`);
   console.log(`[start] Chain: ${chain.description}`);
@@ -382,125 +393,97 @@ async function main(): Promise<void> {
       '[start] DASHBOARD_TOKEN_KEYS is not set: dashboard sign-ins of this run end at a restart (the gateway signs with a key made at start)',
     );
   }
-  const gatewayPort = process.env.GATEWAY_PORT ?? '3000';
-  const opsPort = process.env.OPS_PORT ?? '3001';
-  const webhooksPort = process.env.WEBHOOKS_PORT ?? '3002';
-  const policyPort = process.env.POLICY_PORT ?? '3003';
-  const determinationsPort = process.env.DETERMINATIONS_PORT ?? '3004';
-  const paymentsPort = process.env.PAYMENTS_PORT ?? '3005';
-  const callbacksPort = process.env.PAYMENTS_CALLBACK_PORT ?? '3006';
-  const receiverPort = process.env.WEBHOOK_RECEIVER_PORT ?? '4000';
-  const rateSimulatorPort = process.env.RATE_SIMULATOR_PORT ?? '4100';
-  const mpesaSimulatorPort = process.env.MPESA_SIMULATOR_PORT ?? '4200';
   const opsToken = generated('OPS_TOKEN');
-  // Read before inheritedEnv() drops it from what the other services see.
   const callbackToken = generated('PAYMENTS_CALLBACK_TOKEN');
   const mpesa = mpesaCredentials();
-  const inherited = inheritedEnv();
-  const shared = {
-    ...inherited,
-    NODE_ENV: process.env.NODE_ENV ?? 'development',
-    MONGO_URL: mongo.url,
-    REDIS_URL: redis.url,
-    INTERNAL_SIGNING_SECRET: generated('INTERNAL_SIGNING_SECRET'),
-    API_KEY_PEPPER: generated('API_KEY_PEPPER'),
+  /**
+   * The value of each secret a service is given, by name (tools/topology says which service
+   * holds which). DASHBOARD_TOKEN_KEYS only when set or kept in the data directory; otherwise the
+   * gateway makes a key at start (outside production) and dashboard sign-ins end with it.
+   */
+  const secretValue: Record<string, () => string | undefined> = {
+    INTERNAL_SIGNING_SECRET: () => generated('INTERNAL_SIGNING_SECRET'),
+    API_KEY_PEPPER: () => generated('API_KEY_PEPPER'),
+    OPS_TOKEN: () => opsToken,
+    DASHBOARD_TOKEN_KEYS: () =>
+      dataDir ? secret('DASHBOARD_TOKEN_KEYS', ed25519Pem) : process.env.DASHBOARD_TOKEN_KEYS,
+    WEBHOOK_SECRET_KEY: () => secret('WEBHOOK_SECRET_KEY', () => randomBytes(32).toString('base64')),
+    DETERMINATION_SIGNING_KEYS: signingKeys,
+    PAYMENTS_CALLBACK_TOKEN: () => callbackToken,
+    ...Object.fromEntries(MPESA_CREDENTIAL_ENV.map((name) => [name, () => mpesa[name]])),
+    MONGO_URL: () => mongo.url,
+    REDIS_URL: () => redis.url,
+    CHAIN_RPC_URL: () => chain.rpcUrl,
+    CHAIN_REGISTRY_ADDRESS: () => chain.registryAddress,
+    CHAIN_PRIVATE_KEY: () => chain.ownerPrivateKey,
   };
-  startService('webhooks', {
-    ...shared,
-    // Internal: only the gateway's two ports are meant to be reached (containers keep 0.0.0.0).
-    WEBHOOKS_HOST: '127.0.0.1',
-    WEBHOOKS_PORT: webhooksPort,
-    WEBHOOK_SECRET_KEY: secret('WEBHOOK_SECRET_KEY', () => randomBytes(32).toString('base64')),
-    // Local runs only: lets a developer point a webhook at the local receiver below.
-    ALLOW_INSECURE_WEBHOOKS: 'true',
-  });
-  startService('policy', {
-    ...shared,
-    POLICY_HOST: '127.0.0.1',
-    POLICY_PORT: policyPort,
-    CHAIN_RPC_URL: chain.rpcUrl,
-    CHAIN_REGISTRY_ADDRESS: chain.registryAddress,
-    CHAIN_PRIVATE_KEY: chain.ownerPrivateKey,
-  });
-  // DETERMINATION_REPORT_DUE_SECONDS, DETERMINATION_OVERDUE_SWEEP_SECONDS and the other
-  // tunables pass through from the environment (`shared` holds it); nothing here sets them, so
-  // the service's defaults apply unless they are set.
-  startService('determinations', {
-    ...shared,
-    DETERMINATIONS_HOST: '127.0.0.1',
-    DETERMINATIONS_PORT: determinationsPort,
-    POLICY_URL: `http://127.0.0.1:${policyPort}`,
-    DETERMINATION_SIGNING_KEYS: signingKeys(),
-  });
-  // The stand-ins payments calls: Daraja, accepting only this run's credentials, and a Coinbase
-  // exchange-rates API. MPESA_SIMULATOR_CALLBACK_DELAY_MS (and the simulator's other
-  // MPESA_SIMULATOR_* tunables) and RATE_SIMULATOR_KES_PER_USDC pass through from the environment.
-  startService(
-    'mpesa-simulator',
-    { ...inherited, ...simulatorCredentials(mpesa) },
-    path.join(root, 'tools', 'mpesa-simulator', 'src', 'cli.ts'),
-    ['--host', '127.0.0.1', '--port', mpesaSimulatorPort],
+  const values = new Map<string, string | undefined>();
+  /** One value per name for the whole run (every service holds the same shared secret). */
+  const givenValue = (name: string) => {
+    if (!values.has(name)) {
+      const make = secretValue[name];
+      if (!make) throw new Error(`tools/topology gives a service ${name}, and npm start has no value for it`);
+      values.set(name, make());
+    }
+    return values.get(name);
+  };
+  const inherited = inheritedEnv();
+
+  // The stand-ins the services call: Daraja, accepting only this run's credentials, a Coinbase
+  // exchange-rates API, and a partner's webhook endpoint. MPESA_SIMULATOR_CALLBACK_DELAY_MS (and
+  // the simulator's other MPESA_SIMULATOR_* tunables) and RATE_SIMULATOR_KES_PER_USDC pass through.
+  for (const standIn of STAND_INS) {
+    const env =
+      standIn.name === 'mpesa-simulator' ? { ...inherited, ...simulatorCredentials(mpesa) } : inherited;
+    const { http } = standIn.ports;
+    supervisor.spawnNode(
+      standIn.name,
+      [
+        STAND_IN_BIN[standIn.name],
+        '--host',
+        http.localHost ?? '127.0.0.1',
+        '--port',
+        String(ports[standIn.name]?.http),
+      ],
+      { env, stopWithParent: true },
+    );
+  }
+  // Each service's tunables (DETERMINATION_REPORT_DUE_SECONDS, PAYOUT_MAX_ATTEMPTS, the gateway's
+  // dashboard settings, …) pass through from the environment; nothing here sets them, so the
+  // services' defaults apply unless they are set.
+  for (const spec of SERVICES) {
+    const given: NodeJS.ProcessEnv = {};
+    for (const name of [...spec.sharedSecrets, ...spec.ownSecrets, ...Object.keys(storeEnv(spec.name))]) {
+      const value = givenValue(name);
+      if (value !== undefined) given[name] = value;
+    }
+    const env: NodeJS.ProcessEnv = {
+      ...inherited,
+      NODE_ENV: process.env.NODE_ENV ?? 'development',
+      ...given,
+      ...localWiring(spec.name, ports),
+      ...LOCAL_SETTINGS[spec.name],
+    };
+    supervisor.spawnNode(spec.name, ['--import', 'tsx', path.join(root, spec.main)], { env });
+  }
+  await Promise.all(
+    [...SERVICES, ...STAND_INS].flatMap((spec) =>
+      Object.entries(spec.ports).flatMap(([port, listener]) =>
+        listener.readyPath ? [waitReady(`${localUrl(ports, spec.name, port)}${listener.readyPath}`)] : [],
+      ),
+    ),
   );
-  startService('rate-simulator', inherited, path.join(root, 'tools', 'rate-simulator', 'src', 'cli.ts'), [
-    '--host',
-    '127.0.0.1',
-    '--port',
-    rateSimulatorPort,
-  ]);
-  // PAYMENTS_RECONCILE_AFTER_SECONDS, PAYMENTS_RECONCILE_SWEEP_SECONDS, PAYOUT_MAX_ATTEMPTS,
-  // PAYOUT_RETRY_BASE_SECONDS, MPESA_B2C_MAX_PER_SECOND and the other tunables pass through from
-  // the environment (`shared` holds it); nothing here sets them, so the service's defaults apply
-  // unless they are set.
-  startService('payments', {
-    ...shared,
-    PAYMENTS_HOST: '127.0.0.1',
-    PAYMENTS_PORT: paymentsPort,
-    // Daraja's callbacks arrive on a listener of their own; the simulator POSTs them here.
-    PAYMENTS_CALLBACK_HOST: '127.0.0.1',
-    PAYMENTS_CALLBACK_PORT: callbacksPort,
-    PAYMENTS_CALLBACK_BASE_URL: `http://127.0.0.1:${callbacksPort}`,
-    PAYMENTS_CALLBACK_TOKEN: callbackToken,
-    POLICY_URL: `http://127.0.0.1:${policyPort}`,
-    // Payouts read what each determination makes owed there (amount, policy, organization).
-    DETERMINATIONS_URL: `http://127.0.0.1:${determinationsPort}`,
-    MPESA_BASE_URL: `http://127.0.0.1:${mpesaSimulatorPort}`,
-    ...mpesa,
-    RATE_SOURCE_URL: `http://127.0.0.1:${rateSimulatorPort}`,
-  });
-  // DASHBOARD_TOKEN_KEYS, to the gateway only, when set (or kept in the data directory);
-  // otherwise the gateway makes a key at start (outside production) and dashboard sign-ins end
-  // with it. DASHBOARD_TOKEN_ISSUER, the token lifetimes and the sign-in throttle pass through
-  // from the environment.
-  const dashboardTokenKeys = dataDir
-    ? secret('DASHBOARD_TOKEN_KEYS', ed25519Pem)
-    : process.env.DASHBOARD_TOKEN_KEYS;
-  startService('gateway', {
-    ...shared,
-    GATEWAY_PORT: gatewayPort,
-    // The ops API is for operators on this machine only (containers keep 0.0.0.0).
-    OPS_HOST: '127.0.0.1',
-    OPS_PORT: opsPort,
-    OPS_TOKEN: opsToken,
-    WEBHOOKS_URL: `http://127.0.0.1:${webhooksPort}`,
-    POLICY_URL: `http://127.0.0.1:${policyPort}`,
-    DETERMINATIONS_URL: `http://127.0.0.1:${determinationsPort}`,
-    PAYMENTS_URL: `http://127.0.0.1:${paymentsPort}`,
-    ...(dashboardTokenKeys ? { DASHBOARD_TOKEN_KEYS: dashboardTokenKeys } : {}),
-  });
-  startService('webhook-receiver', inherited, path.join(root, 'tools', 'webhook-receiver', 'src', 'cli.ts'), [
-    '--port',
-    receiverPort,
-  ]);
-  await Promise.all([
-    waitReady(`http://127.0.0.1:${webhooksPort}/readyz`),
-    waitReady(`http://127.0.0.1:${policyPort}/readyz`),
-    waitReady(`http://127.0.0.1:${determinationsPort}/readyz`),
-    waitReady(`http://127.0.0.1:${paymentsPort}/readyz`),
-    waitReady(`http://127.0.0.1:${callbacksPort}/readyz`),
-    waitReady(`http://127.0.0.1:${mpesaSimulatorPort}/_requests`),
-    waitReady(`http://127.0.0.1:${rateSimulatorPort}/_requests`),
-    waitReady(`http://127.0.0.1:${gatewayPort}/readyz`),
-  ]);
+
+  const gatewayPort = ports.gateway?.http;
+  const opsPort = ports.gateway?.ops;
+  const webhooksPort = ports.webhooks?.http;
+  const policyPort = ports.policy?.http;
+  const determinationsPort = ports.determinations?.http;
+  const paymentsPort = ports.payments?.http;
+  const callbacksPort = ports.payments?.callbacks;
+  const receiverPort = ports['webhook-receiver']?.http;
+  const rateSimulatorPort = ports['rate-simulator']?.http;
+  const mpesaSimulatorPort = ports['mpesa-simulator']?.http;
 
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   const password = demoAdminPassword();
@@ -552,7 +535,7 @@ Platform is up.
   Payments callbacks:   http://127.0.0.1:${callbacksPort}   (Daraja's entry point, never partners'; STK results at
                         /mpesa/${shown('PAYMENTS_CALLBACK_TOKEN', callbackToken)}/stk)
   M-Pesa simulator:     http://127.0.0.1:${mpesaSimulatorPort}   (local Daraja: +254711000001 pays, +254711000032 cancels,
-                        others in tools/mpesa-simulator/README.md; GET /_requests, /_callbacks)
+                        others in libs/mpesa-simulator/README.md; GET /_requests, /_callbacks)
   Rate simulator:       http://127.0.0.1:${rateSimulatorPort}   (local Coinbase exchange rates, USDC→KES;
                         PUT /_rate {"kesPerUsdc":"130.10"} changes the rate)
   Signing keys (JWKS):  ${gatewayUrl}/api/.well-known/jwks.json   (public; verify determinations with them)
@@ -580,7 +563,11 @@ Try: curl -s ${gatewayUrl}/api/organizations/me -H 'x-api-key: ${apiKey}'
 Press Ctrl-C to stop.`);
 }
 
-main().catch(async (err) => {
-  console.error(`[start] ${err instanceof Error ? err.message : err}`);
-  await shutdown(1);
-});
+if (!isPlatformProcess()) runPlatformInOwnGroup(__filename, process.argv.slice(2));
+else
+  main().catch((err) => {
+    // A stop during start-up makes what was still starting fail: not an error of its own.
+    if (supervisor.isStopping) return;
+    console.error(`[start] ${err instanceof Error ? err.message : err}`);
+    shutdown(1);
+  });

@@ -1,10 +1,23 @@
 /**
  * The platform's deployed services, as the deployment tests know them: each one's own config
- * schema and loader (imported from the service, so the tests follow its code), its ports, and
- * the environment a deployment must give it. Every `k8s/base/<name>-deployment.yaml` needs an
- * entry here, and every entry needs one (the tests check both ways).
+ * schema and loader (imported from the service, so the tests follow its code), and from
+ * tools/topology (the one description `npm start` and the fault suite run the platform from)
+ * its name, its ports, which of them are public, the URLs of the other services and third
+ * parties it needs, and the stores and secrets it is given. What only a deployment decides is
+ * written here: which Kubernetes Secret holds which own secret, the settings a deployment must
+ * set explicitly, the time a service needs to stop. Every `k8s/base/<name>-deployment.yaml`
+ * needs an entry here, and every entry needs one (the tests check both ways); an entry here is
+ * a service of the topology, so docker-compose.yml and k8s/ drifting from the topology (a
+ * service, a port, a URL, a secret) fails the checks that read these entries.
  */
 import { generateKeyPairSync } from 'node:crypto';
+import {
+  type ServiceName,
+  type ServiceSpec,
+  storeEnv,
+  SERVICES as TOPOLOGY_SERVICES,
+  service as topologyService,
+} from '@parametric/topology';
 import {
   determinationsConfigSchema,
   loadDeterminationsConfig,
@@ -23,6 +36,8 @@ export interface ConfigSchema {
 export interface DeployedService {
   /** The Deployment, its container, the Service, the compose service and the SERVICE build arg. */
   name: string;
+  /** Its entry in tools/topology. */
+  topology: ServiceSpec;
   schema: ConfigSchema;
   /** The service's own loader: its schema plus the rules across variables; throws when invalid. */
   load(env: NodeJS.ProcessEnv): Record<string, unknown>;
@@ -47,16 +62,65 @@ export interface DeployedService {
   shutdownSeconds(config: Record<string, unknown>): number;
 }
 
-const gateway: DeployedService = {
-  name: 'gateway',
+/** What only a deployment decides about a service; the rest is tools/topology's. */
+interface DeploymentOnly {
+  schema: ConfigSchema;
+  load(env: NodeJS.ProcessEnv): Record<string, unknown>;
+  /** The topology's own secrets of the service (its stores' included), by the Secret that holds them. */
+  ownSecrets: Record<string, string[]>;
+  /** Settings beyond the topology's wiring that a deployment must set explicitly. */
+  settings?: string[];
+  shutdownSeconds(config: Record<string, unknown>): number;
+}
+
+/** A deployed service: its topology entry, read the way the deployment checks use it. */
+function deployed(name: ServiceName, only: DeploymentOnly): DeployedService {
+  const spec = topologyService(name);
+  const stores = Object.entries(storeEnv(name));
+  const storeVariables = (how: string) =>
+    stores.filter(([, given]) => given === how).map(([variable]) => variable);
+  return {
+    name,
+    topology: spec,
+    schema: only.schema,
+    load: only.load,
+    ports: Object.fromEntries(
+      Object.entries(spec.ports).map(([portName, listener]) => {
+        if (listener.containerPort === undefined)
+          throw new Error(`tools/topology gives ${name}'s ${portName} port no container port`);
+        return [portName, { containerPort: listener.containerPort, env: listener.portEnv }];
+      }),
+    ),
+    publicPorts: Object.entries(spec.ports)
+      .filter(([, listener]) => listener.public)
+      .map(([portName]) => portName),
+    secretEnv: [...storeVariables('shared-secret'), ...spec.sharedSecrets],
+    ownSecrets: only.ownSecrets,
+    nonSecretEnv: [
+      'NODE_ENV',
+      'LOG_LEVEL',
+      // Every port explicitly, to match the container ports.
+      ...Object.values(spec.ports).map((listener) => listener.portEnv),
+      ...(spec.stores.includes('mongo') ? ['MONGO_DB'] : []),
+      ...(spec.stores.includes('redis') ? ['REDIS_PREFIX'] : []),
+      // The other services' and the third parties' URLs, and its own public ones: they differ
+      // per environment.
+      ...Object.keys(spec.calls),
+      ...Object.keys(spec.ownUrls),
+      // CHAIN_REGISTRY_ADDRESS: each chain has its own registry.
+      ...storeVariables('config'),
+      ...(only.settings ?? []),
+    ],
+    optionalEnv: Object.entries(spec.calls)
+      .filter(([, call]) => call.optional)
+      .map(([variable]) => variable),
+    shutdownSeconds: only.shutdownSeconds,
+  };
+}
+
+const gateway = deployed('gateway', {
   schema: gatewayConfigSchema,
   load: loadGatewayConfig,
-  ports: {
-    http: { containerPort: 3000, env: 'GATEWAY_PORT' },
-    ops: { containerPort: 3001, env: 'OPS_PORT' },
-  },
-  publicPorts: ['http'],
-  secretEnv: ['MONGO_URL', 'REDIS_URL', 'INTERNAL_SIGNING_SECRET'],
   ownSecrets: {
     // The ops API's token and the API key pepper: only the gateway serves the ops API and checks keys.
     'gateway-credentials': ['OPS_TOKEN', 'API_KEY_PEPPER'],
@@ -64,41 +128,20 @@ const gateway: DeployedService = {
     // production), and no other service may see them.
     'gateway-dashboard-token-key': ['DASHBOARD_TOKEN_KEYS'],
   },
-  nonSecretEnv: [
-    'NODE_ENV',
-    'LOG_LEVEL',
-    'GATEWAY_PORT',
-    'OPS_PORT',
-    'MONGO_DB',
-    'REDIS_PREFIX',
-    'POLICY_URL',
-    'PAYMENTS_URL',
-    'DETERMINATIONS_URL',
-    'WEBHOOKS_URL',
-    'RATE_LIMIT_POINTS',
-    'RATE_LIMIT_WINDOW_SECONDS',
-  ],
-  optionalEnv: ['POLICY_URL', 'PAYMENTS_URL', 'DETERMINATIONS_URL', 'WEBHOOKS_URL'],
+  settings: ['RATE_LIMIT_POINTS', 'RATE_LIMIT_WINDOW_SECONDS'],
   // HTTP, its workers, Redis and MongoDB close within seconds.
   shutdownSeconds: () => 20,
-};
+});
 
-const webhooks: DeployedService = {
-  name: 'webhooks',
+const webhooks = deployed('webhooks', {
   schema: webhooksConfigSchema,
   load: loadWebhooksConfig,
-  ports: { http: { containerPort: 3000, env: 'WEBHOOKS_PORT' } },
-  // No public routes: only the gateway calls it.
-  publicPorts: [],
-  secretEnv: ['MONGO_URL', 'REDIS_URL', 'INTERNAL_SIGNING_SECRET'],
   // The key sealing partners' webhook signing secrets at rest: no other service may see it.
   ownSecrets: { 'webhooks-encryption-key': ['WEBHOOK_SECRET_KEY'] },
-  nonSecretEnv: ['NODE_ENV', 'LOG_LEVEL', 'WEBHOOKS_PORT', 'MONGO_DB', 'REDIS_PREFIX'],
-  optionalEnv: [],
   // The delivery workers let the attempts in flight finish (each bounded by
   // DELIVERY_TIMEOUT_MS), then the same closing as the gateway.
   shutdownSeconds: (config) => Math.ceil(Number(config.DELIVERY_TIMEOUT_MS) / 1000) + 20,
-};
+});
 
 /**
  * Chain calls one activation can make, each bounded by CHAIN_TIMEOUT_MS (libs/chain's registry
@@ -107,53 +150,29 @@ const webhooks: DeployedService = {
  */
 const CHAIN_CALLS_PER_ACTIVATION = 5;
 
-const policy: DeployedService = {
-  name: 'policy',
+const policy = deployed('policy', {
   schema: policyConfigSchema,
   load: loadPolicyConfig,
-  ports: { http: { containerPort: 3000, env: 'POLICY_PORT' } },
-  // No public routes: only the gateway calls it (its partner and ops routes, signed contexts).
-  publicPorts: [],
-  secretEnv: ['MONGO_URL', 'REDIS_URL', 'INTERNAL_SIGNING_SECRET'],
   // The registry owner's key, and CHAIN_RPC_URL (a secret: hosted RPC providers put the API key
   // in the URL): only the policy service talks to the chain.
   ownSecrets: { 'policy-chain-credentials': ['CHAIN_RPC_URL', 'CHAIN_PRIVATE_KEY'] },
-  // CHAIN_REGISTRY_ADDRESS differs per environment (each chain has its own registry).
-  nonSecretEnv: [
-    'NODE_ENV',
-    'LOG_LEVEL',
-    'POLICY_PORT',
-    'MONGO_DB',
-    'REDIS_PREFIX',
-    'CHAIN_REGISTRY_ADDRESS',
-  ],
-  optionalEnv: [],
   // HTTP closes once the Tier 1 activations in flight answered, the activation workers let the
   // Tier 2 ones finish: one activation is at most CHAIN_CALLS_PER_ACTIVATION chain calls of
   // CHAIN_TIMEOUT_MS each. Then the same closing as the gateway (relay, Redis, MongoDB).
   shutdownSeconds: (config) =>
     Math.ceil((CHAIN_CALLS_PER_ACTIVATION * Number(config.CHAIN_TIMEOUT_MS)) / 1000) + 20,
-};
+});
 
-const determinations: DeployedService = {
-  name: 'determinations',
+const determinations = deployed('determinations', {
   schema: determinationsConfigSchema,
   load: loadDeterminationsConfig,
-  ports: { http: { containerPort: 3000, env: 'DETERMINATIONS_PORT' } },
-  // No public routes of its own: the gateway forwards its partner and ops routes (signed
-  // contexts) and passes its JWKS on; the Service stays internal.
-  publicPorts: [],
-  secretEnv: ['MONGO_URL', 'REDIS_URL', 'INTERNAL_SIGNING_SECRET'],
   // The signing keys: the one secret no other service may see.
   ownSecrets: { 'determinations-signing-key': ['DETERMINATION_SIGNING_KEYS'] },
-  // POLICY_URL is required here (attribution reads policies), unlike the gateway's.
-  nonSecretEnv: ['NODE_ENV', 'LOG_LEVEL', 'DETERMINATIONS_PORT', 'MONGO_DB', 'REDIS_PREFIX', 'POLICY_URL'],
-  optionalEnv: [],
   // HTTP closes once the requests in flight answered, the ingest worker lets its jobs finish:
   // each waits at most POLICY_TIMEOUT_MS for the policy service. Then the same closing as the
   // gateway (sweep, relays, producers, MongoDB).
   shutdownSeconds: (config) => Math.ceil(Number(config.POLICY_TIMEOUT_MS) / 1000) + 20,
-};
+});
 
 /**
  * Daraja calls one request can make, each bounded by MPESA_TIMEOUT_MS (the payments service's
@@ -162,18 +181,9 @@ const determinations: DeployedService = {
  */
 const DARAJA_CALLS_PER_REQUEST = 4;
 
-const payments: DeployedService = {
-  name: 'payments',
+const payments = deployed('payments', {
   schema: paymentsConfigSchema,
   load: loadPaymentsConfig,
-  ports: {
-    http: { containerPort: 3000, env: 'PAYMENTS_PORT' },
-    callbacks: { containerPort: 3001, env: 'PAYMENTS_CALLBACK_PORT' },
-  },
-  // Daraja's callbacks reach the callback listener from the internet (through an Ingress to its
-  // own Service); the internal API stays internal (partners go through the gateway).
-  publicPorts: ['callbacks'],
-  secretEnv: ['MONGO_URL', 'REDIS_URL', 'INTERNAL_SIGNING_SECRET'],
   // The M-Pesa credentials and the callback path token: no other service may see them.
   ownSecrets: {
     'payments-provider-credentials': [
@@ -187,22 +197,6 @@ const payments: DeployedService = {
       'PAYMENTS_CALLBACK_TOKEN',
     ],
   },
-  // Its third parties and its public callback URL differ per environment; both ports are set
-  // explicitly, to match the container ports.
-  nonSecretEnv: [
-    'NODE_ENV',
-    'LOG_LEVEL',
-    'PAYMENTS_PORT',
-    'PAYMENTS_CALLBACK_PORT',
-    'MONGO_DB',
-    'REDIS_PREFIX',
-    'POLICY_URL',
-    'DETERMINATIONS_URL',
-    'PAYMENTS_CALLBACK_BASE_URL',
-    'MPESA_BASE_URL',
-    'RATE_SOURCE_URL',
-  ],
-  optionalEnv: [],
   // Both listeners close once the requests in flight answered: an initiation waits at most
   // POLICY_TIMEOUT_MS for the policy service, then DARAJA_CALLS_PER_REQUEST Daraja calls of
   // MPESA_TIMEOUT_MS each (a callback's confirming STK query as long); the sweep's job in flight
@@ -212,9 +206,12 @@ const payments: DeployedService = {
     Math.ceil(
       (Number(config.POLICY_TIMEOUT_MS) + DARAJA_CALLS_PER_REQUEST * Number(config.MPESA_TIMEOUT_MS)) / 1000,
     ) + 20,
-};
+});
 
-export const SERVICES: readonly DeployedService[] = [gateway, webhooks, policy, determinations, payments];
+const ENTRIES: Record<ServiceName, DeployedService> = { gateway, webhooks, policy, determinations, payments };
+
+/** Every service of tools/topology, in its order: each one is deployed. */
+export const SERVICES: readonly DeployedService[] = TOPOLOGY_SERVICES.map((spec) => ENTRIES[spec.name]);
 
 export function service(name: string): DeployedService {
   const found = SERVICES.find((s) => s.name === name);

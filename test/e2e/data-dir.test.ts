@@ -3,11 +3,11 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { eventually } from '@parametric/test-harness';
-import { bootPlatform, platformEnv, type Running } from './support';
+import { bootPlatform, killTree, platformEnv, processTree, type Running, stillRunning } from './support';
 
 /**
  * Issue 14: `npm start -- --data-dir <dir>` keeps what partners made across a restart, even when
- * every process of the platform is killed at once (SIGKILL to the process group: what a crash or
+ * every process of the platform is killed at once (SIGKILL to each of its processes: what a crash or
  * a closed laptop lid does): organizations and their keys, farmers, the webhook secret (still
  * decryptable, still the one the partner holds), the signing key (same JWKS), the chain's
  * registry, the ops token and the demo organization.
@@ -15,13 +15,22 @@ import { bootPlatform, platformEnv, type Running } from './support';
 
 jest.setTimeout(300_000);
 
-/** Every process of the platform, killed without a chance to clean up. */
-async function killGroup(running: Running): Promise<void> {
+/**
+ * Every process of the platform, killed without a chance to clean up: the launcher and every
+ * process it started (the platform runs in a process group of its own, so a kill of the
+ * launcher's group alone would let it stop gracefully).
+ */
+async function killAll(running: Running): Promise<void> {
   if (running.child.exitCode !== null || running.child.signalCode !== null) return;
   const exited = once(running.child, 'exit');
-  process.kill(-(running.child.pid as number), 'SIGKILL');
+  const processes = processTree(running.child.pid as number);
+  killTree(running.child.pid as number);
   await exited;
-  // Its children die with the group; give the kernel a moment to free their ports.
+  await eventually(async () => expect(stillRunning(processes)).toEqual([]), {
+    timeout: 10_000,
+    message: 'every process of the platform gone',
+  });
+  // Give the kernel a moment to free their ports.
   await new Promise((resolve) => setTimeout(resolve, 500));
 }
 
@@ -48,7 +57,7 @@ describe('npm start --data-dir', () => {
   let running: Running | undefined;
 
   afterAll(async () => {
-    if (running) await killGroup(running);
+    if (running) await killAll(running);
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -105,7 +114,7 @@ describe('npm start --data-dir', () => {
     expect(farmer.status).toBe(201);
     // Past the stores' once-a-second flushes (Redis's append-only file, the chain's state dump).
     await new Promise((resolve) => setTimeout(resolve, 2_500));
-    await killGroup(running);
+    await killAll(running);
     const dataMode = statSync(path.join(dir, 'secrets.json')).mode & 0o777;
     expect(dataMode).toBe(0o600);
 

@@ -1,7 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { freePort } from '@parametric/local-process';
 import { eventually } from '@parametric/test-harness';
+import { listeners } from '@parametric/topology';
 
 /** What the e2e tests share: `npm start`'s script as a newcomer runs it, on ports of their own. */
 export const root = path.resolve(__dirname, '..', '..');
@@ -19,6 +21,11 @@ const PORT_NAMES = [
   'MPESA_SIMULATOR_PORT',
 ] as const;
 export type PortName = (typeof PORT_NAMES)[number];
+// The variable of every listener of the platform is tools/topology's: spelled out above for the
+// tests' types, and held to it here, so a listener added there gets a free port here too.
+const topologyPorts = listeners().map(({ listener }) => listener.portEnv);
+if ([...topologyPorts].sort().join() !== [...PORT_NAMES].sort().join())
+  throw new Error(`test/e2e/support.ts's ports (${PORT_NAMES}) are not tools/topology's (${topologyPorts})`);
 
 /**
  * Free ports for every listener of the platform, and an environment that uses them and starts
@@ -48,6 +55,7 @@ export async function platformEnv(
 }
 
 export interface Running {
+  /** The launcher: `npm start`'s script (or npm itself, with `npm: true`). */
   child: ChildProcess;
   /** Everything it wrote so far, stdout and stderr. */
   output: () => string;
@@ -59,9 +67,13 @@ export interface Running {
  */
 export async function bootPlatform(
   env: NodeJS.ProcessEnv,
-  options: { args?: string[]; detached?: boolean } = {},
+  options: { args?: string[]; detached?: boolean; npm?: boolean } = {},
 ): Promise<Running> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts', ...(options.args ?? [])], {
+  // With `npm`: `npm start` itself, as a newcomer types it (npm, then the launcher it execs).
+  const [command, args] = options.npm
+    ? ['npm', ['start', ...(options.args?.length ? ['--', ...options.args] : [])]]
+    : [process.execPath, ['--import', 'tsx', 'scripts/start.ts', ...(options.args ?? [])]];
+  const child = spawn(command, args, {
     cwd: root,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -82,4 +94,64 @@ export async function bootPlatform(
     { timeout: 150_000, interval: 250, message: 'the npm start banner' },
   );
   return { child, output: () => text };
+}
+
+/** One process of a tree, as /proc shows it. */
+export interface ProcessInfo {
+  pid: number;
+  ppid: number;
+  pgid: number;
+  /** Its command line, arguments joined with spaces. */
+  command: string;
+}
+
+function processInfo(pid: number): (ProcessInfo & { zombie: boolean }) | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // `pid (comm) state ppid pgrp …`: comm may hold spaces and parentheses, so split after the last ')'.
+    const [state, ppid, pgid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
+    return { pid, ppid: Number(ppid), pgid: Number(pgid), command, zombie: state === 'Z' };
+  } catch {
+    return undefined;
+  }
+}
+
+/** `pid` and every process descended from it now (children, theirs, …), from /proc (Linux). */
+export function processTree(pid: number): ProcessInfo[] {
+  const all = readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map((name) => processInfo(Number(name)))
+    .filter((p): p is ProcessInfo & { zombie: boolean } => p !== undefined && !p.zombie);
+  const tree: ProcessInfo[] = [];
+  const walk = (parent: number) => {
+    for (const p of all.filter((q) => q.ppid === parent)) {
+      tree.push(p);
+      walk(p.pid);
+    }
+  };
+  const self = all.find((p) => p.pid === pid);
+  if (self) tree.push(self);
+  walk(pid);
+  return tree;
+}
+
+/** Of `processes`, those still running (a zombie waiting for its parent to reap it has ended). */
+export function stillRunning(processes: readonly ProcessInfo[]): ProcessInfo[] {
+  return processes.filter((p) => {
+    const now = processInfo(p.pid);
+    // The same process, not a new one given its pid.
+    return now !== undefined && !now.zombie && now.command === p.command;
+  });
+}
+
+/** Every process of the platform (the launcher and all it started) killed at once: what a crash does. */
+export function killTree(pid: number): void {
+  for (const p of processTree(pid)) {
+    try {
+      process.kill(p.pid, 'SIGKILL');
+    } catch {
+      // Gone already.
+    }
+  }
 }

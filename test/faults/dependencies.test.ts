@@ -36,6 +36,7 @@ import {
   timedCall,
   waitReady,
   webhooksEnv,
+  wiring,
 } from './support';
 
 /**
@@ -79,15 +80,14 @@ async function startStack(deps: {
     MONGO_URL: deps.mongoUrl,
     REDIS_URL: deps.redisUrl,
     REDIS_PREFIX: deps.prefix,
-    POLICY_URL: `http://127.0.0.1:${policyPort}`,
+    ...wiring('gateway', { policy: { http: policyPort } }),
     RATE_LIMIT_POINTS: '100000',
     OUTBOX_POLL_MS: '200',
     ...deps.gatewayEnv,
   };
   const opsPort = Number(baseGatewayEnv.OPS_PORT);
   const policyEnv = {
-    POLICY_HOST: '127.0.0.1',
-    POLICY_PORT: String(policyPort),
+    ...wiring('policy', { policy: { http: policyPort } }),
     MONGO_URL: deps.mongoUrl,
     MONGO_DB: policyDbName,
     REDIS_URL: deps.redisUrl,
@@ -104,13 +104,10 @@ async function startStack(deps: {
     CHAIN_TIMEOUT_MS: '2000',
     ...deps.policyEnv,
   };
-  const children: ChildProcess[] = [
-    service('services/gateway/src/main.ts', gwEnv),
-    service('services/policy/src/main.ts', policyEnv),
-  ];
+  const children: ChildProcess[] = [service('gateway', gwEnv), service('policy', policyEnv)];
   if (webhooksPort) {
     const env = webhooksEnv(webhooksPort, webhooksDbName, deps.redisUrl, deps.prefix);
-    children.push(service('services/webhooks/src/main.ts', { ...env, MONGO_URL: deps.mongoUrl }));
+    children.push(service('webhooks', { ...env, MONGO_URL: deps.mongoUrl }));
   }
   const policyDb = mongoose.createConnection(deps.mongoUrl, { dbName: policyDbName });
   const stop = async () => {

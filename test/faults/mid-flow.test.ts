@@ -28,6 +28,7 @@ import {
   service,
   waitReady,
   webhooksEnv,
+  wiring,
 } from './support';
 
 /**
@@ -51,7 +52,7 @@ describe('faults mid-flow (SIGKILL, SIGTERM, a hung Redis), then recovery', () =
         ...webhooksEnv(port, dbName, testRedisUrl(), uniqueRedisPrefix('faults_webhooks')),
         WORKER_LOCK_MS: '3000',
       };
-      let webhooks = service('services/webhooks/src/main.ts', env);
+      let webhooks = service('webhooks', env);
       const events = createProducer('events', { connection: env.REDIS_URL, prefix: env.REDIS_PREFIX });
       const db = await mongoose.createConnection(testMongoUrl(), { dbName }).asPromise();
       try {
@@ -69,7 +70,7 @@ describe('faults mid-flow (SIGKILL, SIGTERM, a hung Redis), then recovery', () =
         // A graceful stop finishes what it holds and exits 0; SIGKILL gives it no say.
         if (signal === 'SIGTERM') expect(code).toBe(0);
         const atKill = deliveredIds(receiver).size;
-        webhooks = service('services/webhooks/src/main.ts', env);
+        webhooks = service('webhooks', env);
         await waitReady(port);
 
         const ids = new Set(sent.map((e) => e.id));
@@ -121,7 +122,7 @@ describe('faults mid-flow (SIGKILL, SIGTERM, a hung Redis), then recovery', () =
     const port = await freePort();
     const dbName = uniqueDatabaseName('faults_redis');
     const env = webhooksEnv(port, dbName, redis.url, uniqueRedisPrefix('faults_redis'));
-    const webhooks = service('services/webhooks/src/main.ts', env);
+    const webhooks = service('webhooks', env);
     const events = createProducer('events', { connection: redis.url, prefix: env.REDIS_PREFIX });
     const db = await mongoose.createConnection(testMongoUrl(), { dbName }).asPromise();
     try {
@@ -183,8 +184,7 @@ describe('faults mid-flow (SIGKILL, SIGTERM, a hung Redis), then recovery', () =
     const prefix = uniqueRedisPrefix('faults_policy');
     const policyDb = uniqueDatabaseName('faults_policy');
     const policyEnv = {
-      POLICY_HOST: '127.0.0.1',
-      POLICY_PORT: String(policyPort),
+      ...wiring('policy', { policy: { http: policyPort } }),
       MONGO_URL: testMongoUrl(),
       MONGO_DB: policyDb,
       REDIS_URL: testRedisUrl(),
@@ -201,9 +201,9 @@ describe('faults mid-flow (SIGKILL, SIGTERM, a hung Redis), then recovery', () =
       // The chain-sender lock a dead process held lasts 3 x this (nonces must not race).
       CHAIN_TIMEOUT_MS: '2000',
     };
-    let policy = service('services/policy/src/main.ts', policyEnv);
+    let policy = service('policy', policyEnv);
     const gateway = await startTestGateway({
-      POLICY_URL: `http://127.0.0.1:${policyPort}`,
+      ...wiring('gateway', { policy: { http: policyPort } }),
       REDIS_PREFIX: prefix,
       INTERNAL_SIGNING_SECRET: SIGNING,
       RATE_LIMIT_POINTS: '100000',
@@ -243,7 +243,7 @@ describe('faults mid-flow (SIGKILL, SIGTERM, a hung Redis), then recovery', () =
       await kill9(policy);
       const killedAt = Date.now();
       const atKill = await active();
-      policy = service('services/policy/src/main.ts', policyEnv);
+      policy = service('policy', policyEnv);
       await waitReady(policyPort);
       await eventually(async () => expect(await active()).toBe(POLICIES), {
         timeout: 90_000,
@@ -283,7 +283,7 @@ describe('faults mid-flow (SIGKILL, SIGTERM, a hung Redis), then recovery', () =
     const port = await freePort();
     const dbName = uniqueDatabaseName('faults_gateway');
     const env = { ...(await gatewayProcessEnv(port, dbName)), OUTBOX_POLL_MS: '100' };
-    let gateway = service('services/gateway/src/main.ts', env);
+    let gateway = service('gateway', env);
     const db = await mongoose.createConnection(testMongoUrl(), { dbName }).asPromise();
     try {
       await waitReady(port);
@@ -306,7 +306,7 @@ describe('faults mid-flow (SIGKILL, SIGTERM, a hung Redis), then recovery', () =
       );
       await kill9(gateway);
       const settled = await Promise.all(requests.map((r) => r.answer));
-      gateway = service('services/gateway/src/main.ts', env);
+      gateway = service('gateway', env);
       await waitReady(port);
 
       const answered = settled

@@ -15,7 +15,7 @@ import {
 } from '../../services/determinations/test/support';
 import { configEnv, MPESA, paymentsTestConfig } from '../../services/payments/test/support';
 import { sellableOrg } from '../../services/policy/test/support';
-import { faultTable, kill9, service, waitReady } from './support';
+import { faultTable, kill9, portOf, service, waitReady, wiring } from './support';
 
 /**
  * Money owed is never dropped (issue 22, row 1): the exchange-rate source answers garbage for
@@ -49,26 +49,28 @@ beforeAll(async () => {
     simulator = await startMpesaSimulator({ ...MPESA, callbackDelayMs: 50 });
     rates = await startRateSimulator();
     const [port, callbackPort] = [await freePort(), await freePort()];
+    // The other services and the stand-ins run in this process (startDeterminationsPlatform).
+    const ports = {
+      payments: { http: port, callbacks: callbackPort },
+      policy: { http: portOf(policyUrl) },
+      determinations: { http: portOf(determinationsUrl) },
+      'mpesa-simulator': { http: portOf(simulator.url) },
+      'rate-simulator': { http: portOf(rates.url) },
+    };
     const config = paymentsTestConfig({
-      PAYMENTS_PORT: String(port),
-      PAYMENTS_CALLBACK_PORT: String(callbackPort),
-      PAYMENTS_CALLBACK_BASE_URL: `http://127.0.0.1:${callbackPort}`,
+      ...wiring('payments', ports),
       REDIS_PREFIX: redisPrefix,
-      POLICY_URL: policyUrl,
-      DETERMINATIONS_URL: determinationsUrl,
-      MPESA_BASE_URL: simulator.url,
-      RATE_SOURCE_URL: rates.url,
       RATE_CACHE_SECONDS: '1',
       // The sweep every second, for determinations more than 2 s old.
       PAYOUT_ORIGINATION_SWEEP_SECONDS: '1',
       PAYOUT_ORIGINATION_SETTLE_SECONDS: '2',
     });
     const { LOG_LEVEL: _silent, ...env } = configEnv(config);
-    payments = service('services/payments/src/main.ts', env);
+    payments = service('payments', env);
     await waitReady(port);
     paymentsDb = await mongoose.createConnection(config.MONGO_URL, { dbName: config.MONGO_DB }).asPromise();
     return {
-      gatewayEnv: { PAYMENTS_URL: `http://127.0.0.1:${port}` },
+      gatewayEnv: wiring('gateway', { payments: { http: port } }),
       stop: async () => {
         await paymentsDb.dropDatabase().catch(() => undefined);
         await paymentsDb.close();

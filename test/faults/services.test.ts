@@ -30,7 +30,7 @@ import {
   type SellableOrg,
   sellableOrg,
 } from '../../services/policy/test/support';
-import { faultTable, kill9, SIGNING, service, waitReady } from './support';
+import { faultTable, kill9, portOf, SIGNING, service, waitReady, wiring } from './support';
 
 /**
  * Services killed with SIGKILL in the middle of their own work (a batch of assessments, a
@@ -104,24 +104,23 @@ describe('faults in the services’ own work (SIGKILL), then recovery', () => {
     const policy = await startPolicy(policyConfig, logger);
     const port = await freePort();
     const dbName = uniqueDatabaseName('faults_det');
+    // The policy service runs in this process; the gateway too (startTestGateway).
+    const ports = { determinations: { http: port }, policy: { http: portOf(policy.url) } };
     const env = {
-      DETERMINATIONS_HOST: '127.0.0.1',
-      DETERMINATIONS_PORT: String(port),
+      ...wiring('determinations', ports),
       MONGO_URL: testMongoUrl(),
       MONGO_DB: dbName,
       REDIS_URL: testRedisUrl(),
       REDIS_PREFIX: prefix,
       INTERNAL_SIGNING_SECRET: SIGNING,
-      POLICY_URL: policy.url,
       DETERMINATION_SIGNING_KEYS: generateSigningKeyPem(),
       OUTBOX_POLL_MS: '100',
       // Two assessments at a time in the batch request (default 8), so the kill lands inside it.
       INGEST_CONCURRENCY: '2',
     };
-    let determinations = service('services/determinations/src/main.ts', env);
+    let determinations = service('determinations', env);
     const gateway = await startTestGateway({
-      POLICY_URL: policy.url,
-      DETERMINATIONS_URL: `http://127.0.0.1:${port}`,
+      ...wiring('gateway', ports),
       REDIS_PREFIX: prefix,
       INTERNAL_SIGNING_SECRET: SIGNING,
       RATE_LIMIT_POINTS: '100000',
@@ -177,7 +176,7 @@ describe('faults in the services’ own work (SIGKILL), then recovery', () => {
       expect(atKill).toBeLessThan(ITEMS);
       expect(cut.status).toBeGreaterThanOrEqual(500);
 
-      determinations = service('services/determinations/src/main.ts', env);
+      determinations = service('determinations', env);
       await waitReady(port);
       // The ops tool retries the same batch: same items, same idempotency keys.
       const retried = await batch();
@@ -307,24 +306,25 @@ describe('faults in the services’ own work (SIGKILL), then recovery', () => {
     const simulator = await startMpesaSimulator({ ...MPESA, callbackDelayMs: 1_500 });
     const rates = await startRateSimulator();
     const [port, callbackPort] = [await freePort(), await freePort()];
+    // The policy service and the stand-ins run in this process; the gateway too (startTestGateway).
+    const ports = {
+      payments: { http: port, callbacks: callbackPort },
+      policy: { http: portOf(policy.url) },
+      'mpesa-simulator': { http: portOf(simulator.url) },
+      'rate-simulator': { http: portOf(rates.url) },
+    };
     const config = paymentsTestConfig({
-      PAYMENTS_PORT: String(port),
-      PAYMENTS_CALLBACK_PORT: String(callbackPort),
-      PAYMENTS_CALLBACK_BASE_URL: `http://127.0.0.1:${callbackPort}`,
+      ...wiring('payments', ports),
       REDIS_PREFIX: prefix,
-      POLICY_URL: policy.url,
-      MPESA_BASE_URL: simulator.url,
-      RATE_SOURCE_URL: rates.url,
       // A prompt still unresolved 3 s after it was sent is settled by STK query (the sweep, every second).
       PAYMENTS_RECONCILE_AFTER_SECONDS: '3',
       PAYMENTS_RECONCILE_SWEEP_SECONDS: '1',
     });
     const { LOG_LEVEL: _silent, ...env } = configEnv(config);
-    let payments = service('services/payments/src/main.ts', env);
+    let payments = service('payments', env);
     const firstExit = once(payments, 'exit');
     const gateway = await startTestGateway({
-      POLICY_URL: policy.url,
-      PAYMENTS_URL: `http://127.0.0.1:${port}`,
+      ...wiring('gateway', ports),
       REDIS_PREFIX: prefix,
       INTERNAL_SIGNING_SECRET: SIGNING,
       RATE_LIMIT_POINTS: '100000',
@@ -403,7 +403,7 @@ describe('faults in the services’ own work (SIGKILL), then recovery', () => {
       );
       // Unanswered: cut by the kill mid-request, or refused while no process listened.
       const unanswered = stkCallbacks().filter((c) => c.status !== 200).length;
-      payments = service('services/payments/src/main.ts', env);
+      payments = service('payments', env);
       await waitReady(port);
       // Daraja re-sends callbacks it is unsure of: every one again, the same body to the same URL.
       for (const callback of stkCallbacks()) {

@@ -6,6 +6,7 @@ import { policyRefOf, policyRegistryAbi } from '@parametric/chain';
 import { createEvent } from '@parametric/events';
 import { signContext } from '@parametric/http';
 import { eventually, testMongoUrl } from '@parametric/test-harness';
+import { localWiring, type Ports, type ServiceName, service as topologyService } from '@parametric/topology';
 import type { WebhookReceiver } from '@parametric/webhook-receiver';
 import type { Queue } from 'bullmq';
 import { createPublicClient, http } from 'viem';
@@ -48,13 +49,33 @@ export function faultTable(): FaultRow[] {
   return rows;
 }
 
-/** A service's `main.ts` (path from the repository root) as its own process, as in production. */
-export function service(script: string, env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', script], {
+/**
+ * A service (its entry point in tools/topology) as its own process, as in production. Its IPC
+ * channel is the one a launcher gives: if this test process dies, the service notices and stops
+ * (libs/runtime) instead of outliving the run; the channel does not keep this process alive.
+ */
+export function service(name: ServiceName, env: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', topologyService(name).main], {
     cwd: root,
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'error', ...env },
   });
+  child.channel?.unref();
+  return child;
+}
+
+/**
+ * Service `name`'s place among processes on loopback ports, as tools/topology wires it (the
+ * same wiring as `npm start`'s): the ports (and loopback binds) of its listeners in `ports`,
+ * and the URL of each process it calls found there. What `ports` does not name is left out.
+ */
+export function wiring(name: ServiceName, ports: Ports): Record<string, string> {
+  return localWiring(name, ports);
+}
+
+/** The port of a loopback URL (a server started in this process: `policy.url`, `simulator.url`). */
+export function portOf(url: string): number {
+  return Number(new URL(url).port);
 }
 
 export async function kill9(child: ChildProcess): Promise<void> {
@@ -75,8 +96,7 @@ export async function waitReady(port: number): Promise<void> {
 /** The webhooks service's environment for a fault scenario: fast retries and reconciliation. */
 export function webhooksEnv(port: number, dbName: string, redisUrl: string, prefix: string) {
   return {
-    WEBHOOKS_HOST: '127.0.0.1',
-    WEBHOOKS_PORT: String(port),
+    ...wiring('webhooks', { webhooks: { http: port } }),
     MONGO_URL: testMongoUrl(),
     MONGO_DB: dbName,
     REDIS_URL: redisUrl,

@@ -1,5 +1,16 @@
 import { createLogger, type Logger } from '@parametric/logger';
 import { type Otel, startOtel } from '@parametric/tracing';
+import { onStopRequests, type StopReason } from './process';
+
+export {
+  onStopRequests,
+  PARENT_CHECK_MS,
+  REPEAT_WINDOW_MS,
+  type StopReason,
+  type StopRequestHandlers,
+  type StopRequestOptions,
+  stopRequests,
+} from './process';
 
 export interface Running {
   stop(): Promise<void>;
@@ -13,11 +24,13 @@ export interface Running {
 export const SHUTDOWN_DEADLINE_MS = 8_000;
 
 /**
- * Entry point of every service process: read and validate config once, start, and on
- * SIGTERM or SIGINT stop gracefully (the service's `stop` closes HTTP first, then workers,
- * then Redis and MongoDB) and exit 0 — or 1 if start-up or shutdown fails. A signal that
- * arrives while the service is still starting stops it as soon as it has started. A stop
- * that outlasts the deadline, or a second signal, ends the process at once (exit 1, logged).
+ * Entry point of every service process: read and validate config once, start, and on a stop
+ * request (SIGTERM or SIGINT; or, when a launcher started it with an IPC channel, the launcher
+ * gone: see ./process.ts) stop gracefully (the service's `stop` closes HTTP first, then
+ * workers, then Redis and MongoDB) and exit 0 — or 1 if start-up or shutdown fails. A request
+ * that arrives while the service is still starting stops it as soon as it has started. A stop
+ * that outlasts the deadline, or a second signal (past the repeat window that absorbs one
+ * signal delivered twice), ends the process at once (exit 1, logged).
  */
 export function runService<
   C extends { LOG_LEVEL: string; OTEL_EXPORTER_OTLP_ENDPOINT?: string; OTEL_SERVICE_NAME?: string },
@@ -34,7 +47,6 @@ export function runService<
   let logger: Logger | undefined;
   let otel: Otel | undefined;
   let starting: Promise<R | undefined> | undefined;
-  let stopping = false;
 
   const forceExit = (reason: string) => {
     if (logger) logger.error({ deadlineMs }, reason);
@@ -42,13 +54,8 @@ export function runService<
     process.exit(1);
   };
 
-  const shutdown = (signal: string) => {
-    if (stopping) {
-      forceExit(`second ${signal} while stopping: exiting without waiting`);
-      return;
-    }
-    stopping = true;
-    logger?.info({ signal }, 'shutting down');
+  const shutdown = (reason: StopReason) => {
+    logger?.info(reason === 'parent gone' ? { reason } : { signal: reason }, 'shutting down');
     // Not unref'd: the timer must fire even if everything else is waiting on a dead socket.
     setTimeout(
       () => forceExit('graceful shutdown did not finish within the deadline: forcing exit'),
@@ -66,8 +73,10 @@ export function runService<
         },
       );
   };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  onStopRequests({
+    stop: shutdown,
+    force: (signal) => forceExit(`second ${signal} while stopping: exiting without waiting`),
+  });
 
   starting = (async () => {
     const config = options.loadConfig();

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import { eventually } from '@parametric/test-harness';
+import { REPEAT_WINDOW_MS } from '../src';
 
 const FIXTURE = path.join(__dirname, 'fixtures', 'service.ts');
 
@@ -69,7 +70,8 @@ describe('runService', () => {
     await printed(output, 'started');
     const exited = once(child, 'exit');
     child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 100));
+    // Past the window in which a repeat is the same signal delivered twice (src/process.ts).
+    await new Promise((r) => setTimeout(r, REPEAT_WINDOW_MS + 200));
     child.kill('SIGTERM');
     const [code] = await exited;
     expect(code).toBe(1);
