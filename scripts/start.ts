@@ -26,9 +26,11 @@
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { startLocalChain } from '@parametric/local-chain';
 import { startLocalMongo } from '@parametric/embedded-mongo';
+import { startLocalChain } from '@parametric/local-chain';
 import { startLocalRedis } from '@parametric/local-redis';
+import { MPESA_SIMULATOR_BIN } from '@parametric/mpesa-simulator';
+import { RATE_SIMULATOR_BIN } from '@parametric/rate-simulator';
 import { onStopRequests, type StopReason } from '@parametric/runtime';
 import {
   localPorts,
@@ -45,8 +47,6 @@ import {
   storeEnv,
 } from '@parametric/topology';
 import { WEBHOOK_RECEIVER_BIN } from '@parametric/webhook-receiver';
-import { MPESA_SIMULATOR_BIN } from '@parametric/mpesa-simulator';
-import { RATE_SIMULATOR_BIN } from '@parametric/rate-simulator';
 import { isPlatformProcess, PLATFORM_PROCESS_ENV, runPlatformInOwnGroup } from './foreground';
 import { dataDirOf, KeptSecrets } from './local-data';
 import { logFormat, prettyInto } from './pretty-logs';
