@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { errorCodesOf, type RouteContract } from '../src/contract';
+import { errorCodesOf, type RouteContract } from '../../src/contract';
 
 const bare: RouteContract = {
   operationId: 'getThing',

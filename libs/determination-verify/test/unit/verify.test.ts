@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
-import { SIGNED_FIELDS, verifyDetermination, verifyEvidence } from '../src';
-import { jwksOf, signedRecord, signText, testKey, tier1Payload, tier2Payload } from './helpers';
+import { SIGNED_FIELDS, verifyDetermination, verifyEvidence } from '../../src';
+import { jwksOf, signedRecord, signText, testKey, tier1Payload, tier2Payload } from '../helpers';
 
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 const key = testKey();

@@ -1,6 +1,6 @@
 import { createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import { jwkThumbprint } from 'determination-verify';
-import { generateSigningKeyPem, loadSigningKeys } from '../../src/signing';
+import { generateSigningKeyPem, loadSigningKeys } from '../../../src/signing';
 
 const publicPemOf = (privatePem: string) =>
   createPublicKey(privatePem).export({ format: 'pem', type: 'spki' }) as string;

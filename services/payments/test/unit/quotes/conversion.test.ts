@@ -1,8 +1,8 @@
 import { formatMinor } from '@parametric/money';
 import { Decimal } from 'decimal.js';
 import fc from 'fast-check';
-import { convertKesToUsdc, scaledFromDecimalText } from '../../src/quotes/conversion';
-import { invertKesPerUsdc, parseKesPerUsdc, RateSourceError } from '../../src/quotes/rates';
+import { convertKesToUsdc, scaledFromDecimalText } from '../../../src/quotes/conversion';
+import { invertKesPerUsdc, parseKesPerUsdc, RateSourceError } from '../../../src/quotes/rates';
 
 /** decimal.js as the exact reference (a thousand digits: far more than any value here has). */
 const Exact = Decimal.clone({ precision: 1_000, toExpNeg: -9e15, toExpPos: 9e15 });

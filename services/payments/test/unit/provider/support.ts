@@ -4,7 +4,7 @@ import {
   startCallbackSink,
   startMpesaSimulator,
 } from 'mpesa-simulator';
-import { createDaraja, type Daraja, type DarajaConfig, DarajaError } from '../../src/provider';
+import { createDaraja, type Daraja, type DarajaConfig, DarajaError } from '../../../src/provider';
 
 export const SIM = {
   consumerKey: 'payments-test-key',

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ZodError } from 'zod';
-import { createEvent, EVENT_CATALOG, EVENT_NAMES, type EventName, eventEnvelopeSchema } from '../src';
-import { exampleData } from './examples';
+import { createEvent, EVENT_CATALOG, EVENT_NAMES, type EventName, eventEnvelopeSchema } from '../../src';
+import { exampleData } from '../examples';
 
 const orgId = randomUUID();
 const examples = exampleData(orgId);

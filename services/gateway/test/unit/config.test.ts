@@ -1,5 +1,5 @@
 import { generateEd25519KeyPem, loadEd25519Keys } from '@parametric/ed25519-keys';
-import { dashboardTokenKeys, loadGatewayConfig } from '../src/config';
+import { dashboardTokenKeys, loadGatewayConfig } from '../../src/config';
 
 /** The dashboard token keys as the gateway reads them from its environment. */
 

@@ -7,8 +7,8 @@ import { type IngestDeps, ingestDetermination } from '../../src/ingestion/domain
 import type { PolicySnapshot } from '../../src/ingestion/policies';
 import { determinationRepositories } from '../../src/repositories';
 import { generateSigningKeyPem, loadSigningKeys } from '../../src/signing/keys';
+import { policySnapshot } from '../domain/fixtures';
 import { assessment } from '../support';
-import { policySnapshot } from './fixtures';
 
 const T0 = new Date('2026-11-01T08:00:00.000Z');
 const DAY = 86_400_000;

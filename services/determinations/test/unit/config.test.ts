@@ -1,5 +1,5 @@
-import { loadDeterminationsConfig } from '../src/config';
-import { generateSigningKeyPem } from '../src/signing/keys';
+import { loadDeterminationsConfig } from '../../src/config';
+import { generateSigningKeyPem } from '../../src/signing/keys';
 
 const base = {
   MONGO_URL: 'mongodb://127.0.0.1:27017',

@@ -1,6 +1,6 @@
-import { compilePolicyRegistry } from '../src/compile';
-import { policyRegistryAbi, policyRegistryBytecode } from '../src/generated/policy-registry';
-import { canonicalJson, termsHashOf } from '../src/registry-client';
+import { compilePolicyRegistry } from '../../src/compile';
+import { policyRegistryAbi, policyRegistryBytecode } from '../../src/generated/policy-registry';
+import { canonicalJson, termsHashOf } from '../../src/registry-client';
 
 describe('PolicyRegistry artifact', () => {
   it('matches a fresh compile of contracts/PolicyRegistry.sol (run scripts/compile.ts if not)', () => {

@@ -5,7 +5,7 @@ import {
   parseResultCode,
   stableReason,
   toDarajaPhone,
-} from '../../src/provider';
+} from '../../../src/provider';
 
 describe('stableReason', () => {
   it.each([

@@ -7,7 +7,7 @@ import {
   guardedLookup,
   isBlockedAddress,
   type TargetPolicy,
-} from '../src/delivery/target-guard';
+} from '../../src/delivery/target-guard';
 
 const PUBLIC_V4 = '93.184.215.14';
 const PUBLIC_V6 = '2606:4700::1111';

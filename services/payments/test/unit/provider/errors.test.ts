@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { eventually } from '@parametric/test-harness';
-import { createDaraja, type Daraja, DarajaError } from '../../src/provider';
+import { createDaraja, type Daraja, DarajaError } from '../../../src/provider';
 import {
   B2C,
   darajaError,

@@ -4,7 +4,7 @@ import {
   parseStkCallback,
   parseTransactionStatusResult,
   stableReason,
-} from '../../src/provider';
+} from '../../../src/provider';
 import {
   B2C,
   darajaError,

@@ -1,5 +1,5 @@
-import { loadWebhooksConfig, SPEC_BACKOFF_MS } from '../src/config';
-import { backoffAfter } from '../src/delivery/deliverer';
+import { loadWebhooksConfig, SPEC_BACKOFF_MS } from '../../src/config';
+import { backoffAfter } from '../../src/delivery/deliverer';
 
 const minimal = {
   MONGO_URL: 'mongodb://db:27017',

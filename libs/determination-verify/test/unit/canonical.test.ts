@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { CanonicalizationError, canonicalBytes, canonicalJson, evidenceHash, jwkThumbprint } from '../src';
+import { CanonicalizationError, canonicalBytes, canonicalJson, evidenceHash, jwkThumbprint } from '../../src';
 
 describe('canonicalJson (RFC 8785)', () => {
   it('sorts members by UTF-16 code units (RFC 8785 section 3.2.3)', () => {

@@ -1,7 +1,7 @@
 import { eventually } from '@parametric/test-harness';
 import { type RateSimulator, startRateSimulator } from 'rate-simulator';
-import { type RateSource, RateSourceError, type RateSourceErrorCode } from '../../src/quotes/rates';
-import { manualClock, rateSourceFor, T0 } from './support';
+import { type RateSource, RateSourceError, type RateSourceErrorCode } from '../../../src/quotes/rates';
+import { manualClock, rateSourceFor, T0 } from '../../quotes/support';
 
 let simulator: RateSimulator;
 const sources: RateSource[] = [];

@@ -1,6 +1,6 @@
 import { localDevPrivateKey } from '@parametric/chain';
-import { loadPolicyConfig } from '../src/config';
-import { activationRetryDelay } from '../src/policies/activation-worker';
+import { loadPolicyConfig } from '../../src/config';
+import { activationRetryDelay } from '../../src/policies/activation-worker';
 
 const OWNER_KEY = `0x${'4f'.repeat(32)}`;
 const minimal = {

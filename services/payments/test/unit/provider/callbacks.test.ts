@@ -6,7 +6,7 @@ import {
   parseStkCallback,
   parseTransactionStatusResult,
   stableReason,
-} from '../../src/provider';
+} from '../../../src/provider';
 
 // Bodies in the shapes of the samples in Daraja's documentation (M-Pesa Express, B2C and
 // Transaction Status pages), with the variations seen in the wild.

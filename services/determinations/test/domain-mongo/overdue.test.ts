@@ -8,8 +8,8 @@ import { recordSettlementReport } from '../../src/reports/domain';
 import { reportStoreOf } from '../../src/reports/store';
 import { determinationRepositories } from '../../src/repositories';
 import { generateSigningKeyPem, loadSigningKeys } from '../../src/signing/keys';
+import { policySnapshot } from '../domain/fixtures';
 import { assessment } from '../support';
-import { policySnapshot } from './fixtures';
 
 const DAY = 86_400_000;
 const T0 = new Date('2026-11-01T08:00:00.000Z');

@@ -11,7 +11,7 @@ import {
   type SignedDeterminationPayload,
   type SigningKeys,
   signDetermination,
-} from '../../src/signing';
+} from '../../../src/signing';
 
 /** The example of docs/determinations.md; its hashes were checked with Python's json + hashlib. */
 const EVIDENCE = {
