@@ -1,6 +1,6 @@
 import { createLogger } from '@parametric/logger';
 import { captureLogs } from '@parametric/test-harness';
-import { paymentsConfigSchema } from '../../src/config';
+import { paymentsConfigSchema } from '../../../src/config';
 import {
   createRateGuard,
   parseRateLimits,
@@ -8,10 +8,9 @@ import {
   type RateReference,
   REFERENCE_WINDOW_MS,
   refusalOf,
-} from '../../src/quotes/guard';
-import { RateSourceError } from '../../src/quotes/rates';
-import { configEnv, paymentsTestConfig } from '../support';
-import { memoryRateReferences, T0 } from './support';
+} from '../../../src/quotes/guard';
+import { RateSourceError } from '../../../src/quotes/rates';
+import { memoryRateReferences, T0 } from '../../quotes/support';
 
 // The rules a well-formed rate must also pass (docs/payments.md, "Quotes"), on their own: bounds
 // inclusive, step inclusive in both directions, only against a reference younger than an hour.
@@ -196,20 +195,30 @@ describe('the guard: reference, refusal, record', () => {
 });
 
 describe('config (RATE_KES_PER_USDC_MIN, RATE_KES_PER_USDC_MAX, RATE_MAX_STEP_PERCENT)', () => {
-  /** A whole payments environment (the test stack's) without the three variables. */
-  const base = () => {
+  /** A whole payments environment without the three variables (no server is asked: none listens here). */
+  const base = (): Record<string, string> => {
     const here = 'http://127.0.0.1:9';
-    const env = configEnv(
-      paymentsTestConfig({
-        RATE_SOURCE_URL: here,
-        POLICY_URL: here,
-        MPESA_BASE_URL: here,
-        PAYMENTS_CALLBACK_BASE_URL: here,
-      }),
-    );
-    for (const name of ['RATE_KES_PER_USDC_MIN', 'RATE_KES_PER_USDC_MAX', 'RATE_MAX_STEP_PERCENT'])
-      delete env[name];
-    return env;
+    return {
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      MONGO_URL: 'mongodb://127.0.0.1:9/',
+      MONGO_DB: 'payments',
+      REDIS_URL: 'redis://127.0.0.1:9',
+      INTERNAL_SIGNING_SECRET: 'test-internal-signing-secret-0123',
+      PAYMENTS_CALLBACK_TOKEN: '0123456789abcdef0123456789abcdef',
+      MPESA_CONSUMER_KEY: 'test-consumer-key',
+      MPESA_CONSUMER_SECRET: 'test-consumer-secret-0123456789',
+      MPESA_SHORTCODE: '174379',
+      MPESA_PASSKEY: 'test-passkey-0123456789abcdef',
+      MPESA_B2C_SHORTCODE: '600980',
+      MPESA_INITIATOR_NAME: 'testapi',
+      MPESA_SECURITY_CREDENTIAL: 'test-security-credential-0123',
+      DETERMINATIONS_URL: here,
+      RATE_SOURCE_URL: here,
+      POLICY_URL: here,
+      MPESA_BASE_URL: here,
+      PAYMENTS_CALLBACK_BASE_URL: here,
+    };
   };
   const issues = (env: Record<string, string>) => {
     const result = paymentsConfigSchema.safeParse({ ...base(), ...env });
