@@ -1,8 +1,8 @@
 /**
  * Three jest projects (README, "Tests"); `npx jest <path>` runs a file in whichever it belongs to.
  *
- * - `unit`: no servers and no child processes: money, contracts, config, pure code, and domain
- *   rules over in-memory stores. A test file is a unit test when it lives in a `test/unit/` or
+ * - `unit`: nothing to start (no MongoDB, Redis or chain, no child process; an in-process HTTP
+ *   listener is fine): money, contracts, config, pure code, domain rules over in-memory stores. A test file is a unit test when it lives in a `test/unit/` or
  *   `test/domain/` folder (of a library, a service or the root `test/`). No globalSetup: a unit
  *   test that asks the harness for MongoDB, Redis or the chain fails at once saying so.
  * - `platform`: everything else: real servers over sockets (one MongoDB, one Redis and one anvil
@@ -51,7 +51,7 @@ const platform = {
   testMatch: ['<rootDir>/**/*.test.ts'],
   testPathIgnorePatterns: [
     ...notTests,
-    '/test/(unit|domain)/',
+    '<rootDir>/(.+/)?test/(unit|domain)/',
     `${CONFORMANCE}/`,
     // The fault suite kills and restarts service processes: its own run (npm run test:faults).
     '<rootDir>/test/faults/',
