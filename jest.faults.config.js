@@ -1,12 +1,17 @@
 /**
- * `npm run test:faults`: real service processes killed and restarted mid-flow (test/faults). Kept
- * out of `npm test`'s run by the main config; CI runs both.
+ * `npm run test:faults`: real service processes killed and restarted mid-flow (test/faults), on the
+ * platform project's servers and set-up (jest.config.js). Kept out of the platform project's run;
+ * `npm test` runs it last.
  */
-const base = require('./jest.config');
+const { projects, ...base } = require('./jest.config');
+
+const platform = projects.find((project) => project.displayName === 'platform');
 
 module.exports = {
   ...base,
+  ...platform,
+  displayName: 'faults',
   testMatch: ['<rootDir>/test/faults/**/*.test.ts'],
-  testPathIgnorePatterns: [],
+  testPathIgnorePatterns: ['/node_modules/'],
   maxWorkers: 1,
 };

@@ -535,7 +535,7 @@ Platform is up.
   Payments callbacks:   http://127.0.0.1:${callbacksPort}   (Daraja's entry point, never partners'; STK results at
                         /mpesa/${shown('PAYMENTS_CALLBACK_TOKEN', callbackToken)}/stk)
   M-Pesa simulator:     http://127.0.0.1:${mpesaSimulatorPort}   (local Daraja: +254711000001 pays, +254711000032 cancels,
-                        others in libs/mpesa-simulator/README.md; GET /_requests, /_callbacks)
+                        others in tools/mpesa-simulator/README.md; GET /_requests, /_callbacks)
   Rate simulator:       http://127.0.0.1:${rateSimulatorPort}   (local Coinbase exchange rates, USDC→KES;
                         PUT /_rate {"kesPerUsdc":"130.10"} changes the rate)
   Signing keys (JWKS):  ${gatewayUrl}/api/.well-known/jwks.json   (public; verify determinations with them)

@@ -17,6 +17,9 @@ const transactionsOf = (policyId: string) =>
   p.db.collection('payment_transactions').countDocuments({ policyId });
 const policyOf = (key: string, id: string) => p.gateway.api('GET', `/policies/${id}`, { key });
 
+// The rules of the checks themselves (their order, the amount against the premium, the markets,
+// the statuses) are test/domain/premium-gates.test.ts; these prove them wired to the route.
+
 describe('POST /payments/initiate', () => {
   it('prompts the phone, confirms the callback, activates the policy on chain and delivers policy.activated', async () => {
     const { org, policy } = await pendingTier2Policy(p);
@@ -107,20 +110,6 @@ describe('POST /payments/initiate', () => {
       'a Tanzanian number',
       (id: string, premium: number) => ({ reference: id, amount: premium, phoneNumber: '+255711000001' }),
       'phoneNumber',
-    ],
-    [
-      'an amount that is not the premium',
-      (id: string, premium: number) => ({ reference: id, amount: premium + 1, phoneNumber: '+254711000001' }),
-      'amount',
-    ],
-    [
-      'an amount with a third decimal',
-      (id: string, premium: number) => ({
-        reference: id,
-        amount: premium + 0.001,
-        phoneNumber: '+254711000001',
-      }),
-      'amount',
     ],
   ])('refuses %s with 400 naming the field, and prompts no one', async (_what, body, field) => {
     const { org, policy } = await pendingTier2Policy(p);
@@ -336,87 +325,5 @@ describe('POST /payments/quote through the gateway', () => {
       key: org.apiKey,
     });
     expect(read.body.data).toEqual(reply.body.data);
-  });
-});
-
-describe('markets', () => {
-  it('refuses a Ghana policy with 400: mobile-money collection is not available there yet', async () => {
-    const org = await p.gateway.register({ countryCode: 'GH' });
-    const ops = async (path: string, body: unknown) => {
-      const reply = await p.gateway.ops('POST', path, { body });
-      if (reply.status >= 300) throw new Error(`${path}: ${JSON.stringify(reply.body)}`);
-    };
-    await ops(`/organizations/${org.id}/kyb`, { status: 'VERIFIED' });
-    // A GH organization cannot be made Tier 2 any more (issue 22, row 8)...
-    const refused = await p.gateway.ops('POST', `/organizations/${org.id}/service-tier`, {
-      body: { serviceTier: 'DETERMINATION_AND_SETTLEMENT' },
-    });
-    expect(refused.status).toBe(400);
-    // ...but one made Tier 2 before that rule still is: its premiums stay uncollectable.
-    await p.gateway.db
-      .collection('organizations')
-      .updateOne({ _id: org.id as never }, { $set: { serviceTier: 'DETERMINATION_AND_SETTLEMENT' } });
-    await ops(`/organizations/${org.id}/licences`, {
-      market: 'GH',
-      licenceNumber: 'NIC-1',
-      expiresAt: '2099-01-01T00:00:00Z',
-    });
-    await ops(`/organizations/${org.id}/capacity`, {
-      amount: 1_000_000,
-      currency: 'GHS',
-      solvencyAttestedUntil: '2099-01-01T00:00:00Z',
-    });
-    const farmer = (
-      await p.gateway.api('POST', '/farmers', {
-        key: org.apiKey,
-        body: {
-          firstName: 'Kofi',
-          lastName: 'Mensah',
-          phoneNumber: '+233241234567',
-          nationalId: 'GHA-1',
-          region: 'Ashanti',
-        },
-      })
-    ).body.data;
-    await ops(`/farmers/${farmer.id}/kyc`, { status: 'APPROVED' });
-    const plot = (
-      await p.gateway.api('POST', '/plots', {
-        key: org.apiKey,
-        body: {
-          farmerId: farmer.id,
-          name: 'Cocoa',
-          latitude: 6.7,
-          longitude: -1.6,
-          areaHectares: 2,
-          cropType: 'COCOA',
-        },
-      })
-    ).body.data;
-    const bought = await p.gateway.api('POST', '/policies/purchase', {
-      key: org.apiKey,
-      body: {
-        farmerId: farmer.id,
-        productType: 'CROP',
-        plotId: plot.id,
-        sumInsured: 5_000,
-        coverageType: 'DROUGHT',
-        durationDays: 90,
-      },
-    });
-    expect(bought.status).toBe(201);
-    const policy = bought.body.data.policy;
-    const before = stkPushes().length;
-    const reply = await initiate(org.apiKey, {
-      reference: policy.id,
-      amount: policy.premium,
-      phoneNumber: '+254711000001',
-    });
-    expect(reply.status).toBe(400);
-    expect(reply.body.error.message).toMatch(/not available in market GH/);
-    expect(reply.body.error.details).toEqual([
-      { field: 'reference', message: 'the policy is in GHS; premiums are collected in KE (KES) only' },
-    ]);
-    expect(await transactionsOf(policy.id)).toBe(0);
-    expect(stkPushes().length).toBe(before);
   });
 });

@@ -54,14 +54,10 @@ describe('webhook configuration (production rules: https and public addresses on
     expect(stored?.secretSealed).toMatch(/^v1\./);
   });
 
+  // Every refused kind of URL is test/domain/webhook-url.test.ts; two prove the route's answer.
   it.each([
     ['http://93.184.216.34/hooks', /https/],
-    ['https://127.0.0.1/hooks', /private|reserved|loopback/],
     ['https://10.0.0.8/hooks', /private|reserved/],
-    ['https://169.254.169.254/latest/meta-data', /.+/],
-    ['https://[::1]/hooks', /.+/],
-    ['https://user:pass@93.184.216.34/hooks', /credentials/],
-    ['not a url', /.+/],
   ])('rejects %s with 400 INVALID_INPUT on the url field, changing nothing', async (url, reason) => {
     const { apiKey } = await p.gateway.register();
     await p.gateway.api('PUT', '/organizations/me/webhook', {

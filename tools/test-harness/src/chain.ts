@@ -1,5 +1,6 @@
 import { deployRegistry, localDevPrivateKey } from '@parametric/chain';
 import type { Hex } from 'viem';
+import { publishedServer } from './servers';
 
 export interface TestChain {
   rpcUrl: string;
@@ -14,12 +15,7 @@ export interface TestChain {
  * configured registry and key are shared: run such a suite with `--maxWorkers=1`.
  */
 export async function testChain(): Promise<TestChain> {
-  const rpcUrl = process.env.TEST_CHAIN_RPC_URL;
-  if (!rpcUrl) {
-    throw new Error(
-      'TEST_CHAIN_RPC_URL is not set: run tests through jest so the harness globalSetup starts the chain',
-    );
-  }
+  const rpcUrl = publishedServer('TEST_CHAIN_RPC_URL', 'the chain');
   if (process.env.TEST_CHAIN_KIND === 'external') {
     return {
       rpcUrl,

@@ -1,15 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { type Db, MongoClient } from 'mongodb';
 import mongoose from 'mongoose';
+import { publishedServer } from './servers';
 
 /** The run's MongoDB URL, set by the jest globalSetup. */
 export function testMongoUrl(): string {
-  const url = process.env.TEST_MONGO_URL;
-  if (!url)
-    throw new Error(
-      'TEST_MONGO_URL is not set: run tests through jest so the harness globalSetup starts MongoDB',
-    );
-  return url;
+  return publishedServer('TEST_MONGO_URL', 'MongoDB');
 }
 
 /** `embedded`, `mongod` or `external`: which server the run talks to. */

@@ -1,14 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { publishedServer } from './servers';
 
 /** The run's private Redis URL, set by the jest globalSetup. */
 export function testRedisUrl(): string {
-  const url = process.env.TEST_REDIS_URL;
-  if (!url)
-    throw new Error(
-      'TEST_REDIS_URL is not set: run tests through jest so the harness globalSetup starts Redis',
-    );
-  return url;
+  return publishedServer('TEST_REDIS_URL', 'Redis');
 }
 
 /** A key prefix no other test file uses, for BullMQ queues and rate limiter keys. */

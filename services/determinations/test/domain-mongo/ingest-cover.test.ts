@@ -1,0 +1,153 @@
+import { randomUUID } from 'node:crypto';
+import { verifyDetermination } from '@parametric/determination-verify';
+import { connectMongoose, type MongooseHandle } from '@parametric/test-harness';
+import type { CoverDoc } from '../../src/cover/claim';
+import type { DeterminationDoc } from '../../src/determinations/model';
+import { type IngestDeps, ingestDetermination } from '../../src/ingestion/domain';
+import type { PolicySnapshot } from '../../src/ingestion/policies';
+import { determinationRepositories } from '../../src/repositories';
+import { generateSigningKeyPem, loadSigningKeys } from '../../src/signing/keys';
+import { policySnapshot } from '../domain/fixtures';
+import { assessment } from '../support';
+
+const T0 = new Date('2026-11-01T08:00:00.000Z');
+const DAY = 86_400_000;
+const keys = loadSigningKeys(generateSigningKeyPem());
+const jwks = keys.jwks;
+
+let mongo: MongooseHandle;
+let repositories: ReturnType<typeof determinationRepositories>;
+
+beforeAll(async () => {
+  mongo = await connectMongoose('determinations-ingest-cover');
+  repositories = determinationRepositories(mongo.connection);
+  await repositories.init();
+});
+
+afterAll(async () => {
+  await mongo.close();
+});
+
+function policyOf(overrides: Partial<PolicySnapshot> = {}): PolicySnapshot {
+  return policySnapshot({
+    sumInsuredMinor: '2000000', // 20,000.00 KES
+    coverStartsAt: new Date(T0.getTime() - 30 * DAY).toISOString(),
+    coverEndsAt: new Date(T0.getTime() + 150 * DAY).toISOString(),
+    ...overrides,
+  });
+}
+
+function depsFor(policy: PolicySnapshot, data = repositories.acrossOrganizations()): IngestDeps {
+  return { data, lookupPolicy: async () => policy, keys, reportDueSeconds: 30 * 86_400, now: () => T0 };
+}
+
+function body(policy: PolicySnapshot, overrides: Record<string, unknown> = {}) {
+  const b = assessment(
+    { policyId: policy.id },
+    { assessedAt: new Date(T0.getTime() - 3_600_000).toISOString(), ...overrides },
+  );
+  return {
+    ...b,
+    evidence: {
+      ...b.evidence,
+      periodStart: new Date(T0.getTime() - 10 * DAY).toISOString(),
+      periodEnd: T0.toISOString(),
+    },
+  } as never;
+}
+
+/** What a partner reads of a stored determination: the signed fields beside the signature. */
+const partnerRecord = (d: DeterminationDoc) => ({
+  ...d.signed,
+  canonicalPayload: d.canonicalPayload,
+  canonicalHash: d.canonicalHash,
+  signature: d.signature,
+  kid: d.kid,
+});
+
+describe('ingestion takes the amount owed from the policy’s cover', () => {
+  it('signs the capped amount: full, then capped, then "0" with NOT_REQUIRED, each verifiable', async () => {
+    const policy = policyOf();
+    const deps = depsFor(policy);
+    const issued = [];
+    for (let i = 0; i < 3; i++) {
+      issued.push((await ingestDetermination(body(policy, { damagePercentBp: 6_000 }), deps)).determination);
+    }
+    expect(issued.map((d) => d.owedMinor)).toEqual(['1200000', '800000', '0']);
+    expect(issued.map((d) => d.signed?.amountOwed?.amountMinor)).toEqual(['1200000', '800000', '0']);
+    expect(issued.map((d) => d.partnerSettlementStatus)).toEqual(['PENDING', 'PENDING', 'NOT_REQUIRED']);
+    expect(issued[2]?.dueAt).toBeNull();
+    expect(issued.map((d) => [d.uncappedOwedMinor, d.coverRemainingBeforeMinor])).toEqual([
+      ['1200000', '2000000'],
+      ['1200000', '800000'],
+      ['1200000', '0'],
+    ]);
+    for (const d of issued)
+      expect(verifyDetermination(partnerRecord(d), jwks)).toEqual({ valid: true, kid: d.kid });
+    expect(issued[2]?.signed?.amountOwed).toMatchObject({ amount: '0.00', damagePercentBp: 6_000 });
+  });
+
+  it('keeps the cover an ingestion claimed before it crashed, and gives its retry the same amount', async () => {
+    const policy = policyOf();
+    const data = repositories.acrossOrganizations();
+    // The process dies between the claim and the insert of the record.
+    const crashing = new Proxy(data.determinations, {
+      get: (target, key, receiver) =>
+        key === 'create'
+          ? async () => {
+              throw new Error('killed before the insert');
+            }
+          : Reflect.get(target, key, receiver),
+    });
+    const first = body(policy, { damagePercentBp: 6_000 });
+    await expect(
+      ingestDetermination(first, depsFor(policy, { ...data, determinations: crashing })),
+    ).rejects.toThrow('killed before the insert');
+
+    // Another determination comes in meanwhile: the crashed one's 12,000.00 is taken.
+    const other = await ingestDetermination(body(policy, { damagePercentBp: 6_000 }), depsFor(policy));
+    expect(other.determination.owedMinor).toBe('800000');
+
+    // The pipeline retries the same assessment: same key, same determination id, same claim.
+    const retried = await ingestDetermination(first, depsFor(policy));
+    expect(retried.replayed).toBe(false);
+    expect(retried.determination.owedMinor).toBe('1200000');
+    expect(retried.determination.signed?.amountOwed?.basis).not.toContain('capped');
+
+    const cover = await mongo.connection.collection<CoverDoc>('policy_covers').findOne({ _id: policy.id });
+    expect(cover?.owedMinor).toBe('2000000');
+    expect(cover?.claims.map((c) => [c.determinationId, c.amountMinor])).toEqual([
+      [retried.determination._id, '1200000'],
+      [other.determination._id, '800000'],
+    ]);
+  });
+
+  it('claims nothing for a Tier 1 currency without a registered exponent (no amount, nothing to cap)', async () => {
+    const policy = policyOf({ currency: 'ZMW', exponent: 2 });
+    const { determination } = await ingestDetermination(body(policy), depsFor(policy));
+    expect(determination.signed).toMatchObject({
+      amountOwed: null,
+      amountOwedUnavailableReason: 'CURRENCY_EXPONENT_UNREGISTERED',
+    });
+    expect(determination.partnerSettlementStatus).toBe('PENDING');
+    expect(
+      await mongo.connection.collection('policy_covers').countDocuments({ _id: policy.id } as never),
+    ).toBe(0);
+  });
+
+  it('caps Tier 2 payouts: two 100 % determinations, one payout job of the sum insured', async () => {
+    const policy = policyOf({ settlementMode: 'DETERMINATION_AND_SETTLEMENT', organizationId: randomUUID() });
+    const deps = depsFor(policy);
+    const a = await ingestDetermination(body(policy, { damagePercentBp: 10_000 }), deps);
+    const b = await ingestDetermination(body(policy, { damagePercentBp: 10_000 }), deps);
+    const payoutsOf = (d: DeterminationDoc) =>
+      d.jobOutbox.filter((j) => j.queue === 'payout-originations').map((j) => j.payload);
+    // The payout reads its amount from the determination: the first owes the whole cover.
+    expect(payoutsOf(a.determination)).toEqual([
+      expect.objectContaining({ determinationId: a.determination._id }),
+    ]);
+    expect(a.determination.owedMinor).toBe('2000000');
+    expect(payoutsOf(b.determination)).toEqual([]);
+    expect(b.determination).toMatchObject({ owedMinor: '0', partnerSettlementStatus: 'NOT_APPLICABLE' });
+  });
+});
