@@ -1,6 +1,5 @@
 import { type RateSimulator, startRateSimulator } from '@parametric/rate-simulator';
 import { eventually } from '@parametric/test-harness';
-import { type RateSimulator, startRateSimulator } from '@parametric/rate-simulator';
 import { type RateSource, RateSourceError, type RateSourceErrorCode } from '../../../src/quotes/rates';
 import { manualClock, rateSourceFor, T0 } from '../../quotes/support';
 
