@@ -13,6 +13,7 @@ import {
   type DeterminationsPlatform,
   startDeterminationsPlatform,
 } from '../../services/determinations/test/support';
+import { ORIGINATION_MAX_DELAY_MS } from '../../services/payments/src/payouts/workers';
 import { configEnv, MPESA, paymentsTestConfig } from '../../services/payments/test/support';
 import { sellableOrg } from '../../services/policy/test/support';
 import { faultTable, kill9, portOf, service, waitReady, wiring } from './support';
@@ -36,7 +37,13 @@ const PER_POLICY = 10;
  * delays then reach their five-minute cap).
  */
 const OUTAGE_MS = Number(process.env.FAULT_RATE_OUTAGE_SECONDS ?? 60) * 1000;
-jest.setTimeout(OUTAGE_MS + 300_000);
+/**
+ * A kept job waits, after a failure, as long again as it has existed, at most the worker's cap:
+ * after a long outage its next try can come that long after the source is back (the sweep pays
+ * meanwhile, and the job then finds its payout made).
+ */
+const KEPT_JOB_WAIT_MS = Math.min(OUTAGE_MS * 2, ORIGINATION_MAX_DELAY_MS) + 60_000;
+jest.setTimeout(OUTAGE_MS + KEPT_JOB_WAIT_MS + 300_000);
 
 let p: DeterminationsPlatform;
 let payments: ChildProcess;
@@ -165,7 +172,7 @@ it('the rate source down a minute while 50 triggered Tier 2 determinations arriv
         );
         expect(states).toEqual(kept.map(() => 'completed'));
       },
-      { timeout: 120_000, interval: 500, message: 'every kept origination job completed' },
+      { timeout: KEPT_JOB_WAIT_MS, interval: 1_000, message: 'every kept origination job completed' },
     );
   } finally {
     await queue.close();
