@@ -33,8 +33,8 @@ import {
 import { BODY_REFERENCES, ID_PROBES, type IdProbe, type Ids, unknownIds } from './id-probes';
 
 /**
- * Roles through the gateway (issue 12; spec 5.5), the whole platform running behind it, over
- * real sockets: what a partner relies on when its people sign in to the dashboard.
+ * Roles through the gateway (issue 12; docs/api.md, "Capabilities"), the whole platform running
+ * behind it, over real sockets: what a partner relies on when its people sign in to the dashboard.
  *
  * 1. The role table, generated from the contracts: every partner route × the API key and a
  *    signed-in user of each role. A role without the route's capability gets exactly the

@@ -13,7 +13,7 @@ import type { RouteContract } from '@parametric/http';
 const routes = Object.values(PARTNER_ROUTES).flat() as RouteContract[];
 const capabilityOf = (operationId: string) => routes.find((r) => r.operationId === operationId)?.capability;
 
-describe('capabilities (spec 5.5)', () => {
+describe('capabilities (docs/api.md, Capabilities)', () => {
   it('has every keyed partner route declare one known capability, and every key-less one none', () => {
     const keyed = routes.filter((r) => r.auth === 'partner');
     expect(keyed.length).toBeGreaterThan(30);

@@ -1,7 +1,7 @@
 /**
- * What a caller may do, by capability (`resource:action`), and which role has which (spec 5.5;
- * issue 12). Every partner route declares the one capability it needs in its contract; the
- * OpenAPI document shows it as `x-capability`. The API key acts as `ORG_ADMIN`.
+ * What a caller may do, by capability (`resource:action`), and which role has which (docs/api.md,
+ * "Capabilities"; issue 12). Every partner route declares the one capability it needs in its
+ * contract; the OpenAPI document shows it as `x-capability`. The API key acts as `ORG_ADMIN`.
  */
 export const CAPABILITIES = [
   'organization:read',

@@ -69,7 +69,7 @@ export function partnerDocument() {
         in: 'header',
         name: 'x-service-signature',
         description:
-          'How you authenticate our webhook deliveries: HMAC-SHA256 with your webhook secret over `{x-service-timestamp}.{raw body}`, lowercase hex (spec 6; docs/webhooks.md).',
+          'How you authenticate our webhook deliveries: HMAC-SHA256 with your webhook secret over `{x-service-timestamp}.{raw body}`, lowercase hex (docs/webhooks.md).',
       },
     },
     webhooks: webhookEvents(),

@@ -16,7 +16,7 @@ const WHEN: Record<EventName, string> = {
   'kyb.rejected': 'Your KYB submission is rejected.',
 };
 
-/** The five headers of every delivery (spec 6). */
+/** The five headers of every delivery (docs/webhooks.md, "What a delivery looks like"). */
 const signatureHeaders = z.object({
   'x-service-event': z.string().meta({ description: 'The event type' }),
   'x-service-delivery': z
@@ -48,8 +48,8 @@ function eventBody(event: EventName) {
 }
 
 /**
- * The `webhooks` section (OpenAPI 3.1): one entry per event of spec 6, each a signed POST of
- * `{ id, event, createdAt, data }` to the organization's webhook URL.
+ * The `webhooks` section (OpenAPI 3.1): one entry per event of the catalog (libs/events), each a
+ * signed POST of `{ id, event, createdAt, data }` to the organization's webhook URL.
  */
 export function webhookEvents(): ZodOpenApiPathsObject {
   return Object.fromEntries(

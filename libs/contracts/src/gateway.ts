@@ -39,7 +39,7 @@ export const organizationSchema = z
     createdAt: timestamp,
     updatedAt: timestamp,
   })
-  .meta({ id: 'Organization', description: 'Spec 2.2. Keys and secrets never appear here.' });
+  .meta({ id: 'Organization', description: 'The calling organization. Keys and secrets never appear here.' });
 
 export const apiKeyMetadataSchema = z
   .object({
@@ -50,7 +50,7 @@ export const apiKeyMetadataSchema = z
     rotatedAt: timestamp.nullable(),
     createdAt: timestamp,
   })
-  .meta({ id: 'ApiKeyMetadata', description: 'Spec 2.10: never the key itself.' });
+  .meta({ id: 'ApiKeyMetadata', description: 'The API key’s metadata: never the key itself.' });
 
 export const credentialsSchema = z
   .object({
@@ -83,7 +83,8 @@ export const registrationBody = z
   });
 
 /**
- * Settings accept exactly two keys; anything else is dropped without an error (spec 4), so
+ * Settings accept exactly two keys; anything else is dropped without an error (`updateSettings`
+ * below promises partners so), so
  * this schema strips instead of rejecting. `null` clears a value.
  */
 export const settingsBody = z
@@ -129,7 +130,7 @@ export const getOrganization = defineRoute({
   tags: ['Organization'],
   auth: 'partner',
   capability: 'organization:read',
-  responses: { 200: { description: 'The organization (spec 2.2)', data: organizationSchema } },
+  responses: { 200: { description: 'The organization', data: organizationSchema } },
   errors: [],
 });
 
@@ -138,8 +139,7 @@ export const updateSettings = defineRoute({
   method: 'put',
   path: '/organizations/me/settings',
   summary: 'Update brand colour and contact phone',
-  description:
-    'Only `brandColor` and `contactPhone` are writable; any other key is silently discarded (spec 4).',
+  description: 'Only `brandColor` and `contactPhone` are writable; any other key is silently discarded.',
   tags: ['Organization'],
   auth: 'partner',
   capability: 'organization:write',
@@ -156,7 +156,7 @@ export const getApiKey = defineRoute({
   tags: ['API key'],
   auth: 'partner',
   capability: 'api-key:manage',
-  responses: { 200: { description: 'Masked key metadata (spec 2.10)', data: apiKeyMetadataSchema } },
+  responses: { 200: { description: 'Masked key metadata', data: apiKeyMetadataSchema } },
   errors: [],
 });
 

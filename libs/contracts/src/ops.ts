@@ -74,7 +74,8 @@ export const licenceBody = z
   .strictObject({
     market: z.enum(MARKETS, { error: `must be one of ${MARKETS.join(', ')}` }),
     licenceNumber: z.string().trim().min(1, 'is required').max(64),
-    // Optional on purpose: a licence recorded without an expiry is treated as expired (spec 5.6).
+    // Optional on purpose: a licence recorded without an expiry is treated as expired
+    // (docs/ops.md, "Underwriting setup").
     expiresAt: isoDate.nullable().optional(),
   })
   .meta({

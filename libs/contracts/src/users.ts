@@ -4,9 +4,10 @@ import { CAPABILITIES, ROLES } from './capabilities';
 import { idParams, pageQuery, timestamp } from './common';
 
 /**
- * Dashboard users (issue 12; spec 5.4–5.5): people of an organization who sign in to the
- * dashboard with a password and act with their role's capabilities through short-lived
- * bearer tokens. Server-to-server integrations use the API key, never these tokens.
+ * Dashboard users (issue 12; docs/api.md, "Dashboard users and tokens" and "Capabilities"):
+ * people of an organization who sign in to the dashboard with a password and act with their
+ * role's capabilities through short-lived bearer tokens. Server-to-server integrations use the
+ * API key, never these tokens.
  */
 
 export const USER_STATUSES = ['INVITED', 'ACTIVE', 'DEACTIVATED'] as const;

@@ -13,7 +13,7 @@ export const webhookConfigSchema = z
       .nullable()
       .meta({ description: 'The plaintext signing secret (`whsec_…`); null until a URL is configured' }),
   })
-  .meta({ id: 'WebhookConfig', description: 'Spec 2.9' });
+  .meta({ id: 'WebhookConfig', description: 'The webhook URL and whether a signing secret is set' });
 
 export const deliverySchema = z
   .object({
@@ -30,7 +30,7 @@ export const deliverySchema = z
   })
   .meta({
     id: 'WebhookDelivery',
-    description: 'A delivery log row (spec 2.9); the event payload is not returned.',
+    description: 'A delivery log row; the event payload is not returned.',
   });
 
 export const deliveryAttemptSchema = z
@@ -136,7 +136,7 @@ export const listDeliveries = defineRoute({
   method: 'get',
   path: '/organizations/me/webhook/deliveries',
   summary: 'The delivery log',
-  description: `Newest first. \`limit\` above ${MAX_PAGE_LIMIT} is served as ${MAX_PAGE_LIMIT}. Unlike other lists, \`data\` is an object (spec 2.1).`,
+  description: `Newest first. \`limit\` above ${MAX_PAGE_LIMIT} is served as ${MAX_PAGE_LIMIT}. Unlike other lists, \`data\` is an object.`,
   tags: ['Webhooks'],
   auth: 'partner',
   capability: 'webhook:manage',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
-// The partner API spec, section 6: every event a partner can receive and the exact `data` it
-// carries. Strict objects, because whatever passes here is sent to partners verbatim: an
+// The partner API's events (docs/webhooks.md, "Events"): every event a partner can receive and
+// the exact `data` it carries. Strict objects, because whatever passes here is sent to partners verbatim: an
 // unknown field is a leak or a typo, never something to forward.
 
 const text = z.string().min(1);
@@ -88,8 +88,9 @@ const settlementReportRecorded = z
     links: z.strictObject({ determination: text, settlementReport: text }),
     note: text,
   })
-  // Spec rule 1: a receiver replaces its stored attestation by `supersedesReportId` when
-  // `correction` is true, so the two must agree or the partner corrects the wrong report.
+  // docs/webhooks.md, "Events": a receiver replaces its stored attestation by
+  // `supersedesReportId` when `correction` is true, so the two must agree or the partner
+  // corrects the wrong report.
   .superRefine((data, ctx) => {
     if (data.correction !== (data.report.supersedesReportId !== null)) {
       ctx.addIssue({
@@ -119,7 +120,7 @@ export const EVENT_CATALOG = {
     onChainPolicyId: text,
     policyNumber: text,
     farmerId: z.uuid(),
-    // Major units, a JSON number: the spec types it `number` (2.3) and the purchase body sends it so.
+    // Major units, a JSON number: the `Policy` schema types it `number` and the purchase body sends it so.
     sumInsured: z.number().positive(),
     txHash: text,
   }),

@@ -17,7 +17,7 @@ export function paginationOf({
   return { page, limit, total, totalPages: Math.ceil(total / limit) };
 }
 
-/** `{ success: false, error: { code, message, details? } }` (spec 2.1). */
+/** `{ success: false, error: { code, message, details? } }` (docs/api.md, "Envelopes"). */
 export function errorBody(code: string, message: string, details?: unknown) {
   return {
     success: false as const,

@@ -1,5 +1,5 @@
 /**
- * The error codes of the partner API (spec section 7) and the HTTP status each one uses.
+ * The error codes of the partner API (docs/api.md, "Errors") and the HTTP status each one uses.
  * `SERVICE_UNAVAILABLE` is ours: the spec has no code for "a platform service is down";
  * partners may retry it (see docs/decisions.md).
  */

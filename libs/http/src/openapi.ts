@@ -150,7 +150,7 @@ export interface DocumentOptions {
   schemas?: Record<string, z.ZodType>;
 }
 
-/** The OpenAPI 3.1.0 document of a set of route contracts (interface version 1.0.0, spec 9). */
+/** The OpenAPI 3.1.0 document of a set of route contracts (version 1.0.0: docs/api.md, "Versioning"). */
 export function openApiDocument(options: DocumentOptions) {
   const paths: ZodOpenApiPathsObject = {};
   for (const route of options.routes) {

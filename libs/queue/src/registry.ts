@@ -59,9 +59,9 @@ export const QUEUES = {
    */
   'payout-attempts': z.strictObject({ payoutId: uuid, part: z.number().int().min(1).max(1_000) }),
   /**
-   * What the policy read shows of other services' records (spec 2.3 `damageAssessments`,
-   * later `payouts`). Each summary carries a `revision`; the consumer keeps the highest, so
-   * jobs may arrive late, twice or out of order.
+   * What the policy read shows of other services' records (`damageAssessments` and
+   * `payouts`: docs/api.md, "Policies: damage assessments"). Each summary carries a `revision`;
+   * the consumer keeps the highest, so jobs may arrive late, twice or out of order.
    */
   'policy-summaries': z.discriminatedUnion('kind', [
     z.strictObject({
@@ -127,7 +127,7 @@ export const policyActivationJobId = (policyId: string) => `activate-${policyId}
 export const determinationIngestJobId = (idempotencyKey: string) =>
   `ingest-${createHash('sha256').update(idempotencyKey).digest('hex')}`;
 
-/** One payout per determination (ARCHITECTURE.md), whoever enqueues it and however often. */
+/** One payout per determination (docs/payments.md, "Origination"), whoever enqueues it, however often. */
 export const payoutOriginationJobId = (determinationId: string) => `payout-${determinationId}`;
 
 /** The job that makes attempt `n` of a payout's part (the Transaction Status check before it included). */

@@ -75,7 +75,7 @@ describe('POST /ops/determinations', () => {
     expect(verifyDetermination(read.body.data, jwks.body)).toEqual({ valid: true, kid: read.body.data.kid });
     expect(Date.parse(read.body.data.dueAt) - Date.parse(read.body.data.issuedAt)).toBe(30 * 86_400_000);
 
-    // determination.delivered: the fields of spec 2.5, signed by the partner's webhook secret.
+    // determination.delivered: the determination's fields, signed by the partner's webhook secret.
     const [delivery] = await p.receiver.waitForCount(1, (x) => deliveredFor(d.determinationId).includes(x));
     const event = delivery?.body as { event: string; data: Record<string, unknown> };
     expect(EVENT_CATALOG['determination.delivered'].safeParse(event.data).success).toBe(true);

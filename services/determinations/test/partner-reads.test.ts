@@ -49,7 +49,7 @@ describe('GET /determinations', () => {
     const second = await get('/determinations?limit=1&page=2');
     expect(second.body.data.map((d: { determinationId: string }) => d.determinationId)).toEqual([ids[1]]);
     expect(second.body.pagination).toEqual({ page: 2, limit: 1, total: 3, totalPages: 3 });
-    // A list item carries spec 2.5 and the settlement status, not the signature.
+    // A list item carries the determination's fields and the settlement status, not the signature.
     expect(all.body.data[0]).toMatchObject({
       links: { self: `/determinations/${ids[2]}` },
       partnerSettlementStatus: 'PENDING',
@@ -91,7 +91,7 @@ describe('GET /determinations', () => {
 });
 
 describe('GET /determinations/{id} and its evidence', () => {
-  it('returns every spec 2.5 field, the signature and the exact signed bytes', async () => {
+  it('returns every field of the determination, the signature and the exact signed bytes', async () => {
     const read = await get(`/determinations/${ids[0]}`);
     const d = read.body.data;
     expect(d).toMatchObject({

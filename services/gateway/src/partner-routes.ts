@@ -32,7 +32,7 @@ export const registrationRoutes: Binding<AnonymousContext>[] = [
   ),
 ];
 
-/** The organization and its API key (spec 2.2, 2.10, 4). */
+/** The organization and its API key (their contracts: libs/contracts/src/gateway.ts). */
 export const organizationRoutes: Binding<PartnerContext>[] = [
   implement(getOrganization, async (_input, { principal, organizations, webhookUrlOf }) =>
     ok(await organizations.read(principal.organization, webhookUrlOf)),

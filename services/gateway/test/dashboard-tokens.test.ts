@@ -412,7 +412,8 @@ describe('rate limits for dashboard users', () => {
     const before = Number(reply.headers.get('x-ratelimit-remaining'));
     const next = await gw.api('GET', '/organizations/me', { token: user.accessToken });
     expect(Number(next.headers.get('x-ratelimit-remaining'))).toBe(before - 1);
-    // The organization's key and its other users spend the same budget (spec 8: per organization).
+    // The organization's key and its other users spend the same budget (docs/api.md, "Rate
+    // limits": per organization).
     const keyed = await gw.api('GET', '/organizations/me', { key: own.apiKey });
     expect(Number(keyed.headers.get('x-ratelimit-remaining'))).toBe(before - 2);
     const colleague = await gw.api('GET', '/organizations/me', { token: other.accessToken });

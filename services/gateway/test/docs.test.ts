@@ -36,7 +36,7 @@ describe('GET /api/openapi.json', () => {
     expect(JSON.stringify(reply.body.paths)).not.toContain('/kyb');
   });
 
-  it('documents each event of spec 6 as a webhook with its data fields and the five signature headers', async () => {
+  it('documents each event of the catalog as a webhook with its data fields and the five signature headers', async () => {
     const { webhooks } = (await t.api('GET', '/openapi.json')).body;
     expect(Object.keys(webhooks).sort()).toEqual([...EVENT_NAMES].sort());
     for (const event of EVENT_NAMES) {

@@ -91,7 +91,7 @@ describe('organizations', () => {
   });
 
   describe('GET /organizations/me', () => {
-    it('returns the fields of spec 2.2 and never the key, secret or webhook secret', async () => {
+    it('returns the organization’s fields and never the key, secret or webhook secret', async () => {
       const { id, apiKey } = await t.register({ countryCode: 'GH', type: 'LENDER' });
       const reply = await t.api('GET', '/organizations/me', { key: apiKey });
       expect(reply.status).toBe(200);

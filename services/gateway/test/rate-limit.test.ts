@@ -10,7 +10,7 @@ function expectRateHeaders(headers: Headers, limit: number) {
   expect(reset).toBeLessThanOrEqual(now + 3600 + 1);
 }
 
-describe('rate limits (spec section 8)', () => {
+describe('rate limits (docs/api.md, Rate limits)', () => {
   it('defaults to 100 requests per 60 s per organization, and 10 per hour on POST /payments/initiate', () => {
     const config = testConfig();
     expect(config.RATE_LIMIT_POINTS).toBe(100);

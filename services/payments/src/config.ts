@@ -31,7 +31,7 @@ const paymentsConfigFields = z.object({
   MPESA_B2C_SHORTCODE: z.string().regex(/^\d{5,7}$/, 'must be a 5-7 digit shortcode'),
   MPESA_INITIATOR_NAME: z.string().min(1, 'must be set'),
   MPESA_SECURITY_CREDENTIAL: secret(),
-  /** Daraja's Timestamp zone (sources disagree: PROVIDERS.md). */
+  /** Daraja's Timestamp zone (sources disagree: docs/payments.md, "Daraja: what we rely on"). */
   MPESA_TIMESTAMP_ZONE: z.enum(['EAT', 'UTC']).default('EAT'),
   MPESA_TIMEOUT_MS: positiveInt(10_000),
   MPESA_BREAKER_RESET_MS: positiveInt(30_000),

@@ -1,7 +1,10 @@
 import { flag, loadConfig, platformService, positiveInt } from '@parametric/config';
 import { z } from 'zod';
 
-/** The spec's retry schedule (section 8): about 30 s, 1 min, 2 min, 4 min, 8 min. */
+/**
+ * The retry schedule partners are promised (docs/webhooks.md, "Retries and the delivery log"):
+ * about 30 s, 1 min, 2 min, 4 min, 8 min.
+ */
 export const SPEC_BACKOFF_MS = [30_000, 60_000, 120_000, 240_000, 480_000];
 export const SPEC_TIMEOUT_MS = 10_000;
 export const SPEC_MAX_ATTEMPTS = 5;

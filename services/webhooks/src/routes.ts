@@ -21,7 +21,7 @@ export interface PartnerContext {
   endpointChanged(): Promise<void>;
 }
 
-/** Partner routes (behind the gateway's signed context), spec section 4 "Webhooks". */
+/** Partner routes (behind the gateway's signed context), declared in libs/contracts/src/webhooks.ts. */
 export const webhookRoutes: Binding<PartnerContext>[] = [
   implement(setWebhook, async ({ body }, { tenant, keys, endpointChanged }) => {
     const config = await setWebhookUrl(tenant, body.url, keys);

@@ -2,7 +2,10 @@ import { eventually } from '@parametric/test-harness';
 import { startWebhookReceiver, type WebhookReceiver } from '@parametric/webhook-receiver';
 import { type Platform, startPlatform } from './support';
 
-/** The delivery log row's fields (spec 2.9), exactly: the list shows these and nothing else. */
+/**
+ * The delivery log row's fields (docs/webhooks.md, "Retries and the delivery log"), exactly: the
+ * list shows these and nothing else.
+ */
 const ROW_FIELDS = [
   'attempts',
   'createdAt',

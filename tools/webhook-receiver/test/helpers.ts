@@ -11,7 +11,7 @@ export interface SignedDelivery {
   headers: Record<string, string>;
 }
 
-/** A delivery exactly as the platform sends it (spec section 6). */
+/** A delivery exactly as the platform sends it (docs/webhooks.md, "What a delivery looks like"). */
 export function signedDelivery(
   options: {
     secret?: string;

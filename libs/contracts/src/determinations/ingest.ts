@@ -8,7 +8,7 @@ import { z } from 'zod';
  */
 
 export const DETERMINATION_KINDS = ['CROP_DAMAGE', 'LIVESTOCK_MORTALITY_INDEX'] as const;
-/** Which kind a policy's product takes (ARCHITECTURE.md). */
+/** Which kind a policy's product takes (docs/determinations.md, "From index to amount owed"). */
 export const KIND_OF_PRODUCT = { CROP: 'CROP_DAMAGE', LIVESTOCK: 'LIVESTOCK_MORTALITY_INDEX' } as const;
 
 /** Where a determination stands with its Tier 1 settlement report (docs/determinations.md). */

@@ -51,7 +51,7 @@ export const getDetermination = defineRoute({
   path: '/determinations/{id}',
   summary: 'Read a signed determination',
   description:
-    'Every field of spec 2.5 plus the signature, its `kid` and the exact signed bytes (`canonicalPayload`). Verify it with the public keys at `/.well-known/jwks.json` (docs/determinations.md). Another organization’s determination is `404`, like an unknown id.',
+    'Every field of the determination plus the signature, its `kid` and the exact signed bytes (`canonicalPayload`). Verify it with the public keys at `/.well-known/jwks.json` (docs/determinations.md). Another organization’s determination is `404`, like an unknown id.',
   tags: ['Determinations'],
   auth: 'partner',
   capability: 'determination:read',

@@ -38,7 +38,10 @@ export const amountOwedSchema = z
       'min(sumInsured × damagePercentBp / 10000 truncated to the minor unit, the remaining cover): the amounts owed by all of a policy’s determinations together never exceed its sum insured. The remaining cover is the sum insured less what the policy’s earlier determinations owe; `basis` says when the cap applied. A determination on exhausted cover owes "0" and is still signed and delivered.',
   });
 
-/** Spec 2.5, as carried by `determination.delivered` (the signed fields plus hash and links). */
+/**
+ * The determination (docs/determinations.md, "The record"), as carried by
+ * `determination.delivered` (the signed fields plus hash and links).
+ */
 const determinationFields = {
   determinationId: z.uuid(),
   policyId: z.string(),
@@ -78,7 +81,7 @@ export const determinationSummarySchema = z
   })
   .meta({
     id: 'DeterminationSummary',
-    description: 'A determination in a list (spec 2.5 and its settlement status)',
+    description: 'A determination in a list (its fields and its settlement status)',
   });
 
 export const determinationSchema = determinationSummarySchema
@@ -116,7 +119,7 @@ export const settlementReportSchema = z
     supersededByReportId: z.uuid().nullable(),
     notes: z.string().nullable(),
   })
-  .meta({ id: 'SettlementReport', description: 'Spec 2.6: partner-attested, not verified by us' });
+  .meta({ id: 'SettlementReport', description: 'A settlement report: partner-attested, not verified by us' });
 
 export const settlementReportRecordedSchema = z
   .object({

@@ -2,7 +2,7 @@ import { defineRoute, uuid } from '@parametric/http';
 import { z } from 'zod';
 import { idParams, pageQuery, timestamp } from '../common';
 
-// Tier 2 payouts by M-Pesa B2C (spec 2.7, 4; docs/payments.md "Payouts").
+// Tier 2 payouts by M-Pesa B2C (docs/payments.md, "Payouts").
 
 export const PAYOUT_STATUSES = ['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED'] as const;
 /**

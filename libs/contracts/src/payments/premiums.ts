@@ -2,7 +2,7 @@ import { defineRoute, uuid } from '@parametric/http';
 import { z } from 'zod';
 import { idParams, timestamp } from '../common';
 
-// Tier 2 premium collection by M-Pesa STK push (spec 2.8, 4; docs/payments.md).
+// Tier 2 premium collection by M-Pesa STK push (docs/payments.md, "Premium collection").
 
 export const PAYMENT_STATUSES = ['PENDING', 'SUCCEEDED', 'FAILED'] as const;
 /** Stable reasons a premium payment failed, whatever the provider's own codes. */
@@ -21,7 +21,7 @@ export const PAYMENT_FAILURE_REASONS = [
   'PROVIDER_ERROR',
 ] as const;
 
-/** Spec 4: `+254` followed by nine digits (a Kenyan mobile number in E.164). */
+/** `+254` and nine digits, a Kenyan mobile number in E.164 (docs/payments.md, "Premium collection"). */
 export const KENYAN_MOBILE = /^\+254\d{9}$/;
 
 export const initiatePaymentBody = z
@@ -69,7 +69,10 @@ export const paymentInitiationSchema = z
     status: z.enum(PAYMENT_STATUSES),
     instructions: z.string(),
   })
-  .meta({ id: 'PaymentInitiationResult', description: 'Spec 2.8' });
+  .meta({
+    id: 'PaymentInitiationResult',
+    description: 'The payment prompt sent: the transaction and what the customer is asked',
+  });
 
 export const paymentSchema = z
   .object({

@@ -112,7 +112,10 @@ const onChainPolicyId = z
   .nullable()
   .meta({ description: 'The registry id on chain; null until the policy is activated' });
 
-/** One determination issued for the policy, as the policy read summarises it (spec 2.3). */
+/**
+ * One determination issued for the policy, as the policy read summarises it (docs/api.md,
+ * "Policies: damage assessments").
+ */
 export const damageAssessmentSchema = z
   .object({
     determinationId: z.uuid(),
@@ -192,7 +195,7 @@ export const policySchema = z
     rateTableVersion: z.string(),
     createdAt: timestamp,
   })
-  .meta({ id: 'Policy', description: 'Spec 2.3 fields first, then ours.' });
+  .meta({ id: 'Policy', description: 'A policy: the specified fields first, then ours.' });
 
 export const paymentInstructionsSchema = z
   .object({
@@ -259,7 +262,7 @@ export const getPolicy = defineRoute({
   auth: 'partner',
   capability: 'policy:read',
   params: idParams,
-  responses: { 200: { description: 'The policy (spec 2.3)', data: policySchema } },
+  responses: { 200: { description: 'The policy', data: policySchema } },
   errors: [],
 });
 

@@ -4,11 +4,11 @@ import { exponentOf, formatMinor, mulDiv } from '@parametric/money';
 import type { CoverTaken } from '../cover/claim';
 import type { PolicySnapshot } from '../ingestion/policies';
 
-/** The shape partners verify (spec 2.5 `amountOwed`), declared once in the verifier. */
+/** The shape partners verify (`amountOwed`, docs/determinations.md), declared once in the verifier. */
 export type { AmountOwed };
 
 export interface OwedFigure {
-  /** What the determination shows (spec 2.5): null in Tier 2 or without a registered exponent. */
+  /** What the determination shows (`amountOwed`): null in Tier 2 or without a registered exponent. */
   amountOwed: AmountOwed | null;
   amountOwedUnavailableReason?: (typeof AMOUNT_UNAVAILABLE_REASONS)[number];
   /** What is owed in minor units, Tier 2 included (its payout), after the cover's cap; null when it cannot be computed. */
@@ -54,7 +54,8 @@ export function owedFigure(policy: PolicySnapshot, damagePercentBp: number, cove
     );
   }
   const owedMinor = cover ? cover.amountMinor : uncapped;
-  // Spec 6 rule 3: Tier 2 determinations stay currency-neutral; the payout carries the figure.
+  // Tier 2 determinations stay currency-neutral: the service settles, and the payout carries the
+  // figure (docs/api.md, "Determinations"; docs/decisions.md).
   if (policy.settlementMode === 'DETERMINATION_AND_SETTLEMENT') {
     return { amountOwed: null, amountOwedUnavailableReason: 'SETTLED_BY_SERVICE', owedMinor };
   }

@@ -16,7 +16,7 @@ function signedOf(d: DeterminationDoc) {
   return d.signed;
 }
 
-/** Spec 2.5 exactly, as `determination.delivered` carries it. */
+/** The determination's fields exactly (docs/determinations.md), as `determination.delivered` carries them. */
 export function deliveredEventData(d: DeterminationDoc) {
   const signed = signedOf(d);
   const { evidenceHash: _signedOnly, ...fields } = signed;
@@ -24,7 +24,7 @@ export function deliveredEventData(d: DeterminationDoc) {
   return { ...fields, canonicalHash: d.canonicalHash as string, links };
 }
 
-/** Where the determination stands with its partner's settlement report (spec 2.6). */
+/** Where the determination stands with its partner's settlement report (docs/determinations.md). */
 export function settlementStatusOf(d: DeterminationDoc) {
   const tier1 = d.settlementMode === 'DETERMINATION';
   return {

@@ -15,9 +15,10 @@ export type Attribution =
 const ATTRIBUTABLE_STATUSES = new Set(['ACTIVE', 'EXPIRED']);
 
 /**
- * Which policy an assessment belongs to, if any (ARCHITECTURE.md): the policy must exist (by id
- * or number; both given must name the same one), be ACTIVE or EXPIRED, be of the product the
- * kind assesses, and its cover must overlap the observation period.
+ * Which policy an assessment belongs to, if any (docs/determinations.md, "From index to amount
+ * owed"): the policy must exist (by id or number; both given must name the same one), be ACTIVE
+ * or EXPIRED, be of the product the kind assesses, and its cover must overlap the observation
+ * period.
  */
 export async function attribute(input: DeterminationIngestInput, lookup: PolicyLookup): Promise<Attribution> {
   const policy = await lookup(

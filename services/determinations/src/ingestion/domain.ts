@@ -233,8 +233,8 @@ function issued(
     deliveredEventData(record as unknown as DeterminationDoc),
   );
   const jobs: JobOutboxEntry[] = [damageSummaryJob(record)];
-  // Tier 2: one payout per triggered determination with something to pay (ARCHITECTURE.md),
-  // of its capped amount: a determination on exhausted cover originates nothing.
+  // Tier 2: one payout per triggered determination with something to pay (docs/payments.md,
+  // "Origination"), of its capped amount: a determination on exhausted cover originates nothing.
   if (!tier1 && input.triggered && owedMinor !== null && owedMinor > 0n) {
     jobs.push(
       outboxJob(

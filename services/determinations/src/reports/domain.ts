@@ -12,7 +12,7 @@ import type { ReportStore } from './store';
 
 type ReportBody = z.output<typeof settlementReportBody>;
 
-/** Spec 6 rule 5. */
+/** The events say in words that reports are attested, not verified (docs/determinations.md). */
 export const RECORDED_NOTE =
   'This settlement report is attested by the partner organization. The service has not verified it and moves no money in this tier.';
 export const OVERDUE_NOTE =
@@ -32,8 +32,8 @@ export interface Recorded {
 }
 
 /**
- * Records a Tier 1 settlement report (spec 2.6, 4, 6). Idempotent on (determination,
- * partnerReference) and race-safe without transactions: the report is inserted first (its
+ * Records a Tier 1 settlement report (docs/determinations.md, "Settlement reports"). Idempotent
+ * on (determination, partnerReference) and race-safe without transactions: the report is inserted first (its
  * unique key makes parallel posts one report), then made current by one conditional update of
  * the determination that also records the event, so exactly one post emits it. A report whose
  * second step never ran (a crash) is finished by its replay.
@@ -290,7 +290,7 @@ function fingerprintOf(body: ReportBody): string {
   return createHash('sha256').update(canonicalBytes(canonical)).digest('hex');
 }
 
-/** Spec 2.6, as the event carries it. */
+/** The report, as the event carries it (`determination.settlement_report_recorded`). */
 function reportEventView(r: ReportDoc) {
   return {
     id: r._id,

@@ -1,7 +1,7 @@
 import { isoOrNull } from '@parametric/contracts';
 import type { ApiKeyDoc } from './model';
 
-/** Key metadata as the spec shows it (2.10): never the key itself. */
+/** Key metadata as partners read it (docs/api.md, "Authentication"): never the key itself. */
 export function keyMetadata(key: ApiKeyDoc) {
   return {
     keyPrefix: key.keyPrefix,

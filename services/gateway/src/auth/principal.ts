@@ -81,9 +81,9 @@ export interface AuthDeps {
 }
 
 /**
- * The partner rate limits' bucket: the organization, whatever credential it calls with (spec 8:
- * per organization). Its API key (any key it has had: a rotation does not refill the budget)
- * and every dashboard user of the organization spend the same budget.
+ * The partner rate limits' bucket: the organization, whatever credential it calls with
+ * (docs/api.md, "Rate limits": per organization). Its API key (any key it has had: a rotation
+ * does not refill the budget) and every dashboard user of the organization spend the same budget.
  */
 export function organizationLimitKey(organizationId: string): string {
   return `org:${organizationId}`;
@@ -325,8 +325,8 @@ const REFUSAL_REASONS: Record<Refusal, AuthFailureReason> = {
 };
 
 /**
- * 401 without valid credentials; 403 for a deactivated organization (spec 5.3, 5.6). `refused`
- * hears the reason of each refusal (the gateway counts them).
+ * 401 without valid credentials; 403 for a deactivated organization (docs/api.md,
+ * "Authentication"). `refused` hears the reason of each refusal (the gateway counts them).
  */
 export function requirePrincipalCounting(refused?: (reason: AuthFailureReason) => void) {
   return (req: Request, _res: Response, next: NextFunction): void => {

@@ -5,7 +5,10 @@ import { errors, jwtVerify, SignJWT } from 'jose';
 import { z } from 'zod';
 import { type Clock, systemClock } from '../clock';
 
-/** The only audience our tokens carry, and the only one the gateway accepts (spec 5.4). */
+/**
+ * The only audience our tokens carry, and the only one the gateway accepts (docs/api.md,
+ * "Dashboard users and tokens").
+ */
 export const DASHBOARD_AUDIENCE = 'dashboard';
 
 /** What an access token says, once its signature, audience, issuer and lifetime held. */

@@ -8,7 +8,7 @@ import type { UpstreamReply, Upstreams } from './upstreams';
 
 export type ServiceName = 'policy' | 'payments' | 'determinations' | 'webhooks';
 
-/** Partner routes owned by other services (ARCHITECTURE.md), by path under `/api`. */
+/** Partner routes owned by other services (docs/architecture.md, "The services"), by path under `/api`. */
 export const FORWARDED_ROUTES: ReadonlyArray<{ path: RegExp; service: ServiceName }> = [
   { path: /^\/organizations\/me\/webhook(\/|$)/, service: 'webhooks' },
   { path: /^\/(farmers|plots|herds|policies)(\/|$)/, service: 'policy' },

@@ -8,10 +8,10 @@ import type { Upstreams } from './upstreams';
 export type WebhookUrlOf = (organizationId: string, version?: string) => Promise<string | null>;
 
 /**
- * The organization's webhook URL, owned by the webhooks service (spec 2.2 shows it on the
- * organization). A platform without a webhooks service has no URL to show (null). If the
- * service is configured but does not answer in time, the read fails with `503
- * SERVICE_UNAVAILABLE` rather than claiming there is no URL.
+ * The organization's webhook URL, owned by the webhooks service (the partner's `Organization`
+ * shows it: libs/contracts/src/gateway.ts). A platform without a webhooks service has no URL to
+ * show (null). If the service is configured but does not answer in time, the read fails with
+ * `503 SERVICE_UNAVAILABLE` rather than claiming there is no URL.
  *
  * Asked with the organization's version stamp as the request saw it (auth/versions.ts), the
  * URL is remembered under that stamp: only a partner's `PUT /organizations/me/webhook` changes

@@ -98,7 +98,7 @@ async function setServiceTier(tenant: TenantGatewayData, serviceTier: Organizati
   return updated;
 }
 
-/** A deactivated organization's key gets 403 on every call (spec 5.6). */
+/** A deactivated organization's key gets 403 on every call (docs/api.md, "Authentication"). */
 async function setActive(tenant: TenantGatewayData, isActive: boolean) {
   const updated = await tenant.organization.findOneAndUpdate({}, { $set: { isActive } });
   if (!updated) throw AppError.notFound('Organization');

@@ -6,8 +6,9 @@ export function settingsView(org: OrganizationDoc) {
 }
 
 /**
- * The organization as partners read it (spec 2.2), without `webhookUrl` (the webhooks service
- * owns it; `GET /organizations/me` adds it). Keys and secrets never appear here.
+ * The organization as partners read it (`Organization`, libs/contracts/src/gateway.ts), without
+ * `webhookUrl` (the webhooks service owns it; `GET /organizations/me` adds it). Keys and secrets
+ * never appear here.
  */
 export function organizationView(org: OrganizationDoc) {
   return {

@@ -263,7 +263,7 @@ export function paymentView(t: TransactionDoc) {
   };
 }
 
-/** Spec 2.8. */
+/** The answer to `POST /payments/initiate` (docs/payments.md, "Premium collection"). */
 export function initiationView(t: TransactionDoc) {
   const amount = formatMinor(BigInt(t.amountMinor), 2);
   return {

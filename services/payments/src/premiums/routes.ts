@@ -3,7 +3,7 @@ import { type Binding, created, implement, ok } from '@parametric/http';
 import type { PartnerContext } from '../context';
 import { initiatePremium, initiationView, readPayment } from './domain';
 
-/** Premium collection (spec 4: `/payments/initiate`) and the payment read. */
+/** Premium collection (`/payments/initiate`, docs/payments.md) and the payment read. */
 export const premiumRoutes: Binding<PartnerContext>[] = [
   implement(initiatePayment, async ({ body }, ctx) => {
     const { created: isNew, transaction } = await initiatePremium(ctx.tenant, ctx.market, body, {

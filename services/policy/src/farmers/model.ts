@@ -16,7 +16,8 @@ const farmerSchema = new Schema(
   },
   { timestamps: true, versionKey: false },
 );
-// Enforce "unique within the organization" (spec 2.4) and serve the duplicate lookups of bulk import.
+// Enforce "unique within the organization" (docs/api.md, "Retries and idempotency") and serve the
+// duplicate lookups of bulk import.
 farmerSchema.index({ organizationId: 1, phoneNumber: 1 }, { unique: true });
 farmerSchema.index({ organizationId: 1, nationalId: 1 }, { unique: true });
 // Serves the farmer list filtered by KYC status.

@@ -17,7 +17,7 @@ import {
   registerFarmer,
 } from './domain';
 
-/** Farmers (spec 4): each belongs to the calling organization. */
+/** Farmers (contracts: libs/contracts/src/policy/farmers.ts): each belongs to the calling organization. */
 export const farmerRoutes: Binding<PartnerContext>[] = [
   implement(registerFarmerRoute, async ({ body }, { tenant }) => created(await registerFarmer(tenant, body))),
   implement(bulkImportRoute, async ({ body }, { tenant }) =>

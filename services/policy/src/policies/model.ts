@@ -87,9 +87,9 @@ const policySchema = new Schema(
     lastActivationError: { type: String, default: null },
     lastActivationAttemptAt: { type: Date, default: null },
     expiredAt: { type: Date, default: null },
-    /** Determinations issued for the policy (spec 2.3 `damageAssessments`). */
+    /** Determinations issued for the policy (`damageAssessments`, docs/api.md). */
     damageAssessments: { type: [damageAssessmentSchema], default: [] },
-    /** Tier 2 payouts of the policy (spec 2.3 `payouts`). */
+    /** Tier 2 payouts of the policy (`payouts`, docs/api.md). */
     payouts: { type: [payoutSummarySchema], default: [] },
     /**
      * When the capacity sweep gave `sumInsuredMinor` back to the organization's capacity; null

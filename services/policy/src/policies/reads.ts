@@ -14,7 +14,7 @@ export function daysRemaining(p: PolicyDoc, now: Date): number {
   return Math.max(0, Math.ceil((p.coverEndsAt.getTime() - now.getTime()) / DAY_MS));
 }
 
-/** The policy as partners read it: the fields of spec 2.3, then ours. */
+/** The policy as partners read it: the `Policy` schema's specified fields, then ours. */
 export function policyView(p: PolicyDoc, now: Date) {
   return {
     id: p._id,

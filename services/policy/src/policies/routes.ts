@@ -9,7 +9,7 @@ import type { PartnerContext } from '../context';
 import { purchasePolicyOnce } from './purchase';
 import { policyView, readPolicy, readPolicyStatus } from './reads';
 
-/** Buying, reading and (Tier 1) activating policies (spec 4). */
+/** Buying, reading and (Tier 1) activating policies (contracts: libs/contracts/src/policy/policies.ts). */
 export const policyRoutes: Binding<PartnerContext>[] = [
   implement(purchasePolicyRoute, async ({ body, headers }, { tenant, organization, now }) => {
     const key = headers['Idempotency-Key'];

@@ -15,8 +15,9 @@ export interface SummaryWorkerOptions {
 }
 
 /**
- * Consumes `policy-summaries`: what other services' records mean for the policy read (spec 2.3
- * `damageAssessments` from the determinations service, `payouts` from the payments service). A summary naming a policy its
+ * Consumes `policy-summaries`: what other services' records mean for the policy read
+ * (docs/api.md, "Policies: damage assessments": `damageAssessments` from the determinations
+ * service, `payouts` from the payments service). A summary naming a policy its
  * organization does not hold (unknown, or another organization's) can never succeed: the job
  * fails at once and is logged as an error for ops. MongoDB trouble is left to BullMQ's retries.
  */

@@ -44,7 +44,7 @@ export async function recordDamageAssessment(
 
 export type PayoutSummary = Extract<Payload<'policy-summaries'>, { kind: 'PAYOUT' }>;
 
-/** Keeps the payout's summary on the policy (spec 2.3 `payouts`), at its highest revision. */
+/** Keeps the payout's summary on the policy (`payouts`, docs/api.md), at its highest revision. */
 export async function recordPayout(
   tenant: Tenant,
   summary: Omit<PayoutSummary, 'kind' | 'organizationId'>,

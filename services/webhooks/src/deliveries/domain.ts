@@ -4,7 +4,10 @@ import type { TenantWebhooks } from '../repositories';
 import { type AttemptRecord, attemptView } from './attempts';
 import { type DeliveryDoc, type DeliveryStatus, deliveryView } from './model';
 
-/** The delivery log (spec 2.1's exception: `data` is `{ deliveries, total, page, limit }`). */
+/**
+ * The delivery log (the envelope's one exception, docs/api.md "Envelopes": `data` is
+ * `{ deliveries, total, page, limit }`).
+ */
 export async function listDeliveries(
   tenant: TenantWebhooks,
   query: { status?: DeliveryStatus; page: number; limit: number },

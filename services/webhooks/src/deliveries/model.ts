@@ -55,7 +55,10 @@ export function deliveryModel(connection: Connection): DeliveryModel {
   );
 }
 
-/** A delivery log row as partners read it (spec 2.9); the stored payload is never returned. */
+/**
+ * A delivery log row as partners read it (docs/webhooks.md, "Retries and the delivery log"); the
+ * stored payload is never returned.
+ */
 export function deliveryView(row: DeliveryDoc) {
   return {
     id: row._id,

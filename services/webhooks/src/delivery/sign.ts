@@ -3,8 +3,8 @@ import { createHmac } from 'node:crypto';
 export const USER_AGENT = 'Service-Webhooks/1.0';
 
 /**
- * The five headers of spec section 6. The signature is lowercase hex
- * HMAC-SHA256(secret, `${timestamp}.${rawBody}`) over exactly the bytes sent.
+ * The five headers of a delivery (docs/webhooks.md, "What a delivery looks like"). The signature
+ * is lowercase hex HMAC-SHA256(secret, `${timestamp}.${rawBody}`) over exactly the bytes sent.
  */
 export function deliveryHeaders(args: {
   secret: string;

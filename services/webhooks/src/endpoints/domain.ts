@@ -10,7 +10,7 @@ export interface SecretKeys {
   allowInsecure: boolean;
 }
 
-/** `{ url, secretSet, secret }` (spec 2.9); the secret is shown to its organization only. */
+/** `{ url, secretSet, secret }` (docs/webhooks.md); the secret is shown to its organization only. */
 export function configView(endpoint: EndpointDoc | null, secretKey: string) {
   if (!endpoint) return { url: null, secretSet: false, secret: null };
   return { url: endpoint.url, secretSet: true, secret: decryptSecret(endpoint.secretSealed, secretKey) };
