@@ -56,8 +56,9 @@ describe('the deploy checks read their services from tools/topology', () => {
   test('every topology service has a deploy entry, a Deployment and a compose service', () => {
     expect(SERVICES.map((s) => s.name)).toEqual(TOPOLOGY_SERVICES.map((s) => s.name));
     expect(deploymentFileServices()).toEqual(TOPOLOGY_SERVICES.map((s) => s.name).sort());
+    // The stand-ins share the one tools image (its build target `tools`), built once with them.
     const built = Object.entries(objAt(compose, 'services'))
-      .filter(([, svc]) => isObj(svc) && svc.build !== undefined)
+      .filter(([, svc]) => isObj(svc) && isObj(svc.build) && svc.build.target !== 'tools')
       .map(([name]) => name);
     expect(built.sort()).toEqual(TOPOLOGY_SERVICES.map((s) => s.name).sort());
   });
