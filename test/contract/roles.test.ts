@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import { PARTNER_ROUTES } from '@parametric/contracts';
 import {
   type Capability,
-  PARTNER_ROUTES,
   ROLE_CAPABILITIES,
   ROLES,
   type Role,
+  type RouteContract,
   roleHas,
-} from '@parametric/contracts';
-import type { RouteContract } from '@parametric/http';
+} from '@parametric/http';
 import { eventually } from '@parametric/test-harness';
 import {
   activateAsPaid,

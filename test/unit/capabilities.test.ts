@@ -1,14 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { PARTNER_ROUTES, partnerDocument } from '@parametric/contracts';
 import {
   CAPABILITIES,
   type Capability,
-  PARTNER_ROUTES,
-  partnerDocument,
   ROLE_CAPABILITIES,
+  type RouteContract,
   roleHas,
-} from '@parametric/contracts';
-import type { RouteContract } from '@parametric/http';
+} from '@parametric/http';
 
 const routes = Object.values(PARTNER_ROUTES).flat() as RouteContract[];
 const capabilityOf = (operationId: string) => routes.find((r) => r.operationId === operationId)?.capability;

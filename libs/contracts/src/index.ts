@@ -1,4 +1,3 @@
-export * from './capabilities';
 export * from './common';
 export * from './determinations/ingest';
 export * from './determinations/routes';

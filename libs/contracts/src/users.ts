@@ -1,6 +1,5 @@
-import { defineRoute } from '@parametric/http';
+import { CAPABILITIES, defineRoute, ROLES } from '@parametric/http';
 import { z } from 'zod';
-import { CAPABILITIES, ROLES } from './capabilities';
 import { idParams, pageQuery, timestamp } from './common';
 
 /**

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { Capability } from './capabilities';
 import type { ErrorCode } from './errors';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -46,10 +47,11 @@ export interface RouteContract {
   tags: readonly string[];
   auth: Auth;
   /**
-   * The capability (`resource:action`, libs/contracts/src/capabilities.ts) a caller's role must
-   * have: every partner route declares one; the document shows it as `x-capability`.
+   * The capability (`resource:action`, capabilities.ts) a caller's role must have: every
+   * partner route declares one, `mountRoutes` refuses a caller without it, and the document
+   * shows it as `x-capability`.
    */
-  capability?: string;
+  capability?: Capability;
   params?: z.ZodObject;
   /**
    * The query parameters the route takes. Any other, or one given twice, is `400 INVALID_INPUT`

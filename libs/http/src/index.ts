@@ -7,6 +7,17 @@ export {
   MAX_OPS_BODY_BYTES,
 } from './app';
 export {
+  assertCapability,
+  CAPABILITIES,
+  type Caller,
+  type Capability,
+  capabilitiesOf,
+  ROLE_CAPABILITIES,
+  ROLES,
+  type Role,
+  roleHas,
+} from './capabilities';
+export {
   type Auth,
   type DataResponse,
   defineRoute,

@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
+import { capabilitiesOf } from './capabilities';
 import { AppError } from './errors';
 
 /**
@@ -11,8 +12,9 @@ import { AppError } from './errors';
 export const internalContextSchema = z.strictObject({
   organizationId: z.uuid(),
   /**
-   * The caller's role (libs/contracts ROLES): `ORG_ADMIN` for the API key, the user's current
-   * role for a dashboard token. The gateway has already checked the route's capability.
+   * The caller's role (capabilities.ts ROLES): `ORG_ADMIN` for the API key, the user's current
+   * role for a dashboard token. The gateway has already checked the route's capability;
+   * `mountRoutes` checks it again against this role.
    */
   role: z.string().regex(/^ORG_[A-Z]+$/),
   /** The dashboard user acting, for the audit trail; absent when the API key acts. */
@@ -106,7 +108,10 @@ declare global {
   }
 }
 
-/** Service-side guard: only requests the gateway signed reach the routes behind it. */
+/**
+ * Service-side guard: only requests the gateway signed reach the routes behind it, as the
+ * caller the signed role makes (whose capabilities `mountRoutes` checks).
+ */
 export function requireInternalContext(secret: string) {
   return (req: Request, _res: Response, next: NextFunction): void => {
     const context = verifyContext(req.headers, secret);
@@ -115,6 +120,7 @@ export function requireInternalContext(secret: string) {
       return;
     }
     req.context = context;
+    req.caller = { role: context.role, capabilities: capabilitiesOf(context.role) };
     next();
   };
 }

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import type { z } from 'zod';
+import { assertCapability } from './capabilities';
 import { type DataResponse, expressPath, type PageResponse, type RouteContract } from './contract';
 import { answeredAfterDeadline } from './deadline';
 import { paginationOf } from './envelope';
@@ -69,10 +70,13 @@ export function implement<C extends RouteContract, Ctx>(contract: C, handler: Ha
 }
 
 /**
- * Mounts bindings on a router. Each request is validated against its contract (params, query,
- * headers, then body: bad input never reaches the handler), `contextOf` builds what the handler may
- * touch (for partner routes: repositories bound to the calling organization), and the reply
- * is rendered in the spec's envelope.
+ * Mounts bindings on a router. A route that declares a capability refuses a caller without it
+ * first (`assertCapability`, against the verified caller: in a service the role the gateway
+ * signed, so each service holds to the role table on its own, not only behind the gateway);
+ * then each request is validated against its contract (params, query, headers, then body: bad
+ * input never reaches the handler), `contextOf` builds what the handler may touch (for partner
+ * routes: repositories bound to the calling organization), and the reply is rendered in the
+ * spec's envelope.
  */
 export function mountRoutes<Ctx>(
   router: Router,
@@ -81,10 +85,18 @@ export function mountRoutes<Ctx>(
 ): Router {
   for (const binding of bindings) {
     const { contract } = binding;
+    if (contract.auth === 'partner' && !contract.capability) {
+      throw new Error(`${contract.operationId} is a partner route that declares no capability`);
+    }
     router[contract.method](
       expressPath(contract.path),
       async (req: Request, res: Response, next: NextFunction) => {
         req.routeBaseUrl = req.baseUrl;
+        if (contract.capability) {
+          // Fails closed: a route mounted without the guard that verifies its caller answers 500.
+          if (!req.caller) throw new Error(`${contract.operationId} was reached without a verified caller`);
+          assertCapability(req.caller, contract.capability);
+        }
         const input = parseInput(contract, req);
         const reply = await binding.handle(input, contextOf(req));
         if (answeredAfterDeadline(req)) {

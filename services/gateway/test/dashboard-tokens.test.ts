@@ -1,7 +1,7 @@
 import { createPrivateKey, createPublicKey, randomUUID } from 'node:crypto';
 import { request } from 'node:http';
-import { ROLE_CAPABILITIES } from '@parametric/contracts';
 import { generateEd25519KeyPem, loadEd25519Keys } from '@parametric/ed25519-keys';
+import { ROLE_CAPABILITIES } from '@parametric/http';
 import { SignJWT } from 'jose';
 import { GOOD_PASSWORD, type SignedInUser, signInAs, startTestGateway, type TestGateway } from './support';
 

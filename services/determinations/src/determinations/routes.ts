@@ -5,8 +5,7 @@ import {
   listDeterminations as listDeterminationsRoute,
   recordSettlementReport as recordSettlementReportRoute,
 } from '@parametric/contracts';
-import { type Binding, created, ok, page } from '@parametric/http';
-import { implementChecked } from '../capabilities';
+import { type Binding, created, implement, ok, page } from '@parametric/http';
 import type { PartnerContext } from '../context';
 import { recordSettlementReport, reportView, settlementReportsOf } from '../reports/domain';
 import { reportStoreOf } from '../reports/store';
@@ -19,20 +18,20 @@ export function determinationRoutes(
   onReportMade?: () => void,
 ): Binding<PartnerContext>[] {
   return [
-    implementChecked(listDeterminationsRoute, async ({ query }, { tenant }) => {
+    implement(listDeterminationsRoute, async ({ query }, { tenant }) => {
       const { items, total } = await listDeterminations(tenant, query);
       return page(items, { page: query.page, limit: query.limit, total });
     }),
-    implementChecked(getDetermination, async ({ params }, { tenant }) =>
+    implement(getDetermination, async ({ params }, { tenant }) =>
       ok(await readDetermination(tenant, params.id)),
     ),
-    implementChecked(getDeterminationEvidence, async ({ params }, { tenant }) =>
+    implement(getDeterminationEvidence, async ({ params }, { tenant }) =>
       ok(await readEvidence(tenant, params.id)),
     ),
-    implementChecked(getSettlementReports, async ({ params }, { tenant }) =>
+    implement(getSettlementReports, async ({ params }, { tenant }) =>
       ok(await settlementReportsOf(reportStoreOf(tenant), params.id)),
     ),
-    implementChecked(recordSettlementReportRoute, async ({ params, body }, { tenant, now }) => {
+    implement(recordSettlementReportRoute, async ({ params, body }, { tenant, now }) => {
       const { replayed, report, determination } = await recordSettlementReport(
         reportStoreOf(tenant),
         params.id,

@@ -1,5 +1,11 @@
-import { CAPABILITIES, type Capability, PARTNER_ROUTES } from '@parametric/contracts';
-import { AppError, type RouteContract } from '@parametric/http';
+import { PARTNER_ROUTES } from '@parametric/contracts';
+import {
+  AppError,
+  assertCapability,
+  CAPABILITIES,
+  type Capability,
+  type RouteContract,
+} from '@parametric/http';
 import type { NextFunction, Request, Response } from 'express';
 import { principalOf } from './principal';
 
@@ -39,7 +45,8 @@ export function capabilityGuards(routes: readonly RouteContract[]): Guard[] {
 
 /**
  * The capability check for every partner route, in one place before the gateway's own handlers
- * and forwarding: `403 FORBIDDEN` naming the capability the caller's role lacks. A path that
+ * and forwarding: `403 FORBIDDEN` naming the capability the caller's role lacks (`assertCapability`,
+ * which `mountRoutes` runs again in the gateway's own routes and in every service). A path that
  * is no partner route is `404` for a caller with a narrower role than `ORG_ADMIN`, so nothing
  * undeclared is reachable with a dashboard token.
  */
@@ -60,13 +67,7 @@ export function requireCapability(guards: Guard[] = capabilityGuards(Object.valu
       next(narrower ? new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}`) : undefined);
       return;
     }
-    const lacking = !principal.capabilities.includes(guard.capability);
-    next(
-      lacking
-        ? AppError.forbidden(
-            `Your role ${principal.role} lacks the capability ${guard.capability} this endpoint needs`,
-          )
-        : undefined,
-    );
+    assertCapability(principal, guard.capability);
+    next();
   };
 }

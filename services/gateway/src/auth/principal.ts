@@ -1,5 +1,4 @@
-import { type Capability, ROLE_CAPABILITIES, type Role, roleHas } from '@parametric/contracts';
-import { AppError } from '@parametric/http';
+import { AppError, type Capability, ROLE_CAPABILITIES, type Role, roleHas } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { ApiKeyDoc } from '../api-keys/model';
@@ -132,6 +131,8 @@ export function authenticate(deps: AuthDeps): RequestHandler {
     }
     const { principal } = resolution;
     req.principal = principal;
+    // What `mountRoutes` checks the gateway's own routes' capabilities against.
+    req.caller = principal;
     req.authVersion = resolution.version;
 
     const { limits } = deps;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { CAPABILITIES, type Capability, ROLES, type Role } from '@parametric/contracts';
 import type { Ed25519KeyBundle } from '@parametric/ed25519-keys';
+import { CAPABILITIES, type Capability, ROLES, type Role } from '@parametric/http';
 import { errors, jwtVerify, SignJWT } from 'jose';
 import { z } from 'zod';
 import { type Clock, systemClock } from '../clock';

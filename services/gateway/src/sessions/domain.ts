@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ROLE_CAPABILITIES, type Role } from '@parametric/contracts';
-import { AppError } from '@parametric/http';
+import { AppError, ROLE_CAPABILITIES, type Role } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import type { Clock } from '../clock';
 import type { AccessTokenIssuer } from '../credentials/access-tokens';

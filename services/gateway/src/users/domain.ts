@@ -1,5 +1,4 @@
-import type { Role } from '@parametric/contracts';
-import { AppError } from '@parametric/http';
+import { AppError, type Role } from '@parametric/http';
 import { isDuplicateKey } from '@parametric/mongo';
 import type { Clock } from '../clock';
 import { assertAcceptablePassword, hashPassword } from '../credentials/passwords';

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { ROLES, USER_STATUSES } from '@parametric/contracts';
+import { USER_STATUSES } from '@parametric/contracts';
+import { ROLES } from '@parametric/http';
 import { type Connection, type InferSchemaType, type Model, Schema } from 'mongoose';
 
 /** Dashboard users: many per organization; the password only as a scrypt hash. */

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { ROLE_CAPABILITIES } from '@parametric/contracts';
 import { generateEd25519KeyPem, loadEd25519Keys } from '@parametric/ed25519-keys';
-import type { AppError } from '@parametric/http';
+import { type AppError, ROLE_CAPABILITIES } from '@parametric/http';
 import { connectMongoose, type MongooseHandle, outcome } from '@parametric/test-harness';
 import { accessTokens } from '../../src/credentials/access-tokens';
 import {

@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { QUOTE_ROUTES } from '@parametric/contracts';
-import { createApp, finishApp, mountRoutes, openApiDocument } from '@parametric/http';
+import {
+  createApp,
+  finishApp,
+  mountRoutes,
+  openApiDocument,
+  organizationOf,
+  requireInternalContext,
+  signContext,
+} from '@parametric/http';
 import { createLogger } from '@parametric/logger';
 import { type RateSimulator, startRateSimulator } from '@parametric/rate-simulator';
 import { connectMongoose, type MongooseHandle } from '@parametric/test-harness';
@@ -14,10 +22,10 @@ import type { RateSource } from '../../src/quotes/rates';
 import { type QuoteContext, quoteRoutes } from '../../src/quotes/routes';
 import { manualClock, rateSourceFor } from './support';
 
-// The quote routes mounted as a service mounts them, over HTTP; the organization comes from a
-// header here, where the payments service takes it from the gateway's signed context.
+// The quote routes mounted as the payments service mounts them, behind the gateway's signed
+// context, over HTTP.
 
-const ORG_HEADER = 'x-test-organization';
+const SECRET = 'test-internal-signing-secret-0123';
 
 /** The routes' own OpenAPI document, to hold every response to it (closed objects). */
 const document = openApiDocument({
@@ -55,8 +63,9 @@ beforeAll(async () => {
   const app = createApp(logger);
   app.use(
     '/',
+    requireInternalContext(SECRET),
     mountRoutes<QuoteContext>(Router(), quoteRoutes({ ttlSeconds: 300 }), (req) => ({
-      tenant: quotesOf(model, String(req.get(ORG_HEADER))),
+      tenant: quotesOf(model, organizationOf(req)),
       rates,
       now: clock.now,
     })),
@@ -85,7 +94,10 @@ async function call(method: string, path: string, organizationId: string, body?:
   const response = await fetch(`${base}${path}`, {
     method,
     headers: {
-      [ORG_HEADER]: organizationId,
+      ...signContext(
+        { organizationId, role: 'ORG_ADMIN', requestId: 'quote-routes-test', issuedAt: Date.now() },
+        SECRET,
+      ),
       ...(body === undefined ? {} : { 'content-type': 'application/json' }),
     },
     body: body === undefined ? undefined : JSON.stringify(body),
