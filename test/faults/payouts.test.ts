@@ -92,7 +92,7 @@ afterAll(async () => {
   await p?.stop();
 });
 
-it('the rate source down a minute while 50 triggered Tier 2 determinations arrive, half their jobs lost: 50 payouts, each paid once', async () => {
+it(`the rate source down ${OUTAGE_MS / 1000} s while 50 triggered Tier 2 determinations arrive, half their jobs lost: 50 payouts, each paid once`, async () => {
   const org = await sellableOrg(p.asPolicyPlatform, {
     capacity: 100_000_000,
     tier: 'DETERMINATION_AND_SETTLEMENT',
