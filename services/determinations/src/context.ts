@@ -16,6 +16,4 @@ export interface OpsContext {
   ingest: IngestDeps;
   batchConcurrency: number;
   onUnexpected(err: unknown, index: number): void;
-  /** After a write that recorded events or jobs, so the relays send them at once. */
-  onRecorded(): void;
 }
