@@ -55,10 +55,8 @@ beforeAll(async () => {
   const app = createApp(logger);
   app.use(
     '/',
-    mountRoutes<QuoteContext>(Router(), quoteRoutes({ ttlSeconds: 300 }), (req) => ({
+    mountRoutes<QuoteContext>(Router(), quoteRoutes({ ttlSeconds: 300, rates, now: clock.now }), (req) => ({
       tenant: quotesOf(model, String(req.get(ORG_HEADER))),
-      rates,
-      now: clock.now,
     })),
   );
   finishApp(app, logger);
