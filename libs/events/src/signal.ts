@@ -61,7 +61,13 @@ function setsPending(update: unknown, field: string): boolean {
   return false;
 }
 
-const QUERY_WRITES = ['updateOne', 'updateMany', 'findOneAndUpdate', 'findOneAndReplace', 'replaceOne'] as const;
+const QUERY_WRITES = [
+  'updateOne',
+  'updateMany',
+  'findOneAndUpdate',
+  'findOneAndReplace',
+  'replaceOne',
+] as const;
 
 /**
  * Adds the hooks that signal a write of `pendingField` (`outboxPending`, `jobOutboxPending`) to
@@ -71,9 +77,12 @@ const QUERY_WRITES = ['updateOne', 'updateMany', 'findOneAndUpdate', 'findOneAnd
  */
 export function signalOutboxWrites<S extends Schema>(schema: S, pendingField: string): S {
   for (const operation of QUERY_WRITES) {
-    schema.post(operation, function (this: { model: { collection: SignalledCollection }; getUpdate(): unknown }) {
-      if (setsPending(this.getUpdate(), pendingField)) outboxWritten(this.model.collection, pendingField);
-    });
+    schema.post(
+      operation,
+      function (this: { model: { collection: SignalledCollection }; getUpdate(): unknown }) {
+        if (setsPending(this.getUpdate(), pendingField)) outboxWritten(this.model.collection, pendingField);
+      },
+    );
   }
   schema.post('save', function (this: { collection: SignalledCollection; get(path: string): unknown }) {
     if (this.get(pendingField) === true) outboxWritten(this.collection, pendingField);

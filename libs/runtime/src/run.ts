@@ -2,7 +2,6 @@ import { createLogger, type Logger } from '@parametric/logger';
 import { type Otel, startOtel } from '@parametric/tracing';
 import { onStopRequests, type StopReason } from './process';
 
-
 export {
   onStopRequests,
   PARENT_CHECK_MS,

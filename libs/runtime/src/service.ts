@@ -55,7 +55,8 @@ export interface Repositories {
 
 /** Anything the runtime closes when the service stops. */
 export interface Closable {
-  close(): Promise<unknown> | undefined | void;
+  /** May answer a promise; the runtime waits for it. */
+  close(): unknown;
 }
 
 /** One producer per queue the service produces to. */
@@ -71,6 +72,14 @@ export type RelayedModel = OutboxModel & { readonly collection: Collection; read
 export type RelayDeclaration<Q extends QueueName> =
   | ('events' extends Q ? { events: RelayedModel } : never)
   | { jobs: RelayedModel; to: readonly Q[] };
+
+/** What `repositories` may use beside the MongoDB connection. */
+export interface RepositoryStores<C extends PlatformConfig> {
+  config: C;
+  logger: Logger;
+  /** A Redis client that fails fast while Redis is away; closed by the runtime after the producers. */
+  connectRedis(purpose: string): Promise<Redis>;
+}
 
 /** What the start-up has made by the time the service's parts are built. */
 export interface ServiceKit<C extends PlatformConfig, R extends Repositories, Q extends QueueName> {
@@ -162,7 +171,11 @@ export interface ServiceDeclaration<
   O = unknown,
 > {
   name: ServiceName;
-  repositories(connection: Connection): R;
+  /**
+   * The service's data on the connection. Whatever its repositories depend on beside MongoDB
+   * (the gateway's auth stamps in Redis) is connected here, through `stores`.
+   */
+  repositories(connection: Connection, stores: RepositoryStores<C>): R | Promise<R>;
   /** The queues the service produces to: one producer each, in `kit.producers`. */
   produces: readonly Q[];
   /** The queues whose depth `/metrics` reports: those it produces to or consumes from. */
@@ -233,7 +246,12 @@ export async function startService<
   try {
     const connection = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
     steps.mongo.closers.push(connection);
-    const repositories = declaration.repositories(connection);
+    const connectRedis = async (purpose: string) => {
+      const redis = await connectFailFast(config.REDIS_URL, logger, purpose);
+      steps.redis.closers.push({ close: () => quitRedis(redis) });
+      return redis;
+    };
+    const repositories = await declaration.repositories(connection, { config, logger, connectRedis });
     await repositories.init();
 
     const queue = { connection: config.REDIS_URL, prefix: config.REDIS_PREFIX };
@@ -260,11 +278,7 @@ export async function startService<
       producers,
       metrics,
       queue,
-      connectRedis: async (purpose) => {
-        const redis = await connectFailFast(config.REDIS_URL, logger, purpose);
-        steps.redis.closers.push({ close: () => quitRedis(redis) });
-        return redis;
-      },
+      connectRedis,
       sweeps: (name, tasks) => ({
         start: () =>
           startSweeps(name, {
@@ -337,7 +351,10 @@ export async function startService<
 
     function startEventRelay(model: RelayedModel): OutboxRelay {
       const events = (producers as Partial<Producers<QueueName>>).events;
-      if (!events) throw new Error(`${declaration.name}: an events relay needs 'events' among the queues it produces to`);
+      if (!events)
+        throw new Error(
+          `${declaration.name}: an events relay needs 'events' among the queues it produces to`,
+        );
       return startOutboxRelay({
         model,
         producer: metrics.relayLag(model.collection.collectionName, events),

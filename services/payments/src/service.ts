@@ -207,7 +207,14 @@ export function paymentsService(
           }),
           startAttemptWorker({
             ...workerBase,
-            deps: { store: payoutStore, ledger: payoutLedger, provider, settings: payoutSettings, now: clock, logger },
+            deps: {
+              store: payoutStore,
+              ledger: payoutLedger,
+              provider,
+              settings: payoutSettings,
+              now: clock,
+              logger,
+            },
             concurrency: config.PAYOUT_CONCURRENCY,
             maxPerSecond: config.MPESA_B2C_MAX_PER_SECOND,
           }),

@@ -71,7 +71,10 @@ export const webhooksService: ServiceDeclaration<
       metrics: delivered,
     });
     const keys = { secretKey: config.WEBHOOK_SECRET_KEY, allowInsecure: policy.allowInsecure };
-    const redis = { ...queue, onError: (err: Error) => logger.warn({ err: err.message }, 'queue connection error') };
+    const redis = {
+      ...queue,
+      onError: (err: Error) => logger.warn({ err: err.message }, 'queue connection error'),
+    };
     let reconciler: ReturnType<typeof startReconciler> | undefined;
 
     return {
@@ -89,7 +92,12 @@ export const webhooksService: ServiceDeclaration<
         },
       },
       workers: () => {
-        const consume = createEventConsumer({ deliveries, endpoints: endpointCache, deliverer, metrics: delivered });
+        const consume = createEventConsumer({
+          deliveries,
+          endpoints: endpointCache,
+          deliverer,
+          metrics: delivered,
+        });
         reconciler = startReconciler({
           deliveries,
           producer,
@@ -107,11 +115,15 @@ export const webhooksService: ServiceDeclaration<
             concurrency: config.EVENT_CONCURRENCY,
             lockDurationMs: config.WORKER_LOCK_MS,
           }),
-          createWorker('webhook-deliveries', (job, bullJob, token) => deliverer.attempt(job, bullJob, token), {
-            ...redis,
-            concurrency: config.DELIVERY_CONCURRENCY,
-            lockDurationMs: config.WORKER_LOCK_MS,
-          }),
+          createWorker(
+            'webhook-deliveries',
+            (job, bullJob, token) => deliverer.attempt(job, bullJob, token),
+            {
+              ...redis,
+              concurrency: config.DELIVERY_CONCURRENCY,
+              lockDurationMs: config.WORKER_LOCK_MS,
+            },
+          ),
         ];
       },
       // The deliverer waits for its attempts in flight; the cache drops its Redis subscriptions.

@@ -31,7 +31,8 @@ export function premiumRoutes(deps: PremiumRouteDeps): Binding<PartnerContext>[]
         now: deps.now(),
         ...(deps.onPremium ? { onPremium: deps.onPremium } : {}),
       });
-      if (isNew && transaction.checkoutRequestId) await deps.takeUpEarlyCallbacks(transaction.checkoutRequestId);
+      if (isNew && transaction.checkoutRequestId)
+        await deps.takeUpEarlyCallbacks(transaction.checkoutRequestId);
       return isNew ? created(initiationView(transaction)) : ok(initiationView(transaction));
     }),
     implement(getPayment, async ({ params }, { tenant }) => ok(await readPayment(tenant, params.id))),

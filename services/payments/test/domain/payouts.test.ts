@@ -398,7 +398,11 @@ describe('attempts and callbacks', () => {
 
 describe('the partner’s retry', () => {
   const retry = (id: string) =>
-    retryPayout({ payoutStore: w.store }, id, { findPolicy: w.originateDeps().findPolicy, maxAttempts: 2, now: w.now() });
+    retryPayout({ payoutStore: w.store }, id, {
+      findPolicy: w.originateDeps().findPolicy,
+      maxAttempts: 2,
+      now: w.now(),
+    });
 
   it('sends only the failed part again, after Transaction Status, with a fresh budget', async () => {
     const { payout } = await originate(w.determination({ owedMinor: '50000000' })); // 2 × 250,000

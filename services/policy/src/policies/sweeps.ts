@@ -149,7 +149,12 @@ export function policySweeps(options: SweepOptions): Record<TaskOf<'policy-sweep
     'release-capacity': {
       everyMs: intervalMs,
       run: async () => {
-        const released = await releaseCapacityAfterCover(policies, options.capacityOf, now(), options.claimsWindowMs);
+        const released = await releaseCapacityAfterCover(
+          policies,
+          options.capacityOf,
+          now(),
+          options.claimsWindowMs,
+        );
         for (const { sumInsuredMinor, capacityFound, ...policy } of released) {
           const fields = { ...policy, sumInsuredMinor: sumInsuredMinor.toString() };
           if (capacityFound) logger.info(fields, 'capacity released after the claims window');
