@@ -2,16 +2,6 @@ import { createLogger, type Logger } from '@parametric/logger';
 import { type Otel, startOtel } from '@parametric/tracing';
 import { onStopRequests, type StopReason } from './process';
 
-export {
-  onStopRequests,
-  PARENT_CHECK_MS,
-  REPEAT_WINDOW_MS,
-  type StopReason,
-  type StopRequestHandlers,
-  type StopRequestOptions,
-  stopRequests,
-} from './process';
-
 export interface Running {
   stop(): Promise<void>;
 }
