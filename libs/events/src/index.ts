@@ -23,3 +23,4 @@ export {
   startDocumentRelay,
   startOutboxRelay,
 } from './relay';
+export { onOutboxWritten, outboxWritten, type SignalledCollection, signalOutboxWrites } from './signal';

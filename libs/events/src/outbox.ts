@@ -1,6 +1,7 @@
 import { Schema, type UpdateQuery } from 'mongoose';
 import { EVENT_NAMES } from './catalog';
 import type { EventEnvelope } from './envelope';
+import { signalOutboxWrites } from './signal';
 
 // Our MongoDB has no multi-document transactions, so an event is embedded in the document
 // whose change caused it and written by the same single-document update: either both the
@@ -62,7 +63,8 @@ export function withOutbox<S extends Schema>(schema: S): S {
   // now - window } })`: a range over the last window of the index, however many documents relayed
   // something before. Partial, so documents that never had an event are not in it.
   schema.index({ outboxRelayedAt: 1 }, { partialFilterExpression: { outboxRelayedAt: { $exists: true } } });
-  return schema;
+  // Each write that records an event wakes this process's relay at once (signal.ts).
+  return signalOutboxWrites(schema, 'outboxPending');
 }
 
 export interface OutboxUpdate {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection, mongo } from 'mongoose';
 import { type EventEnvelope, eventEnvelopeSchema } from './envelope';
+import { onOutboxWritten } from './signal';
 
 /**
  * How a relay notices that Redis lost data (`Producer.swapRelayMarker` of `@parametric/queue`):
@@ -54,7 +55,10 @@ export interface OutboxRelayOptions {
 }
 
 export interface OutboxRelay {
-  /** Run a pass soon (call right after a write that recorded an event). */
+  /**
+   * Run a pass soon. A write in this process that records an entry does it by itself
+   * (signal.ts); a service calls it once at start-up, for what a previous run left behind.
+   */
   kick(): void;
   /** Run passes until none finds a pending document; rejects if a pass fails. */
   drain(): Promise<void>;
@@ -367,11 +371,16 @@ export function startDocumentRelay(options: DocumentRelayOptions): OutboxRelay {
   // before a restart relayed at once calls `kick()` after starting the relay.
   schedule(intervalMs);
 
+  const kick = () => {
+    if (stopped) return;
+    requestPass().catch(logPassFailure);
+  };
+  // A write of this process that records an entry wakes the relay at once; the poll above is
+  // the safety net (writes of other processes, a pass that failed).
+  const unsubscribe = onOutboxWritten(model.collection, pendingField, kick);
+
   return {
-    kick() {
-      if (stopped) return;
-      requestPass().catch(logPassFailure);
-    },
+    kick,
     async drain() {
       if (stopped) throw new Error('outbox relay is stopped');
       while ((await requestPass()) > 0) {
@@ -381,6 +390,7 @@ export function startDocumentRelay(options: DocumentRelayOptions): OutboxRelay {
     },
     async stop() {
       stopped = true;
+      unsubscribe();
       clearTimeout(timer);
       timer = undefined;
       await chain;

@@ -244,12 +244,13 @@ describe('outbox relay', () => {
     ]);
   });
 
-  it('kick() runs a pass without waiting for the interval', async () => {
+  /** A relay whose producer resolves `enqueued` after its first enqueue. */
+  function signalledRelay() {
     let release: () => void = () => {};
     const enqueued = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const kicked = relay({
+    const started = relay({
       producer: {
         async add(payload, opts) {
           const job = await producer.add(payload, opts);
@@ -258,14 +259,52 @@ describe('outbox relay', () => {
         },
       },
     });
-    const { orgId, event } = await verifyOrganization();
+    return { started, enqueued };
+  }
 
-    kicked.kick();
+  it('kick() runs a pass without waiting for the interval (what a previous run left behind)', async () => {
+    const { orgId, event } = await verifyOrganization();
+    const { started, enqueued } = signalledRelay();
+
+    started.kick();
     await enqueued;
 
     expect((await queue.getJob(event.id))?.data).toEqual(event);
-    await kicked.stop();
+    await started.stop();
     expect(await stored(orgId)).toMatchObject({ outbox: [], outboxPending: false });
+  });
+
+  it('a write of this process that records an event wakes the relay: no kick, no interval', async () => {
+    const { started, enqueued } = signalledRelay();
+
+    const { orgId, event } = await verifyOrganization();
+    await enqueued;
+
+    expect((await queue.getJob(event.id))?.data).toEqual(event);
+    await started.stop();
+    expect(await stored(orgId)).toMatchObject({ outbox: [], outboxPending: false });
+  });
+
+  it('a stopped relay is no longer woken by writes', async () => {
+    let woken = 0;
+    const stopped = relay({
+      producer: {
+        async add(payload, opts) {
+          woken++;
+          return producer.add(payload, opts);
+        },
+      },
+    });
+    await stopped.stop();
+    // Another relay of the same collection still is: it sends the event, the stopped one never.
+    const { started, enqueued } = signalledRelay();
+
+    const { event } = await verifyOrganization();
+    await enqueued;
+
+    expect((await queue.getJob(event.id))?.data).toEqual(event);
+    await started.stop();
+    expect(woken).toBe(0);
   });
 
   it('stop() waits for the running pass to finish', async () => {

@@ -36,5 +36,5 @@ export {
   type QueueName,
 } from './registry';
 export { createQueueStats, QUEUE_STATS_TIMEOUT_MS, type QueueStats, type QueueStatsOptions } from './stats';
-export { type Sweep, type SweepsOptions, startSweeps } from './sweeps';
+export { type Sweep, type SweepQueue, type SweepsOptions, startSweeps, type TaskOf } from './sweeps';
 export { createWorker, type JobHandler, type QueueWorker, type WorkerOptions } from './worker';

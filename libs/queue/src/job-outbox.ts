@@ -2,6 +2,7 @@ import {
   type KeptOutboxEntry,
   type OutboxRelay,
   type RelayLogger,
+  signalOutboxWrites,
   startDocumentRelay,
 } from '@parametric/events';
 import { currentCarrier, type TraceCarrier } from '@parametric/tracing';
@@ -71,7 +72,8 @@ export function withJobOutbox<S extends Schema>(schema: S): S {
     { jobOutboxRelayedAt: 1 },
     { partialFilterExpression: { jobOutboxRelayedAt: { $exists: true } } },
   );
-  return schema;
+  // Each write that records a job wakes this process's job relay at once (libs/events signal.ts).
+  return signalOutboxWrites(schema, 'jobOutboxPending');
 }
 
 /** A job to store with a change; validated now, so a bad payload fails the write, not the relay. */

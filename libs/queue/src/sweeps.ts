@@ -3,7 +3,7 @@ import type { Payload, QueueName } from './registry';
 import { createWorker, type QueueWorker, type WorkerOptions } from './worker';
 
 /** The queues whose jobs are periodic sweeps: a payload `{ task }` and nothing else. */
-type SweepQueue = {
+export type SweepQueue = {
   [N in QueueName]: Payload<N> extends { task: string }
     ? keyof Payload<N> extends 'task'
       ? N
@@ -11,7 +11,8 @@ type SweepQueue = {
     : never;
 }[QueueName];
 
-type TaskOf<N extends SweepQueue> = Payload<N> extends { task: infer T extends string } ? T : never;
+/** The tasks of a sweep queue (its payload's `task`). */
+export type TaskOf<N extends SweepQueue> = Payload<N> extends { task: infer T extends string } ? T : never;
 
 export interface Sweep {
   everyMs: number;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   connectMongoose,
   connectRedis,
+  eventually,
   type MongooseHandle,
   testRedisUrl,
   uniqueRedisPrefix,
@@ -17,6 +18,7 @@ import {
   type Producer,
   startJobOutboxRelay,
   withJobOutbox,
+  withOutboxJobs,
 } from '../src';
 
 interface Payout extends JobOutboxFields {
@@ -96,6 +98,28 @@ describe('job outbox relay', () => {
       expect.stringContaining('Redis may have lost data'),
       expect.stringContaining('1 kept jobs enqueued again'),
     ]);
+  });
+});
+
+describe('job outbox signal', () => {
+  it('a document created with its jobs, and an update that adds one, each wake the relay at once', async () => {
+    const relay = startJobOutboxRelay({
+      model: Payouts,
+      producers: { 'payout-attempts': attempts },
+      // Never fires during the test: only the writes can wake the relay.
+      intervalMs: 3_600_000,
+    });
+    relays.push(relay);
+    const payoutId = randomUUID();
+    const first = outboxJob('payout-attempts', { payoutId, part: 1 }, `${payoutId}-attempt-1`);
+    await Payouts.create({ _id: payoutId, ...jobOutboxInsert(first) });
+    await eventually(async () => expect((await queue.getJob(first.id))?.data).toEqual({ payoutId, part: 1 }));
+
+    const second = outboxJob('payout-attempts', { payoutId, part: 2 }, `${payoutId}-attempt-2`);
+    await Payouts.updateOne({ _id: payoutId }, withOutboxJobs({}, second));
+    await eventually(async () =>
+      expect((await queue.getJob(second.id))?.data).toEqual({ payoutId, part: 2 }),
+    );
   });
 });
 

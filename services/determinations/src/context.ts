@@ -5,8 +5,6 @@ import type { AllDeterminations, TenantDeterminations } from './repositories';
 /** What a partner request's handler may touch: the calling organization's data, nothing wider. */
 export interface PartnerContext {
   tenant: TenantDeterminations;
-  /** The caller's role as the gateway signed it (the API key is ORG_ADMIN). */
-  role: string;
   now: Clock;
 }
 
@@ -16,6 +14,4 @@ export interface OpsContext {
   ingest: IngestDeps;
   batchConcurrency: number;
   onUnexpected(err: unknown, index: number): void;
-  /** After a write that recorded events or jobs, so the relays send them at once. */
-  onRecorded(): void;
 }

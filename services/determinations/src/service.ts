@@ -1,29 +1,7 @@
-import { OPS_ROUTES, PARTNER_ROUTES } from '@parametric/contracts';
-import { startOutboxRelay } from '@parametric/events';
-import {
-  answerOptions,
-  createApp,
-  finishApp,
-  healthRoutes,
-  listen,
-  MAX_OPS_BODY_BYTES,
-  metricsRoutes,
-  mountRoutes,
-  organizationOf,
-  requireInternalContext,
-  requireOpsContext,
-} from '@parametric/http';
+import { MAX_OPS_BODY_BYTES, mountRoutes } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
-import { createMetrics } from '@parametric/metrics';
-import { connectMongo, pingMongo } from '@parametric/mongo';
 import { policyLookup } from '@parametric/policy-client';
-import {
-  createProducer,
-  createQueueStats,
-  type QueueName,
-  type QueueWorker,
-  startJobOutboxRelay,
-} from '@parametric/queue';
+import { type ServiceDeclaration, startService } from '@parametric/runtime';
 import { type Express, Router } from 'express';
 import { type Clock, systemClock } from './clock';
 import type { DeterminationsConfig } from './config';
@@ -34,9 +12,9 @@ import { ingestionOpsRoutes } from './ingestion/ops-routes';
 import { startIngestWorker } from './ingestion/worker';
 import { JWKS_MAX_AGE_SECONDS, jwksRoutes } from './jwks/routes';
 import { determinationMetrics } from './metrics';
-import { startOverdueSweep } from './overdue/sweep';
-import { determinationRepositories } from './repositories';
-import { loadSigningKeys } from './signing/keys';
+import { overdueSweeps } from './overdue/sweep';
+import { type DeterminationRepositories, determinationRepositories } from './repositories';
+import { loadSigningKeys, type SigningKeys } from './signing/keys';
 
 export interface RunningDeterminations {
   url: string;
@@ -55,6 +33,108 @@ export interface RunningDeterminations {
  * `determination-ingest` queue), signed records, partner reads, Tier 1 settlement reports, the
  * overdue sweep, and the jobs it sends other services (policy summaries, Tier 2 payouts).
  */
+export function determinationsService(
+  keys: SigningKeys,
+  clock: Clock,
+): ServiceDeclaration<
+  DeterminationsConfig,
+  DeterminationRepositories,
+  'events' | 'policy-summaries' | 'payout-originations' | 'determination-sweeps',
+  object,
+  PartnerContext,
+  OpsContext
+> {
+  return {
+    name: 'determinations',
+    repositories: determinationRepositories,
+    produces: ['events', 'policy-summaries', 'payout-originations', 'determination-sweeps'],
+    queueStats: [
+      'events',
+      'policy-summaries',
+      'payout-originations',
+      'determination-sweeps',
+      'determination-ingest',
+    ],
+    build({ config, logger, repositories, metrics, queue, sweeps }) {
+      // Ingestion, the sweep and the relays work across organizations by design.
+      const data = repositories.acrossOrganizations();
+      const counted = determinationMetrics(metrics, data.determinations);
+      const ingest: IngestDeps = {
+        data,
+        lookupPolicy: policyLookup({
+          policyUrl: config.POLICY_URL,
+          signingSecret: config.INTERNAL_SIGNING_SECRET,
+          timeoutMs: config.POLICY_TIMEOUT_MS,
+        }),
+        keys,
+        reportDueSeconds: config.DETERMINATION_REPORT_DUE_SECONDS,
+        now: clock,
+        metrics: counted,
+      };
+      return {
+        relays: [
+          { events: data.determinations },
+          { jobs: data.determinations, to: ['policy-summaries', 'payout-originations'] },
+        ],
+        api: {
+          port: config.DETERMINATIONS_PORT,
+          host: config.DETERMINATIONS_HOST,
+          // Internal only (behind the gateway, which limits partner bodies to 1 MiB); the ops
+          // batch door takes up to 1,000 assessments in one body.
+          maxBodyBytes: MAX_OPS_BODY_BYTES,
+          // Partner reads and the ops batch door share this app; partners meet the gateway's deadline first.
+          deadlineMs: config.OPS_REQUEST_DEADLINE_MS,
+          // Public: anyone holding a determination verifies it with these keys (no context needed).
+          open: (app) => {
+            app.use('/api/.well-known', (_req, res, next) => {
+              res.setHeader('Cache-Control', `public, max-age=${JWKS_MAX_AGE_SECONDS}`);
+              next();
+            });
+            app.use(
+              '/api',
+              mountRoutes(Router(), jwksRoutes(keys), () => undefined),
+            );
+          },
+          partner: {
+            routes: determinationRoutes(counted.reportRecorded),
+            context: (caller) => ({
+              tenant: repositories.forOrganization(caller.organizationId),
+              now: clock,
+            }),
+          },
+          ops: {
+            routes: ingestionOpsRoutes,
+            context: {
+              data,
+              ingest,
+              batchConcurrency: config.INGEST_CONCURRENCY,
+              onUnexpected: (err, index) => logger.error({ err, index }, 'batch item failed unexpectedly'),
+            },
+          },
+        },
+        workers: () => [
+          startIngestWorker({
+            ingest,
+            ...queue,
+            concurrency: config.INGEST_CONCURRENCY,
+            retryDelayMs: 30_000,
+            logger,
+          }),
+        ],
+        sweeps: sweeps(
+          'determination-sweeps',
+          overdueSweeps({
+            data,
+            intervalMs: config.DETERMINATION_OVERDUE_SWEEP_SECONDS * 1000,
+            logger,
+            clock,
+          }),
+        ),
+      };
+    },
+  };
+}
+
 export async function startDeterminations(
   config: DeterminationsConfig,
   logger: Logger,
@@ -62,153 +142,13 @@ export async function startDeterminations(
 ): Promise<RunningDeterminations> {
   // Before anything connects: a bad key is a configuration error, not a half-started service.
   const keys = loadSigningKeys(config.DETERMINATION_SIGNING_KEYS);
-  const connection = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
-  const repositories = determinationRepositories(connection);
-  await repositories.init();
-  // Ingestion, the sweep and the relays work across organizations by design.
-  const data = repositories.acrossOrganizations();
-
-  // `GET /metrics` on this internal port, unauthenticated like `/readyz` (docs/ops.md, Metrics):
-  // the HTTP histogram, the queues this service produces to or consumes from, node's metrics,
-  // and the domain metrics (outbox, determinations, settlement reports), all registered now.
-  const metrics = createMetrics('determinations');
-  metrics.observeOutboxes([data.determinations]);
-  const counted = determinationMetrics(metrics, data.determinations);
-
-  const queueOptions = {
-    connection: config.REDIS_URL,
-    prefix: config.REDIS_PREFIX,
-    onError: (err: Error) => logger.warn({ err: err.message }, 'queue producer: Redis error'),
-  };
-  const events = createProducer('events', queueOptions);
-  const summaries = createProducer('policy-summaries', queueOptions);
-  const payouts = createProducer('payout-originations', queueOptions);
-  const sweeps = createProducer('determination-sweeps', queueOptions);
-  const relayOptions = { model: data.determinations, intervalMs: config.OUTBOX_POLL_MS, logger };
-  const eventRelay = startOutboxRelay({
-    ...relayOptions,
-    producer: metrics.relayLag(data.determinations.collection.collectionName, events),
-  });
-  const jobRelay = startJobOutboxRelay({
-    ...relayOptions,
-    producers: { 'policy-summaries': summaries, 'payout-originations': payouts },
-  });
-  const onRecorded = () => {
-    eventRelay.kick();
-    jobRelay.kick();
-  };
-  // Whatever a previous run recorded but did not send goes out now.
-  onRecorded();
-
-  const ingest: IngestDeps = {
-    data,
-    lookupPolicy: policyLookup({
-      policyUrl: config.POLICY_URL,
-      signingSecret: config.INTERNAL_SIGNING_SECRET,
-      timeoutMs: config.POLICY_TIMEOUT_MS,
-    }),
-    keys,
-    reportDueSeconds: config.DETERMINATION_REPORT_DUE_SECONDS,
-    now: clock,
-    metrics: counted,
-  };
-
-  const workers: QueueWorker<QueueName>[] = [];
-  if (config.RUN_WORKERS) {
-    workers.push(
-      startIngestWorker({
-        ingest,
-        connection: config.REDIS_URL,
-        prefix: config.REDIS_PREFIX,
-        concurrency: config.INGEST_CONCURRENCY,
-        retryDelayMs: 30_000,
-        logger,
-        onRecorded,
-      }) as unknown as QueueWorker<QueueName>,
-      (await startOverdueSweep({
-        data,
-        sweeps,
-        connection: config.REDIS_URL,
-        prefix: config.REDIS_PREFIX,
-        intervalMs: config.DETERMINATION_OVERDUE_SWEEP_SECONDS * 1000,
-        logger,
-        clock,
-        onMarked: onRecorded,
-      })) as unknown as QueueWorker<QueueName>,
-    );
-  }
-
-  // Internal only (behind the gateway, which limits partner bodies to 1 MiB); the ops batch
-  // door takes up to 1,000 assessments in one body.
-  const queueStats = createQueueStats(
-    ['events', 'policy-summaries', 'payout-originations', 'determination-sweeps', 'determination-ingest'],
-    {
-      connection: config.REDIS_URL,
-      prefix: config.REDIS_PREFIX,
-    },
-  );
-  metrics.observeQueues(queueStats);
-  const app = createApp(logger, {
-    maxBodyBytes: MAX_OPS_BODY_BYTES,
-    // Partner reads and the ops batch door share this app; partners meet the gateway's deadline first.
-    deadlineMs: config.OPS_REQUEST_DEADLINE_MS,
-    metrics: metrics.http,
-  });
-  app.use(healthRoutes({ mongo: () => pingMongo(connection) }));
-  app.use(metricsRoutes(metrics.handler));
-  // Public: anyone holding a determination verifies it with these keys (no context needed).
-  app.use('/api/.well-known', (_req, res, next) => {
-    res.setHeader('Cache-Control', `public, max-age=${JWKS_MAX_AGE_SECONDS}`);
-    next();
-  });
-  app.use(
-    '/api',
-    mountRoutes(Router(), jwksRoutes(keys), () => undefined),
-  );
-  app.use(
-    '/api',
-    requireInternalContext(config.INTERNAL_SIGNING_SECRET),
-    answerOptions(PARTNER_ROUTES.determinations),
-    mountRoutes<PartnerContext>(Router(), determinationRoutes(onRecorded, counted.reportRecorded), (req) => ({
-      tenant: repositories.forOrganization(organizationOf(req)),
-      role: req.context?.role ?? '',
-      now: clock,
-    })),
-  );
-  const opsContext: OpsContext = {
-    data,
-    ingest,
-    batchConcurrency: config.INGEST_CONCURRENCY,
-    onUnexpected: (err, index) => logger.error({ err, index }, 'batch item failed unexpectedly'),
-    onRecorded,
-  };
-  app.use(
-    '/ops',
-    requireOpsContext(config.INTERNAL_SIGNING_SECRET),
-    answerOptions(OPS_ROUTES.determinations),
-    mountRoutes(Router(), ingestionOpsRoutes, () => opsContext),
-  );
-  finishApp(app, logger);
-  const http = await listen(app, config.DETERMINATIONS_PORT, config.DETERMINATIONS_HOST);
-
-  let stopped: Promise<void> | undefined;
+  const service = await startService(determinationsService(keys, clock), config, logger);
+  const api = service.listener('api');
   return {
-    url: http.url,
-    app,
+    url: api.url,
+    app: api.app,
     jwks: keys.jwks,
-    drainOutbox: async () => {
-      await Promise.all([eventRelay.drain(), jobRelay.drain()]);
-    },
-    stop: () => {
-      stopped ??= (async () => {
-        await http.close();
-        await queueStats.close();
-        await Promise.all(workers.map((w) => w.close()));
-        await Promise.all([eventRelay.stop(), jobRelay.stop()]);
-        await Promise.all([events.close(), summaries.close(), payouts.close(), sweeps.close()]);
-        await connection.close();
-      })();
-      return stopped;
-    },
+    drainOutbox: service.drainOutbox,
+    stop: service.stop,
   };
 }

@@ -1,21 +1,16 @@
 import { OPS_ROUTES, PARTNER_ROUTES } from '@parametric/contracts';
-import { startOutboxRelay } from '@parametric/events';
-import {
-  answerOptions,
-  createApp,
-  finishApp,
-  healthRoutes,
-  listen,
-  MAX_OPS_BODY_BYTES,
-  metricsRoutes,
-  mountRoutes,
-} from '@parametric/http';
+import { answerOptions, MAX_OPS_BODY_BYTES, mountRoutes } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
-import { createMetrics, routeTemplates } from '@parametric/metrics';
-import { connectMongo, pingMongo } from '@parametric/mongo';
-import { createProducer, createQueueStats, openQueues } from '@parametric/queue';
-import { connectFailFast } from '@parametric/redis';
+import { routeTemplates } from '@parametric/metrics';
+import { openQueues } from '@parametric/queue';
+import {
+  type ServiceDeclaration,
+  type ServiceKit,
+  type ServiceParts,
+  startService,
+} from '@parametric/runtime';
 import { type Express, type NextFunction, type Request, type Response, Router } from 'express';
+import type { Redis } from 'ioredis';
 import { createApiKeys } from './api-keys/domain';
 import { auditRoutes } from './audit/routes';
 import { opsActor, recordOpsActions } from './audit/trail';
@@ -23,7 +18,7 @@ import { beforeBody } from './auth/before-body';
 import { requireCapability } from './auth/capabilities';
 import { requireOpsToken } from './auth/ops-token';
 import { authenticate, principalCache, principalOf, requirePrincipalCounting } from './auth/principal';
-import { authVersions } from './auth/versions';
+import { type AuthVersions, authVersions } from './auth/versions';
 import { type Clock, systemClock } from './clock';
 import { dashboardTokenKeys, type GatewayConfig } from './config';
 import { accessTokens } from './credentials/access-tokens';
@@ -40,7 +35,7 @@ import { organizationRoutes, type PartnerContext, registrationRoutes } from './p
 import { rateLimit } from './rate-limit/limiter';
 import { redisLimit } from './rate-limit/limits';
 import { loginThrottle } from './rate-limit/login-throttle';
-import { gatewayRepositories, type TenantGatewayData } from './repositories';
+import { type GatewayRepositories, gatewayRepositories, type TenantGatewayData } from './repositories';
 import { createSessions } from './sessions/domain';
 import { createUsers } from './users/domain';
 import { signInRoutes, type UserRoutesContext, userRoutes } from './users/routes';
@@ -89,41 +84,57 @@ function onlyWhen(when: (req: Request) => boolean, router: Router) {
 /** How long a request waits for the auth stamp check before reading MongoDB instead. */
 const AUTH_REDIS_TIMEOUT_MS = 1_000;
 
+// Served on the ops port only (`/ops/metrics`, behind the ops token). Forwarded partner and ops
+// requests are answered by middleware, not an express route: their route label is the template
+// of the contract they match.
+const partnerTemplate = routeTemplates('/api', Object.values(PARTNER_ROUTES).flat());
+const opsTemplate = routeTemplates('/ops', Object.values(OPS_ROUTES).flat());
+
+/** The gateway's repositories, and the Redis they report authentication changes to. */
+type GatewayStores = GatewayRepositories & { redis: Redis; versions: AuthVersions };
+
 /**
- * Starts the gateway: partner API (with `/healthz`, `/readyz`) and the ops API on its own port.
+ * The gateway: partner API (with `/healthz`, `/readyz`) and the ops API on its own port.
  * `clock` is where every rule, token and audit entry reads the time (tests move it).
  */
-export async function startGateway(
-  config: GatewayConfig,
-  logger: Logger,
-  clock: Clock = systemClock,
-): Promise<RunningGateway> {
-  const connection = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
-  // Rate limiting must not queue commands while Redis is away: fail fast, fall back to memory.
-  const redis = await connectFailFast(config.REDIS_URL, logger, 'rate-limits');
+export function gatewayService(
+  clock: Clock,
+): ServiceDeclaration<GatewayConfig, GatewayStores, 'events', object> {
+  return {
+    name: 'gateway',
+    async repositories(connection, { config, logger, connectRedis }) {
+      // Rate limiting must not queue commands while Redis is away: fail fast, fall back to memory.
+      const redis = await connectRedis('rate-limits');
+      // Every gateway replica caches resolved callers; a change made here replaces the
+      // organization's stamp in Redis before it is answered, so every replica reads it afresh.
+      const versions = authVersions({
+        redis,
+        prefix: config.REDIS_PREFIX,
+        timeoutMs: AUTH_REDIS_TIMEOUT_MS,
+        retryForMs: config.AUTH_CACHE_MAX_AGE_SECONDS * 1000,
+        logger,
+      });
+      return Object.assign(gatewayRepositories(connection, { authChanged: versions.invalidate }), {
+        redis,
+        versions,
+      });
+    },
+    produces: ['events'],
+    queueStats: ['events'],
+    metrics: { routeOf: (req) => partnerTemplate(req) ?? opsTemplate(req) },
+    build: (kit) => buildGateway(kit, clock),
+  };
+}
 
-  // Every gateway replica caches resolved callers; a change made here replaces the
-  // organization's stamp in Redis before it is answered, so every replica reads it afresh.
+async function buildGateway(
+  { config, logger, repositories, metrics }: ServiceKit<GatewayConfig, GatewayStores, 'events'>,
+  clock: Clock,
+): Promise<ServiceParts<'events', object>> {
+  const { redis, versions } = repositories;
   const cacheMaxAgeMs = config.AUTH_CACHE_MAX_AGE_SECONDS * 1000;
-  const versions = authVersions({
-    redis,
-    prefix: config.REDIS_PREFIX,
-    timeoutMs: AUTH_REDIS_TIMEOUT_MS,
-    retryForMs: cacheMaxAgeMs,
-    logger,
-  });
-  const repositories = gatewayRepositories(connection, { authChanged: versions.invalidate });
-  await repositories.init();
   // Authentication finds a key by its hash, and the relay moves every organization's events.
   const across = repositories.acrossOrganizations();
   const { organizations } = across;
-
-  // Served on the ops port only (`/ops/metrics`, behind the ops token). Forwarded partner and ops
-  // requests are answered by middleware, not an express route: their route label is the
-  // template of the contract they match.
-  const partnerTemplate = routeTemplates('/api', Object.values(PARTNER_ROUTES).flat());
-  const opsTemplate = routeTemplates('/ops', Object.values(OPS_ROUTES).flat());
-  const metrics = createMetrics('gateway', { routeOf: (req) => partnerTemplate(req) ?? opsTemplate(req) });
   const rateLimitRejections = metrics.counter(
     'rate_limit_rejections_total',
     'Requests refused 429 by a rate limit, by limiter (never by organization)',
@@ -134,25 +145,6 @@ export async function startGateway(
     'Requests refused for their credentials (partner key or token, ops token), by reason',
     ['reason'],
   );
-  const queueStats = createQueueStats(['events'], {
-    connection: config.REDIS_URL,
-    prefix: config.REDIS_PREFIX,
-  });
-  metrics.observeQueues(queueStats);
-  metrics.observeOutboxes([organizations]);
-
-  const producer = createProducer('events', {
-    connection: config.REDIS_URL,
-    prefix: config.REDIS_PREFIX,
-    // Through the service's logger (its level, its redaction), not a raw stack on stderr per reconnect.
-    onError: (err: Error) => logger.warn({ err: err.message }, 'queue producer: Redis error'),
-  });
-  const relay = startOutboxRelay({
-    model: organizations,
-    producer: metrics.relayLag(organizations.collection.collectionName, producer),
-    intervalMs: config.OUTBOX_POLL_MS,
-    logger,
-  });
 
   const window = config.RATE_LIMIT_WINDOW_SECONDS;
   const counted = (limiter: string) => {
@@ -272,155 +264,160 @@ export async function startGateway(
     ],
   });
 
-  const partnerApp = createApp(logger, {
-    beforeBody: [early],
-    deadlineMs: config.REQUEST_DEADLINE_MS,
-    metrics: metrics.http,
-  });
-  partnerApp.set('trust proxy', config.TRUST_PROXY_HOPS);
-  partnerApp.use(
-    healthRoutes({ mongo: () => pingMongo(connection), redis: async () => (await redis.ping()) === 'PONG' }),
-  );
-  // What needs no key or token, under `/api`, in one router that every other request leaves at
-  // its first layer: the key path does not walk a dozen routers that cannot match it.
-  const publicApi = Router();
-  publicApi.use(answerOptions(Object.values(PARTNER_ROUTES).flat()));
-  publicApi.use(
-    mountRoutes(Router(), docsRoutes, () => undefined),
-    docsAssets(),
-  );
-  const anonymousContext = { organizations: organizationDomain };
-  publicApi.use(mountRoutes(Router(), registrationRoutes, () => anonymousContext));
-  publicApi.use(mountRoutes(Router(), signInRoutes, (req) => ({ sessions, users, clientIp: clientIp(req) })));
-  publicApi.use(publicForwardingRoutes(forwarding));
-  partnerApp.use(
-    '/api',
-    onlyWhen((req) => req.method === 'OPTIONS' || PUBLIC_PATHS.test(req.path), publicApi),
-  );
-  // The caller's routes: reached only with a caller resolved before the body was read (an
-  // anonymous path or an OPTIONS request that nothing above answered is a 404).
-  const callerApi = Router();
-  partnerApp.use(
-    '/api',
-    onlyWhen((req) => req.principal !== undefined, callerApi),
-  );
-  callerApi.use(
-    mountRoutes<PartnerContext & UserRoutesContext>(
-      Router(),
-      [...organizationRoutes, ...userRoutes],
-      (req) => {
-        const principal = principalOf(req);
-        let tenant: TenantGatewayData | undefined;
-        return {
-          principal,
-          // Made when a handler asks: reads of the caller (GET /organizations/me, /auth/session) never do.
-          get tenant() {
-            tenant ??= repositories.forOrganization(principal.organization._id);
-            return tenant;
-          },
-          organizations: organizationDomain,
-          apiKeys,
-          users,
-          // Under the stamp this request saw, so a cached URL is only used while it holds.
-          webhookUrlOf: (organizationId: string) => webhookUrlOf(organizationId, req.authVersion),
-        };
-      },
-    ),
-    forwardingRoutes(forwarding),
-  );
-  finishApp(partnerApp, logger);
-
-  // The determination batch door takes up to 1,000 assessments in one body.
-  // The ops token is checked before a body (up to 16 MiB) is read.
-  const opsApp = createApp(logger, {
-    maxBodyBytes: MAX_OPS_BODY_BYTES,
-    deadlineMs: config.OPS_REQUEST_DEADLINE_MS,
-    beforeBody: [
-      Router().use(
-        '/ops',
-        requireOpsToken(config.OPS_TOKEN, () => authFailures.inc({ reason: 'ops_token' }), {
-          browserPath: '/queues',
-        }),
+  const mountPartner = (partnerApp: Express) => {
+    partnerApp.set('trust proxy', config.TRUST_PROXY_HOPS);
+    // What needs no key or token, under `/api`, in one router that every other request leaves at
+    // its first layer: the key path does not walk a dozen routers that cannot match it.
+    const publicApi = Router();
+    publicApi.use(answerOptions(Object.values(PARTNER_ROUTES).flat()));
+    publicApi.use(
+      mountRoutes(Router(), docsRoutes, () => undefined),
+      docsAssets(),
+    );
+    const anonymousContext = { organizations: organizationDomain };
+    publicApi.use(mountRoutes(Router(), registrationRoutes, () => anonymousContext));
+    publicApi.use(
+      mountRoutes(Router(), signInRoutes, (req) => ({ sessions, users, clientIp: clientIp(req) })),
+    );
+    publicApi.use(publicForwardingRoutes(forwarding));
+    partnerApp.use(
+      '/api',
+      onlyWhen((req) => req.method === 'OPTIONS' || PUBLIC_PATHS.test(req.path), publicApi),
+    );
+    // The caller's routes: reached only with a caller resolved before the body was read (an
+    // anonymous path or an OPTIONS request that nothing above answered is a 404).
+    const callerApi = Router();
+    partnerApp.use(
+      '/api',
+      onlyWhen((req) => req.principal !== undefined, callerApi),
+    );
+    callerApi.use(
+      mountRoutes<PartnerContext & UserRoutesContext>(
+        Router(),
+        [...organizationRoutes, ...userRoutes],
+        (req) => {
+          const principal = principalOf(req);
+          let tenant: TenantGatewayData | undefined;
+          return {
+            principal,
+            // Made when a handler asks: reads of the caller (GET /organizations/me, /auth/session) never do.
+            get tenant() {
+              tenant ??= repositories.forOrganization(principal.organization._id);
+              return tenant;
+            },
+            organizations: organizationDomain,
+            apiKeys,
+            users,
+            // Under the stamp this request saw, so a cached URL is only used while it holds.
+            webhookUrlOf: (organizationId: string) => webhookUrlOf(organizationId, req.authVersion),
+          };
+        },
       ),
-    ],
-    metrics: metrics.http,
-  });
+      forwardingRoutes(forwarding),
+    );
+  };
+
   const audit = repositories.opsAudit();
   const auditContext = { audit };
   const opsContext = {
     repositories,
     ops,
     apiKeys,
-    onEventRecorded: () => relay.kick(),
     // Asked afresh on every ops read (no stamp): ops reads are rare, and this is the partner view's lookup.
     webhookUrlOf: (organizationId: string) => webhookUrlOf(organizationId),
   };
-  // Behind the ops token like the rest of the ops API (checked above, before any body).
-  opsApp.use('/ops', metricsRoutes(metrics.handler));
   const inspected = openQueues({
     connection: config.REDIS_URL,
     prefix: config.REDIS_PREFIX,
     onError: (err: Error) => logger.warn({ err: err.message }, 'queue dashboard: Redis error'),
   });
-  opsApp.use(
-    QUEUE_DASHBOARD_PATH,
-    queueDashboard({
-      queues: inspected.queues,
-      writable: config.QUEUE_DASHBOARD_WRITABLE,
-      audit,
-      actor: opsActor(config.OPS_TOKEN),
-      logger,
-      clock,
-    }),
-  );
-  opsApp.use(
-    '/ops',
-    recordOpsActions({
-      audit,
-      organizationView: (organizationId) => ops.view(repositories.forOrganization(organizationId)),
-      opsToken: config.OPS_TOKEN,
-      logger,
-      clock,
-    }),
-    answerOptions(Object.values(OPS_ROUTES).flat()),
-    mountRoutes(Router(), opsDocsRoutes, () => undefined),
-    mountRoutes(Router(), auditRoutes, () => auditContext),
-    mountRoutes(Router(), opsRoutes, () => opsContext),
-  );
-  // Underwriting lives in the policy service, which cannot tell whether an organization exists.
-  opsApp.use(
-    ['licences', 'capacity', 'underwriting'].map((section) => `/ops/organizations/:id/${section}`),
-    requireKnownOrganization(repositories, ops),
-  );
-  opsApp.use('/ops', opsForwardingRoutes(forwarding));
-  finishApp(opsApp, logger);
+  const mountOps = (opsApp: Express) => {
+    opsApp.use(
+      QUEUE_DASHBOARD_PATH,
+      queueDashboard({
+        queues: inspected.queues,
+        writable: config.QUEUE_DASHBOARD_WRITABLE,
+        audit,
+        actor: opsActor(config.OPS_TOKEN),
+        logger,
+        clock,
+      }),
+    );
+    opsApp.use(
+      '/ops',
+      recordOpsActions({
+        audit,
+        organizationView: (organizationId) => ops.view(repositories.forOrganization(organizationId)),
+        opsToken: config.OPS_TOKEN,
+        logger,
+        clock,
+      }),
+      answerOptions(Object.values(OPS_ROUTES).flat()),
+      mountRoutes(Router(), opsDocsRoutes, () => undefined),
+      mountRoutes(Router(), auditRoutes, () => auditContext),
+      mountRoutes(Router(), opsRoutes, () => opsContext),
+    );
+    // Underwriting lives in the policy service, which cannot tell whether an organization exists.
+    opsApp.use(
+      ['licences', 'capacity', 'underwriting'].map((section) => `/ops/organizations/:id/${section}`),
+      requireKnownOrganization(repositories, ops),
+    );
+    opsApp.use('/ops', opsForwardingRoutes(forwarding));
+  };
 
-  const [partnerHttp, opsHttp] = await Promise.all([
-    listen(partnerApp, config.GATEWAY_PORT, config.GATEWAY_HOST),
-    listen(opsApp, config.OPS_PORT, config.OPS_HOST),
-  ]);
-
-  let stopped: Promise<void> | undefined;
   return {
-    partnerUrl: `${partnerHttp.url}/api`,
-    opsUrl: `${opsHttp.url}/ops`,
-    partnerApp,
-    opsApp,
-    drainOutbox: () => relay.drain(),
-    stop: () => {
-      stopped ??= (async () => {
-        await Promise.all([partnerHttp.close(), opsHttp.close()]);
-        versions.stop();
-        await upstreams.close();
-        await relay.stop();
-        await producer.close();
-        await queueStats.close();
-        await inspected.close();
-        if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
-        else if (redis.status !== 'end') redis.disconnect();
-        await connection.close();
-      })();
-      return stopped;
-    },
+    relays: [{ events: organizations }],
+    listeners: [
+      {
+        name: 'partner',
+        port: config.GATEWAY_PORT,
+        host: config.GATEWAY_HOST,
+        app: { beforeBody: [early] },
+        health: { redis: async () => (await redis.ping()) === 'PONG' },
+        mount: mountPartner,
+      },
+      {
+        name: 'ops',
+        port: config.OPS_PORT,
+        host: config.OPS_HOST,
+        // The determination batch door takes up to 1,000 assessments in one body.
+        // The ops token is checked before a body (up to 16 MiB) is read.
+        app: {
+          maxBodyBytes: MAX_OPS_BODY_BYTES,
+          deadlineMs: config.OPS_REQUEST_DEADLINE_MS,
+          beforeBody: [
+            Router().use(
+              '/ops',
+              requireOpsToken(config.OPS_TOKEN, () => authFailures.inc({ reason: 'ops_token' }), {
+                browserPath: '/queues',
+              }),
+            ),
+          ],
+        },
+        health: false,
+        // Behind the ops token like the rest of the ops API (checked before any body).
+        metricsAt: '/ops',
+        mount: mountOps,
+      },
+    ],
+    close: [{ close: () => versions.stop() }, upstreams, inspected],
+  };
+}
+
+export async function startGateway(
+  config: GatewayConfig,
+  logger: Logger,
+  clock: Clock = systemClock,
+): Promise<RunningGateway> {
+  const service = await startService(gatewayService(clock), config, logger);
+  const partner = service.listener('partner');
+  const ops = service.listener('ops');
+  return {
+    partnerUrl: `${partner.url}/api`,
+    opsUrl: `${ops.url}/ops`,
+    partnerApp: partner.app,
+    opsApp: ops.app,
+    drainOutbox: service.drainOutbox,
+    stop: service.stop,
   };
 }

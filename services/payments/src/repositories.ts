@@ -2,6 +2,7 @@ import { acrossOrganizations, scopedTo } from '@parametric/mongo';
 import type { Connection } from 'mongoose';
 import { callbackModel } from './callbacks/model';
 import { payoutAttemptModel, payoutModel, sweepStateModel } from './payouts/model';
+import { tenantLedgerOf, tenantPayoutStoreOf } from './payouts/store';
 import { transactionModel } from './premiums/model';
 import { quotesOf } from './quotes/domain';
 import { quoteModel } from './quotes/model';
@@ -22,13 +23,19 @@ export function paymentRepositories(connection: Connection) {
   };
   return {
     init: () => Promise.all(Object.values(models).map((model) => model.init())),
-    forOrganization: (organizationId: string) => ({
-      organizationId,
-      transactions: scopedTo(models.transactions, organizationId),
-      payouts: scopedTo(models.payouts, organizationId),
-      payoutAttempts: scopedTo(models.payoutAttempts, organizationId),
-      ...quotesOf(models.quotes, organizationId),
-    }),
+    forOrganization: (organizationId: string) => {
+      const payouts = scopedTo(models.payouts, organizationId);
+      const payoutAttempts = scopedTo(models.payoutAttempts, organizationId);
+      return {
+        organizationId,
+        transactions: scopedTo(models.transactions, organizationId),
+        payouts,
+        payoutAttempts,
+        payoutStore: tenantPayoutStoreOf(payouts),
+        payoutLedger: tenantLedgerOf(payoutAttempts),
+        ...quotesOf(models.quotes, organizationId),
+      };
+    },
     acrossOrganizations: () => ({
       transactions: acrossOrganizations(models.transactions),
       callbacks: acrossOrganizations(models.callbacks),

@@ -1,5 +1,5 @@
 import type { Logger } from '@parametric/logger';
-import { type Producer, type QueueWorker, type RedisConnection, startSweeps } from '@parametric/queue';
+import type { Sweep, TaskOf } from '@parametric/queue';
 import type { Clock } from './clock';
 import { type OriginationSweepDeps, sweepOriginations } from './payouts/sweep';
 import { type ConfirmDeps, reconcilePremiums } from './premiums/confirmation';
@@ -12,49 +12,33 @@ export interface PaymentSweepOptions {
   originations: OriginationSweepDeps;
   /** How often payable determinations are checked for a payout (`PAYOUT_ORIGINATION_SWEEP_SECONDS`). */
   originateEveryMs: number;
-  sweeps: Producer<'payment-sweeps'>;
-  connection: RedisConnection;
-  prefix: string;
   logger: Logger;
   clock: Clock;
-  /** After a sweep recorded events or jobs (premiums resolved, payouts originated), so they leave at once. */
-  onChanged(): void;
 }
 
 /**
- * The payments sweeps: premium reconciliation by STK query, and the origination of the payouts
- * their jobs lost or gave up on.
+ * The payments sweeps (scheduled and run by `startSweeps` of libs/queue, through the service's
+ * declaration): premium reconciliation by STK query, and the origination of the payouts their
+ * jobs lost or gave up on.
  */
-export function startPaymentSweeps(options: PaymentSweepOptions): Promise<QueueWorker<'payment-sweeps'>> {
+export function paymentSweeps(options: PaymentSweepOptions): Record<TaskOf<'payment-sweeps'>, Sweep> {
   const { logger } = options;
-  return startSweeps('payment-sweeps', {
-    producer: options.sweeps,
-    connection: options.connection,
-    prefix: options.prefix,
-    tasks: {
-      'reconcile-premiums': {
-        everyMs: options.reconcileEveryMs,
-        run: async () => {
-          const { resolved, stillPending } = await reconcilePremiums(
-            { ...options.confirm, now: options.clock() },
-            options.reconcileAfterSeconds,
-          );
-          if (resolved > 0) {
-            logger.info({ resolved, stillPending }, 'premium payments reconciled by STK query');
-            options.onChanged();
-          }
-        },
-      },
-      'originate-payouts': {
-        everyMs: options.originateEveryMs,
-        run: async () => {
-          const { originated } = await sweepOriginations(options.originations, options.clock());
-          if (originated > 0) options.onChanged();
-        },
+  return {
+    'reconcile-premiums': {
+      everyMs: options.reconcileEveryMs,
+      run: async () => {
+        const { resolved, stillPending } = await reconcilePremiums(
+          { ...options.confirm, now: options.clock() },
+          options.reconcileAfterSeconds,
+        );
+        if (resolved > 0) logger.info({ resolved, stillPending }, 'premium payments reconciled by STK query');
       },
     },
-    onScheduleError: (err) =>
-      logger.warn({ err: err.message }, 'payment sweeps: could not renew the schedules'),
-    onError: (err) => logger.warn({ err: err.message }, 'payment-sweeps worker: Redis error'),
-  });
+    'originate-payouts': {
+      everyMs: options.originateEveryMs,
+      run: async () => {
+        await sweepOriginations(options.originations, options.clock());
+      },
+    },
+  };
 }

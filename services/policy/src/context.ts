@@ -1,4 +1,4 @@
-import type { Request } from 'express';
+import type { InternalContext } from '@parametric/http';
 import type { Clock } from './clock';
 import type { Activator } from './policies/activation';
 import type { OrganizationSnapshot } from './policies/gates';
@@ -22,8 +22,8 @@ export interface OpsContext {
 }
 
 /** The organization snapshot the gateway signs into every partner request it forwards. */
-export function organizationSnapshotOf(req: Request): OrganizationSnapshot {
-  const organization = req.context?.organization;
+export function organizationSnapshotOf(caller: InternalContext): OrganizationSnapshot {
+  const organization = caller.organization;
   if (!organization) throw new Error('the gateway did not send the organization snapshot');
   return organization;
 }

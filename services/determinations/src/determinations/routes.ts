@@ -13,7 +13,6 @@ import { listDeterminations, readDetermination, readEvidence } from './reads';
 
 /** Partner routes: reads of the organization's determinations and its Tier 1 settlement reports. */
 export function determinationRoutes(
-  onRecorded: () => void,
   /** Once per report made current (counted by the domain, not here: a replay is not counted). */
   onReportMade?: () => void,
 ): Binding<PartnerContext>[] {
@@ -39,7 +38,6 @@ export function determinationRoutes(
         now(),
         onReportMade,
       );
-      if (!replayed) onRecorded();
       const view = {
         replayed,
         report: reportView(report),

@@ -19,7 +19,6 @@ import { ingestBatch, ingestDetermination } from './domain';
 export const ingestionOpsRoutes: Binding<OpsContext>[] = [
   implement(opsIngestDetermination, async ({ body }, ctx) => {
     const { replayed, determination } = await ingestDetermination(body, ctx.ingest);
-    if (!replayed) ctx.onRecorded();
     const view = { replayed, determination: opsDeterminationView(determination) };
     return replayed ? ok(view) : created(view);
   }),
@@ -29,7 +28,6 @@ export const ingestionOpsRoutes: Binding<OpsContext>[] = [
       onUnexpected: ctx.onUnexpected,
     });
     const created = results.filter((r) => r.status === 201).length;
-    if (created > 0) ctx.onRecorded();
     const replayed = results.filter((r) => r.status === 200).length;
     return ok({
       results: results.map(({ determination, ...rest }) =>

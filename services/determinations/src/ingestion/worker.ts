@@ -12,7 +12,6 @@ export interface IngestWorkerOptions {
   /** Delay before trying again while the policy service is unavailable. */
   retryDelayMs: number;
   logger: Logger;
-  onRecorded(): void;
 }
 
 /**
@@ -28,7 +27,6 @@ export function startIngestWorker(options: IngestWorkerOptions): QueueWorker<'de
     async (payload, job, token) => {
       try {
         const { replayed, determination } = await ingestDetermination(payload, options.ingest);
-        if (!replayed) options.onRecorded();
         logger.info(
           { determinationId: determination._id, status: determination.status, replayed, jobId: job.id },
           'determination ingested from the queue',

@@ -1,12 +1,6 @@
 import { createEvent, withOutboxEvents } from '@parametric/events';
 import type { Logger } from '@parametric/logger';
-import {
-  createWorker,
-  type Producer,
-  type QueueWorker,
-  type RedisConnection,
-  withOutboxJobs,
-} from '@parametric/queue';
+import { type Sweep, type TaskOf, withOutboxJobs } from '@parametric/queue';
 import type { Clock } from '../clock';
 import type { DeterminationDoc } from '../determinations/model';
 import { damageSummaryJob } from '../determinations/summaries';
@@ -66,37 +60,20 @@ export async function markOverdue(
   }
 }
 
-export interface OverdueSweepOptions {
+/** The overdue sweep, run every `intervalMs` (scheduled by `startSweeps` of libs/queue). */
+export function overdueSweeps(options: {
   data: Pick<AllDeterminations, 'determinations'>;
-  sweeps: Producer<'determination-sweeps'>;
-  connection: RedisConnection;
-  prefix: string;
   intervalMs: number;
   logger: Logger;
   clock: Clock;
-  /** Called after a sweep marked something, so its events leave at once. */
-  onMarked(): void;
-}
-
-/** Schedules the overdue sweep (idempotent across replicas) and runs it as it comes due. */
-export async function startOverdueSweep(
-  options: OverdueSweepOptions,
-): Promise<QueueWorker<'determination-sweeps'>> {
-  const { logger } = options;
-  await options.sweeps.schedule('mark-overdue', options.intervalMs, { task: 'mark-overdue' });
-  return createWorker(
-    'determination-sweeps',
-    async () => {
-      const marked = await markOverdue(options.data, options.clock());
-      if (marked > 0) {
-        logger.info({ marked }, 'settlement reports overdue');
-        options.onMarked();
-      }
+}): Record<TaskOf<'determination-sweeps'>, Sweep> {
+  return {
+    'mark-overdue': {
+      everyMs: options.intervalMs,
+      run: async () => {
+        const marked = await markOverdue(options.data, options.clock());
+        if (marked > 0) options.logger.info({ marked }, 'settlement reports overdue');
+      },
     },
-    {
-      connection: options.connection,
-      prefix: options.prefix,
-      onError: (err) => logger.warn({ err: err.message }, 'determination-sweeps worker: Redis error'),
-    },
-  );
+  };
 }

@@ -17,8 +17,6 @@ export interface OpsContext {
   repositories: GatewayRepositories;
   ops: Ops;
   apiKeys: ApiKeys;
-  /** Called after a write that recorded an event, so the relay picks it up at once. */
-  onEventRecorded: () => void;
   /**
    * The organization's webhook URL from the webhooks service (forwarding/webhook-url.ts), the
    * lookup `GET /organizations/me` uses: one truth for partners and ops.
@@ -32,10 +30,9 @@ export const opsRoutes: Binding<OpsContext>[] = [
     const view = await ops.view(repositories.forOrganization(params.id));
     return ok({ ...view, webhookUrl: await webhookUrlOf(view.id) });
   }),
-  implement(opsSetKyb, async ({ params, body }, { repositories, ops, onEventRecorded }) => {
+  implement(opsSetKyb, async ({ params, body }, { repositories, ops }) => {
     const tenant = repositories.forOrganization(params.id);
-    const { organization, eventRecorded } = await ops.recordKybDecision(tenant, body);
-    if (eventRecorded) onEventRecorded();
+    const { organization } = await ops.recordKybDecision(tenant, body);
     return ok(await ops.view(tenant, organization));
   }),
   implement(opsSetServiceTier, async ({ params, body }, { repositories, ops }) => {

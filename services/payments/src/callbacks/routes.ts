@@ -21,12 +21,8 @@ export interface CallbackDeps {
   parseStk(body: unknown): StkCallback;
   now: Clock;
   logger: Logger;
-  /** After a callback resolved a transaction, so its jobs leave at once. */
-  onResolved(): void;
   /** Payouts' B2C and Transaction Status callbacks. */
   payouts: Omit<PayoutCallbackDeps, 'now' | 'logger'>;
-  /** After a payout callback changed a payout, so its events and jobs leave at once. */
-  onPayoutChanged(): void;
 }
 
 type PayoutKind = 'B2C_RESULT' | 'B2C_TIMEOUT' | 'STATUS_RESULT' | 'STATUS_TIMEOUT';
@@ -84,7 +80,6 @@ export function callbackRoutes(deps: CallbackDeps): Router {
       now: receivedAt,
     });
     await record(outcome, transactionId, cb.checkoutRequestId);
-    if (outcome === 'SUCCEEDED' || outcome === 'FAILED') deps.onResolved();
     if (outcome === 'UNKNOWN_CHECKOUT' || outcome === 'AMOUNT_MISMATCH') {
       req.log.warn({ checkoutRequestId: cb.checkoutRequestId, outcome }, 'STK callback ignored');
     }
@@ -125,7 +120,6 @@ export function callbackRoutes(deps: CallbackDeps): Router {
       await record(outcome, payoutId);
       if (outcome === 'UNKNOWN_PAYOUT')
         req.log.warn({ kind }, 'payout callback for no known payout: ignored');
-      deps.onPayoutChanged();
       res.json(ACCEPTED);
     };
   router.post('/mpesa/:token/b2c/result', payoutCallback('B2C_RESULT', parseB2cResult, onB2cResult));

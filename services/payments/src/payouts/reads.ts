@@ -62,10 +62,19 @@ export function attemptView(row: PayoutAttemptDoc, exponent: number) {
   };
 }
 
+/** One organization's payouts, as its repositories hold them (`forOrganization`). */
+export interface TenantPayouts {
+  payouts: TenantScope<PayoutDoc>;
+  /** The same payouts, as the state machine reads and writes them. */
+  payoutStore: PayoutStore;
+  payoutLedger: Pick<PayoutLedger, 'history'>;
+}
+
 export async function listPayouts(
-  scope: TenantScope<PayoutDoc>,
+  tenant: Pick<TenantPayouts, 'payouts'>,
   query: { page: number; limit: number; status?: PayoutDoc['status'] },
 ) {
+  const scope = tenant.payouts;
   const filter: Record<string, unknown> = {};
   if (query.status !== undefined) filter.status = query.status;
   const [items, total] = await Promise.all([
@@ -81,10 +90,10 @@ export async function listPayouts(
 }
 
 /** One of the organization's payouts with every attempt the ledger holds (another's is `404`). */
-export async function readPayout(store: PayoutStore, ledger: Pick<PayoutLedger, 'history'>, id: string) {
-  const p = await store.get(id);
+export async function readPayout(tenant: Pick<TenantPayouts, 'payoutStore' | 'payoutLedger'>, id: string) {
+  const p = await tenant.payoutStore.get(id);
   if (!p) throw AppError.notFound('Payout');
-  const rows = await ledger.history(p._id);
+  const rows = await tenant.payoutLedger.history(p._id);
   return { ...payoutView(p), attemptHistory: rows.map((row) => attemptView(row, p.exponent)) };
 }
 
@@ -98,10 +107,11 @@ const TIER_NOT_ENTITLED_MESSAGE =
  * about it would change.
  */
 export async function retryPayout(
-  store: PayoutStore,
+  tenant: Pick<TenantPayouts, 'payoutStore'>,
   id: string,
   deps: { findPolicy: PolicyLookup; maxAttempts: number; now: Date },
 ) {
+  const store = tenant.payoutStore;
   const p = await store.get(id);
   if (!p) throw AppError.notFound('Payout');
   const policy = await deps.findPolicy({ policyId: p.policyId });

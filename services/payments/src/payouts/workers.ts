@@ -9,8 +9,6 @@ interface WorkerBase {
   connection: RedisConnection;
   prefix: string;
   logger: Logger;
-  /** After a change that recorded events or jobs, so they leave at once. */
-  onChanged(): void;
 }
 
 /** Longest wait between two tries of one origination: retries keep coming while an outage lasts. */
@@ -45,7 +43,6 @@ export function startOriginationWorker(
             { payoutId: payout._id, determinationId: payload.determinationId, status: payout.status },
             'payout originated',
           );
-          options.onChanged();
         }
       } catch (err) {
         if (err instanceof AppError && err.status < 500) {
@@ -96,7 +93,6 @@ export function startAttemptWorker(
     'payout-attempts',
     async ({ payoutId, part }, job, token) => {
       const step = await runPayoutAttempt(payoutId, part, options.deps);
-      options.onChanged();
       if (step.kind === 'delay') {
         await job.moveToDelayed(step.until, token);
         throw new DelayedError();

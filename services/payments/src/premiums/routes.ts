@@ -1,20 +1,40 @@
 import { getPayment, initiatePayment } from '@parametric/contracts';
 import { type Binding, created, implement, ok } from '@parametric/http';
+import type { PolicyLookup } from '@parametric/policy-client';
+import type { Clock } from '../clock';
 import type { PartnerContext } from '../context';
+import type { PremiumState } from '../metrics';
 import { initiatePremium, initiationView, readPayment } from './domain';
+import type { PremiumProvider } from './provider';
+
+/** What the premium routes use besides the caller's data: built once per process. */
+export interface PremiumRouteDeps {
+  findPolicy: PolicyLookup;
+  provider: PremiumProvider;
+  /** Where Daraja posts the STK result (the callback listener, token in the path). */
+  stkCallbackUrl: string;
+  /** Takes up callbacks that arrived before the prompt's id was stored. */
+  takeUpEarlyCallbacks(checkoutRequestId: string): Promise<void>;
+  now: Clock;
+  /** `premium_collections_total` (counted by the domain where the change is committed). */
+  onPremium?: (state: PremiumState) => void;
+}
 
 /** Premium collection (`/payments/initiate`, docs/payments.md) and the payment read. */
-export const premiumRoutes: Binding<PartnerContext>[] = [
-  implement(initiatePayment, async ({ body }, ctx) => {
-    const { created: isNew, transaction } = await initiatePremium(ctx.tenant, ctx.market, body, {
-      findPolicy: ctx.findPolicy,
-      provider: ctx.provider,
-      callbackUrl: ctx.stkCallbackUrl,
-      now: ctx.now(),
-      ...(ctx.onPremium ? { onPremium: ctx.onPremium } : {}),
-    });
-    if (isNew && transaction.checkoutRequestId) await ctx.afterPrompt(transaction.checkoutRequestId);
-    return isNew ? created(initiationView(transaction)) : ok(initiationView(transaction));
-  }),
-  implement(getPayment, async ({ params }, { tenant }) => ok(await readPayment(tenant, params.id))),
-];
+export function premiumRoutes(deps: PremiumRouteDeps): Binding<PartnerContext>[] {
+  return [
+    implement(initiatePayment, async ({ body }, { tenant, market }) => {
+      const { created: isNew, transaction } = await initiatePremium(tenant, market, body, {
+        findPolicy: deps.findPolicy,
+        provider: deps.provider,
+        callbackUrl: deps.stkCallbackUrl,
+        now: deps.now(),
+        ...(deps.onPremium ? { onPremium: deps.onPremium } : {}),
+      });
+      if (isNew && transaction.checkoutRequestId)
+        await deps.takeUpEarlyCallbacks(transaction.checkoutRequestId);
+      return isNew ? created(initiationView(transaction)) : ok(initiationView(transaction));
+    }),
+    implement(getPayment, async ({ params }, { tenant }) => ok(await readPayment(tenant, params.id))),
+  ];
+}

@@ -149,7 +149,7 @@ describe('origination takes everything from the determination', () => {
     ).toEqual([['payout.failed', 'BELOW_PROVIDER_MINIMUM']]);
     expect(w.store.jobsOf('payout-attempts')).toHaveLength(0);
     await expectRefusal(
-      retryPayout(w.store, payout._id, {
+      retryPayout({ payoutStore: w.store }, payout._id, {
         findPolicy: w.originateDeps().findPolicy,
         maxAttempts: 3,
         now: w.now(),
@@ -398,7 +398,11 @@ describe('attempts and callbacks', () => {
 
 describe('the partner’s retry', () => {
   const retry = (id: string) =>
-    retryPayout(w.store, id, { findPolicy: w.originateDeps().findPolicy, maxAttempts: 2, now: w.now() });
+    retryPayout({ payoutStore: w.store }, id, {
+      findPolicy: w.originateDeps().findPolicy,
+      maxAttempts: 2,
+      now: w.now(),
+    });
 
   it('sends only the failed part again, after Transaction Status, with a fresh budget', async () => {
     const { payout } = await originate(w.determination({ owedMinor: '50000000' })); // 2 × 250,000
@@ -449,7 +453,7 @@ describe('the payout ledger', () => {
     w.advance(1_000);
     const paid = b2cResult(`${payout._id}-2`, '0');
     await onB2cResult(paid, w.callbackDeps());
-    const detail = await readPayout(w.store, w.store, payout._id);
+    const detail = await readPayout({ payoutStore: w.store, payoutLedger: w.store }, payout._id);
     expect(
       detail.attemptHistory.map((r) => [r.kind, r.attempt, r.originatorConversationId, r.resultCode]),
     ).toEqual([

@@ -64,10 +64,8 @@ beforeAll(async () => {
   app.use(
     '/',
     requireInternalContext(SECRET),
-    mountRoutes<QuoteContext>(Router(), quoteRoutes({ ttlSeconds: 300 }), (req) => ({
+    mountRoutes<QuoteContext>(Router(), quoteRoutes({ ttlSeconds: 300, rates, now: clock.now }), (req) => ({
       tenant: quotesOf(model, organizationOf(req)),
-      rates,
-      now: clock.now,
     })),
   );
   finishApp(app, logger);

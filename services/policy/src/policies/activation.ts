@@ -107,7 +107,6 @@ async function register(registry: Registrar, policy: PolicyDoc) {
 export function createActivator(deps: {
   registry: Registrar;
   clock?: Clock;
-  onEventRecorded?: () => void;
   /**
    * Once per policy this activator activated (not for an already active one): seconds from the
    * start of the activation to its commit, the chain registration confirmed in between
@@ -162,7 +161,6 @@ export function createActivator(deps: {
       );
       if (activated) {
         deps.onActivated?.((performance.now() - started) / 1000);
-        deps.onEventRecorded?.();
         return { policy: activated, activatedNow: true };
       }
       const current = await policies.findById(policy._id).lean<PolicyDoc>();

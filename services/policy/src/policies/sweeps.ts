@@ -1,11 +1,5 @@
 import type { Logger } from '@parametric/logger';
-import {
-  createWorker,
-  type Producer,
-  policyActivationJobId,
-  type QueueWorker,
-  type RedisConnection,
-} from '@parametric/queue';
+import { type Producer, policyActivationJobId, type Sweep, type TaskOf } from '@parametric/queue';
 import { type Clock, systemClock } from '../clock';
 import type { TenantPolicyData } from '../repositories';
 import { releaseCapacity } from '../underwriting/domain';
@@ -18,13 +12,10 @@ export interface SweepOptions {
   /** Across organizations (`acrossOrganizations`): see below. */
   policies: PolicyModel;
   activations: Producer<'policy-activations'>;
-  sweeps: Producer<'policy-sweeps'>;
   /** Where a released policy's sum insured goes back: its own organization's capacity. */
   capacityOf: CapacityOf;
   /** How long after cover ends determinations may still arrive (CLAIMS_WINDOW_SECONDS). */
   claimsWindowMs: number;
-  connection: RedisConnection;
-  prefix: string;
   intervalMs: number;
   logger: Logger;
   clock?: Clock;
@@ -132,35 +123,32 @@ export async function releaseCapacityAfterCover(
   return released;
 }
 
-/** Schedules the sweeps (idempotent across replicas) and runs them as they come due. */
-export async function startSweeps(options: SweepOptions): Promise<QueueWorker<'policy-sweeps'>> {
-  const { policies, logger } = options;
+/**
+ * The policy sweeps, each run every `intervalMs` (scheduled and kept by `startSweeps` of
+ * libs/queue, through the service's declaration): expiry, lost activations, capacity after the
+ * claims window.
+ */
+export function policySweeps(options: SweepOptions): Record<TaskOf<'policy-sweeps'>, Sweep> {
+  const { policies, logger, intervalMs } = options;
   const now = options.clock ?? systemClock;
-  const scheduleAll = async () => {
-    await options.sweeps.schedule('expire-policies', options.intervalMs, { task: 'expire-policies' });
-    await options.sweeps.schedule('requeue-activations', options.intervalMs, { task: 'requeue-activations' });
-    await options.sweeps.schedule('release-capacity', options.intervalMs, { task: 'release-capacity' });
-  };
-  await scheduleAll();
-  // The schedules live in Redis: one that lost its data (restarted without persistence) loses
-  // them too, and with them the sweep that re-queues the activations it lost. So they are put
-  // back every interval (an upsert of an unchanged schedule keeps its next run as it was).
-  const keeper = setInterval(() => {
-    scheduleAll().catch((err) =>
-      logger.warn({ err: err.message }, 'policy sweeps: could not renew the schedules'),
-    );
-  }, options.intervalMs);
-  keeper.unref();
-  const worker = createWorker(
-    'policy-sweeps',
-    async ({ task }) => {
-      if (task === 'expire-policies') {
+  return {
+    'expire-policies': {
+      everyMs: intervalMs,
+      run: async () => {
         const expired = await expirePolicies(policies, now());
         if (expired > 0) logger.info({ expired }, 'policies past their cover end expired');
-      } else if (task === 'requeue-activations') {
+      },
+    },
+    'requeue-activations': {
+      everyMs: intervalMs,
+      run: async () => {
         const added = await requeueActivations(policies, options.activations);
         if (added > 0) logger.warn({ added }, 'activation jobs re-queued for paid policies');
-      } else {
+      },
+    },
+    'release-capacity': {
+      everyMs: intervalMs,
+      run: async () => {
         const released = await releaseCapacityAfterCover(
           policies,
           options.capacityOf,
@@ -172,19 +160,7 @@ export async function startSweeps(options: SweepOptions): Promise<QueueWorker<'p
           if (capacityFound) logger.info(fields, 'capacity released after the claims window');
           else logger.error(fields, 'capacity released, but the organization has no capacity record');
         }
-      }
-    },
-    {
-      connection: options.connection,
-      prefix: options.prefix,
-      onError: (err) => logger.warn({ err: err.message }, 'policy-sweeps worker: Redis error'),
-    },
-  );
-  return {
-    worker: worker.worker,
-    close: async () => {
-      clearInterval(keeper);
-      await worker.close();
+      },
     },
   };
 }

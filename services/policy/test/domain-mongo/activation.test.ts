@@ -1,4 +1,5 @@
 import { ChainError, termsHashOf } from '@parametric/chain';
+import { onOutboxWritten } from '@parametric/events';
 import { DAY_MS } from '../../src/clock';
 import { createActivator, policyTerms } from '../../src/policies/activation';
 import type { PolicyDoc } from '../../src/policies/model';
@@ -47,13 +48,15 @@ describe('activation (domain, chain faked)', () => {
   it('activates: cover from the clock after registration, the terms hashed, policy.activated in the outbox', async () => {
     const { tenant, policyId, farmerId } = await buy();
     const registry = fakeRegistry();
+    // The outbox write itself wakes this process's relay (libs/events signal.ts): once here.
     let recorded = 0;
+    const stopListening = onOutboxWritten(
+      db.repositories.acrossOrganizations().policies.collection,
+      'outboxPending',
+      () => recorded++,
+    );
     const activatedAt = at(T0, 3 * DAY_MS);
-    const activator = createActivator({
-      registry,
-      clock: () => activatedAt,
-      onEventRecorded: () => recorded++,
-    });
+    const activator = createActivator({ registry, clock: () => activatedAt });
 
     const { policy, activatedNow } = await activator.activate(tenant.policies, {
       policyId,
@@ -96,6 +99,7 @@ describe('activation (domain, chain faked)', () => {
     expect(again.policy).toMatchObject({ premiumReference: 'MPESA-1', coverStartsAt: activatedAt });
     expect(registry.calls).toHaveLength(1);
     expect(recorded).toBe(1);
+    stopListening();
   });
 
   it('hashes the same terms on a retry, as JSON numbers of minor units (the format registered before int64)', async () => {
