@@ -5,6 +5,9 @@
  * autocannon from this process, in the same run and alternating so noise hits every side alike:
  * - the authenticated, rate-limited `GET /api/organizations/me` with an API key, and with a
  *   dashboard bearer token (issue 13, target 1: >= 50% of bare throughput, p99 <= 2x bare);
+ * - the same read with an API key against its design floor, bench/support/floor-gateway.ts: express
+ *   and one rate-limit point in Redis, as its own process (issue 24, target 3: >= 80% of the
+ *   floor's throughput, p99 <= 1.5x the floor's), with bare express beside them;
  * - the same read cycling over the keys of 1 and of 10,000 organizations, every key warm
  *   (target 5: the figure falls by no more than 20% from 1 to 10,000);
  * - how long a failed sign-in takes for an unknown email against a wrong password (they must
@@ -19,6 +22,7 @@ import { startLocalMongo } from '@parametric/embedded-mongo';
 import { freePort } from '@parametric/local-process';
 import { startLocalRedis } from '@parametric/local-redis';
 import autocannon from 'autocannon';
+import { againstFloor, assertOnePointEach, assertSameBody } from './support/floors';
 import {
   cpuPerRequest,
   cpuSplit,
@@ -129,7 +133,7 @@ async function main(): Promise<void> {
     const bare = `http://127.0.0.1:${barePort}`;
     await waitReady([gatewayPort, webhooksPort]);
     const register = (body: Record<string, string>) =>
-      json<{ organization: { apiKey: string } }>(`${api}/auth/register-organization`, {
+      json<{ organization: { id: string; apiKey: string } }>(`${api}/auth/register-organization`, {
         method: 'POST',
         body: JSON.stringify({ type: 'COOPERATIVE', countryCode: 'KE', ...body }),
       });
@@ -162,6 +166,30 @@ async function main(): Promise<void> {
       headers: { 'content-type': 'application/json' },
     });
 
+    // The floor of this read, on the same Redis, with the gateway's partner limit (its budget
+    // as big as the gateway's here), answering the body the gateway answered.
+    const floorPort = await freePort();
+    const floorProcess = startProcess('bench/support/floor-gateway.ts', {
+      ...process.env,
+      PORT: String(floorPort),
+      REDIS_URL: redis.url,
+      RATE_LIMIT_POINTS: '1000000000',
+      FLOOR_ORGANIZATION_ID: organization.id,
+      FLOOR_ME_BODY: sameJson,
+    });
+    children.push(floorProcess);
+    const floor = `http://127.0.0.1:${floorPort}`;
+    await waitReady([floorPort]);
+    assertSameBody(
+      'GET /api/organizations/me',
+      sameJson,
+      await (await fetch(`${floor}/api/organizations/me`, { headers: key })).text(),
+    );
+    await assertOnePointEach(redis.url, organization.id, {
+      gateway: () => fetch(`${api}/organizations/me`, { headers: key }),
+      floor: () => fetch(`${floor}/api/organizations/me`, { headers: key }),
+    });
+
     // The other organizations, registered as partners do, and every key used once (warm).
     const keys = [organization.apiKey];
     await inParallel(ORGANIZATIONS - 1, 10, async (i) => {
@@ -184,16 +212,23 @@ async function main(): Promise<void> {
     const pids = {
       bench: process.pid,
       gateway: gatewayProcess.pid,
+      webhooks: webhooksProcess.pid,
       mongo: pidListeningOn(Number(new URL(mongo.url).port)),
       redis: redis.pid,
     };
     const cpu: Array<Record<string, number>> = [];
     const bareCpu: Array<Record<string, number>> = [];
+    const floored: Load[] = [];
+    const floorCpu: Array<Record<string, number>> = [];
+    const floorPids = { bench: process.pid, floor: floorProcess.pid, redis: redis.pid };
     for (let round = 0; round < ROUNDS; round++) {
       // Alternate so that machine noise hits every side alike.
       const keyed = await cpuPerRequest(pids, () => load(`${api}/organizations/me`, () => key));
       gateway.push(keyed.result);
       cpu.push(keyed.perRequest);
+      const atFloor = await cpuPerRequest(floorPids, () => load(`${floor}/api/organizations/me`, () => key));
+      floored.push(atFloor.result);
+      floorCpu.push(atFloor.perRequest);
       bearer.push(await load(`${api}/organizations/me`, () => ({ authorization: `Bearer ${accessToken}` })));
       const plain = await cpuPerRequest({ bench: process.pid, bare: bareProcess.pid }, () =>
         load(`${bare}/me`, () => ({})),
@@ -288,6 +323,16 @@ async function main(): Promise<void> {
         baseline: median(wrong),
         ratio: median(unknown) / median(wrong),
       },
+      ...againstFloor({
+        benchmark: 'gateway',
+        path: 'GET /api/organizations/me (API key)',
+        connections: CONNECTIONS,
+        minShare: 0.8,
+        p99Within: 1.5,
+        platform: { loads: gateway, cpu },
+        floor: { loads: floored, cpu: floorCpu },
+        bare: { loads: baseline, cpu: bareCpu },
+      }),
     ]);
   } finally {
     await stopProcesses(children);

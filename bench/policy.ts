@@ -4,6 +4,10 @@
  * loaded by autocannon from this process, next to a bare express process in the same run:
  * - `GET /api/policies/{id}` requests/s against bare express returning the same JSON (issue 13,
  *   target 2: >= 25% of bare), with 1,000 policies stored (bought through the API);
+ * - the same reads against their design floor (issue 24, target 3: >= 80% of its throughput):
+ *   bench/support/floor-gateway.ts (express and one rate-limit point in Redis) forwarding over a
+ *   pooled connection to bench/support/floor-policy.ts (express and one MongoDB `findOne`), two
+ *   processes on the same MongoDB and Redis, with bare express beside them;
  * - purchases/s and their p99 (`POST /api/policies/purchase`, every one a new policy reserving
  *   capacity; target 2: p99 under 50 ms at 10 connections);
  * - Tier 1 activations/s (`PUT /api/policies/{id}/activate`, each a PolicyRegistry transaction
@@ -28,6 +32,7 @@ import { freePort } from '@parametric/local-process';
 import { startLocalRedis } from '@parametric/local-redis';
 import autocannon from 'autocannon';
 import { MongoClient } from 'mongodb';
+import { againstFloor, assertOnePointEach, assertSameBody, type SideRounds } from './support/floors';
 import {
   type BenchFigure,
   cpuPerRequest,
@@ -58,6 +63,7 @@ interface Load {
 /** The gateway and the policy service, with a sellable organization. */
 interface Platform {
   api: string;
+  organizationId: string;
   key: { 'x-api-key': string };
   /** The processes a read passes through, for the CPU split. */
   pids: Record<string, number | undefined>;
@@ -164,7 +170,7 @@ async function main(): Promise<void> {
         mongo: pidListeningOn(Number(new URL(mongo.url).port)),
         redis: redis.pid,
       };
-      return { api, key, purchase, policyDb, pids };
+      return { api, organizationId: organization.id, key, purchase, policyDb, pids };
     };
 
     /** Buys `n` pending policies through the API (10 at a time). */
@@ -202,6 +208,44 @@ async function main(): Promise<void> {
       headers: { 'content-type': 'application/json' },
     });
 
+    // The floor of the read: its gateway on the same Redis with the gateway's partner limit (its
+    // budget as big as the gateway's here), its policy service on the policy service's database.
+    const [floorGatewayPort, floorPolicyPort] = await Promise.all([freePort(), freePort()]);
+    const floorPolicyProcess = startProcess('bench/support/floor-policy.ts', {
+      ...process.env,
+      PORT: String(floorPolicyPort),
+      MONGO_URL: mongo.url,
+      MONGO_DB: stack.policyDb,
+    });
+    const floorGatewayProcess = startProcess('bench/support/floor-gateway.ts', {
+      ...process.env,
+      PORT: String(floorGatewayPort),
+      REDIS_URL: redis.url,
+      RATE_LIMIT_POINTS: '1000000000',
+      FLOOR_ORGANIZATION_ID: stack.organizationId,
+      FLOOR_POLICY_URL: `http://127.0.0.1:${floorPolicyPort}`,
+    });
+    children.push(floorPolicyProcess, floorGatewayProcess);
+    const floor = `http://127.0.0.1:${floorGatewayPort}`;
+    await waitReady([floorGatewayPort, floorPolicyPort]);
+    const firstRead = `/policies/${bought[0]}`;
+    assertSameBody(
+      'GET /api/policies/{id}',
+      sameJson,
+      await (await fetch(`${floor}/api${firstRead}`, { headers: stack.key })).text(),
+    );
+    await assertOnePointEach(redis.url, stack.organizationId, {
+      gateway: () => fetch(`${stack.api}${firstRead}`, { headers: stack.key }),
+      floor: () => fetch(`${floor}/api${firstRead}`, { headers: stack.key }),
+    });
+    const floorPids = {
+      bench: process.pid,
+      gateway: floorGatewayProcess.pid,
+      policy: floorPolicyProcess.pid,
+      mongo: stack.pids.mongo,
+      redis: redis.pid,
+    };
+
     /** Loads `base` + a path chosen per request, with `headers`. */
     const load = async (
       base: string,
@@ -227,17 +271,26 @@ async function main(): Promise<void> {
       if (r.non2xx > 0 || r.errors > 0) throw new Error(`${base}: ${r.non2xx} non-2xx, ${r.errors} errors`);
       return { rps: r.requests.average, p99: r.latency.p99, requests: r.requests.total };
     };
-    /** Reads over `ids` and bare express, alternating so that machine noise hits both alike. */
-    const readRounds = async (ids: string[]) => {
+    /**
+     * Reads over `ids`, their floor (when `withFloor`) and bare express, alternating so that
+     * machine noise hits every side alike.
+     */
+    const readRounds = async (ids: string[], withFloor: boolean) => {
       const paths = ids.map((id) => `/api/policies/${id}`);
       const reads: Load[] = [];
       const baseline: Load[] = [];
       const cpu: Array<Record<string, number>> = [];
       const bareCpu: Array<Record<string, number>> = [];
+      const floorSide: SideRounds = { loads: [], cpu: [] };
       for (let round = 0; round < ROUNDS; round++) {
         const read = await cpuPerRequest(stack.pids, () => load(stack.api, paths, stack.key));
         reads.push(read.result);
         cpu.push(read.perRequest);
+        if (withFloor) {
+          const atFloor = await cpuPerRequest(floorPids, () => load(floor, paths, stack.key));
+          floorSide.loads.push(atFloor.result);
+          floorSide.cpu.push(atFloor.perRequest);
+        }
         const plain = await cpuPerRequest({ bench: process.pid, bare: bareProcess.pid }, () =>
           load(bare, ['/me'], {}),
         );
@@ -245,13 +298,22 @@ async function main(): Promise<void> {
         bareCpu.push(plain.perRequest);
       }
       console.log(`CPU per read, µs (median of rounds): ${cpuSplit(cpu)}; bare: ${cpuSplit(bareCpu)}`);
-      return { reads, baseline };
+      return { reads, baseline, cpu, bareCpu, floor: floorSide };
     };
 
     console.log(
       `policy bench: ${ROUNDS} rounds x ${SECONDS} s, ${CONNECTIONS} connections, ${mongo.description.split(' at ')[0]}`,
     );
-    const small = await readRounds(bought.slice(0, READ_IDS));
+    const small = await readRounds(bought.slice(0, READ_IDS), true);
+    const floorFigures = againstFloor({
+      benchmark: 'policy',
+      path: `GET /api/policies/{id} (${SMALL_STORE} policies stored)`,
+      connections: CONNECTIONS,
+      minShare: 0.8,
+      platform: { loads: small.reads, cpu: small.cpu },
+      floor: small.floor,
+      bare: { loads: small.baseline, cpu: small.bareCpu },
+    });
     const readFigure = (): BenchFigure => {
       const ratio = median(small.reads.map((x) => x.rps)) / median(small.baseline.map((x) => x.rps));
       return {
@@ -267,7 +329,7 @@ async function main(): Promise<void> {
     };
     // The reads alone (e.g. to profile them with BENCH_CPU_PROF): the other phases are skipped.
     if (process.env.BENCH_READS_ONLY === '1') {
-      report([readFigure()]);
+      report([readFigure(), ...floorFigures]);
       return;
     }
 
@@ -356,7 +418,7 @@ async function main(): Promise<void> {
     const spread = Array.from({ length: READ_IDS }, (_, i) =>
       String(all[Math.floor((i * all.length) / READ_IDS)]?._id),
     );
-    const large = await readRounds(spread);
+    const large = await readRounds(spread, false);
 
     const rps = (xs: Load[]) => median(xs.map((x) => x.rps));
     const p99 = (xs: Load[]) => median(xs.map((x) => x.p99));
@@ -366,6 +428,7 @@ async function main(): Promise<void> {
     const figure = `${CONNECTIONS} connections`;
     report([
       readFigure(),
+      ...floorFigures,
       {
         benchmark: 'policy',
         figure: `GET /api/policies/{id}, ${figure}, ${all.length} policies stored vs ${SMALL_STORE} (ratio: share of bare express in each phase)`,

@@ -174,10 +174,19 @@ export async function cpuPerRequest<T extends { requests: number }>(
   return { result, perRequest };
 }
 
+/** Each process's median of `cpuPerRequest` figures over several rounds. */
+function cpuMedians(rounds: Array<Record<string, number>>): Array<readonly [string, number]> {
+  const names = Object.keys(rounds[0] ?? {});
+  return names.map((name) => [name, median(rounds.map((r) => r[name] ?? 0))] as const);
+}
+
+/** The CPU a request cost all the processes measured, in µs: the sum of their medians. */
+export function cpuTotal(rounds: Array<Record<string, number>>): number {
+  return cpuMedians(rounds).reduce((sum, [, v]) => sum + v, 0);
+}
+
 /** `cpuPerRequest` figures of several rounds as one line: each process's median, and their sum. */
 export function cpuSplit(rounds: Array<Record<string, number>>): string {
-  const names = Object.keys(rounds[0] ?? {});
-  const medians = names.map((name) => [name, median(rounds.map((r) => r[name] ?? 0))] as const);
-  const total = medians.reduce((sum, [, v]) => sum + v, 0);
-  return `${medians.map(([name, v]) => `${name} ${v}`).join(', ')} (total ${total})`;
+  const medians = cpuMedians(rounds);
+  return `${medians.map(([name, v]) => `${name} ${v}`).join(', ')} (total ${cpuTotal(rounds)})`;
 }
