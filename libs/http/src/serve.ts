@@ -111,9 +111,13 @@ export async function listen(app: Express, port: number, host: string): Promise<
           clearInterval(sweeper);
           resolve();
         });
+        // From a timer, never directly: after the process was held off the CPU, timers run before
+        // the event loop's poll phase has read the sockets that became readable meanwhile, so a
+        // request already in a buffer would look idle. `setImmediate` runs after that poll phase.
+        const closeIdle = () => setImmediate(() => server.closeIdleConnections());
         const grace = setTimeout(() => {
-          server.closeIdleConnections();
-          sweeper = setInterval(() => server.closeIdleConnections(), 100);
+          closeIdle();
+          sweeper = setInterval(closeIdle, 100);
           sweeper.unref();
         }, DRAIN_GRACE_MS);
         grace.unref();

@@ -198,7 +198,10 @@ export type RunningService<X extends object> = X & {
   stop(): Promise<void>;
 };
 
-/** How long each step of the stop may take before the runtime logs it and goes on. */
+/**
+ * How long each step of the stop after HTTP may take before the runtime logs it, counts it as a
+ * failure and goes on (a store already gone must not hold the rest of the stop).
+ */
 export const STOP_STEP_MS = 5_000;
 
 type Step = { name: string; closers: Closable[] };
@@ -208,7 +211,8 @@ type Step = { name: string; closers: Closable[] };
  * the service's parts → relays (kicked once, for what a previous run left) → workers and sweeps
  * (where they run) → the HTTP listeners. Stops in order: HTTP first (no new work), then queue
  * stats, workers and sweeps, relays, the service's own resources, producers, Redis, MongoDB,
- * each step bounded by `STOP_STEP_MS`. A start that fails closes what it had opened.
+ * each step after HTTP bounded by `STOP_STEP_MS` (HTTP waits for the answers it owes). A start
+ * that fails closes what it had opened.
  */
 export async function startService<
   C extends PlatformConfig,
@@ -235,7 +239,11 @@ export async function startService<
       for (const step of Object.values(steps)) {
         // The service's own resources close one after another, in the order declared.
         const batches = step === steps.own ? step.closers.map((closer) => [closer]) : [step.closers];
-        for (const batch of batches) failures.push(...(await closeWithin(step.name, batch, logger)));
+        // HTTP is not cut short: every request it accepted is answered within its own deadline
+        // (REQUEST_DEADLINE_MS), and closing MongoDB under one would drop it without an answer.
+        // The process's shutdown deadline (run.ts) still bounds the whole stop.
+        const boundMs = step === steps.http ? undefined : STOP_STEP_MS;
+        for (const batch of batches) failures.push(...(await closeWithin(step.name, batch, logger, boundMs)));
       }
       // Every step was tried; the stop still reports that it did not go cleanly.
       if (failures.length > 0) throw new AggregateError(failures, `${declaration.name}: stop failed`);
@@ -427,24 +435,33 @@ async function quitRedis(redis: Redis): Promise<void> {
 }
 
 /**
- * Closes `closers` together; a step that has not finished within STOP_STEP_MS is logged and
- * left behind. Answers the errors of those that failed.
+ * Closes `closers` together; a step that has not finished within `boundMs` (when given) is
+ * logged, left behind and counted as a failure, so the stop goes on but does not pass for clean
+ * (the process exits 1). Answers the errors of those that failed.
  */
-async function closeWithin(step: string, closers: readonly Closable[], logger: Logger): Promise<unknown[]> {
+async function closeWithin(
+  step: string,
+  closers: readonly Closable[],
+  logger: Logger,
+  boundMs: number | undefined,
+): Promise<unknown[]> {
   if (closers.length === 0) return [];
   let timer: NodeJS.Timeout | undefined;
   const closing = Promise.allSettled(closers.map(async (closer) => closer.close()));
-  const outcome = await Promise.race([
-    closing,
-    new Promise<'late'>((resolve) => {
-      timer = setTimeout(() => resolve('late'), STOP_STEP_MS);
-      timer.unref();
-    }),
-  ]);
+  const outcome =
+    boundMs === undefined
+      ? await closing
+      : await Promise.race([
+          closing,
+          new Promise<'late'>((resolve) => {
+            timer = setTimeout(() => resolve('late'), boundMs);
+            timer.unref();
+          }),
+        ]);
   clearTimeout(timer);
   if (outcome === 'late') {
-    logger.warn({ step, deadlineMs: STOP_STEP_MS }, 'stop: step did not finish within its bound; going on');
-    return [];
+    logger.warn({ step, deadlineMs: boundMs }, 'stop: step did not finish within its bound; going on');
+    return [new Error(`stop: ${step} did not finish within ${boundMs} ms`)];
   }
   return outcome.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []));
 }
