@@ -12,7 +12,8 @@ export type SwapRelayMarker = (key: string, value: string, ttlMs: number) => Pro
 
 /** What the relay needs from `createProducer('events', …)` of `@parametric/queue`. */
 export interface EventProducer {
-  add(event: EventEnvelope, opts: { jobId: string }): Promise<unknown>;
+  /** Enqueues the events in one round trip, each under its own job id; rejects if it could not. */
+  addBulk(jobs: readonly { payload: EventEnvelope; opts: { jobId: string } }[]): Promise<unknown>;
   /** Without it the relay cannot notice that Redis lost data, and never re-sends kept events. */
   swapRelayMarker?: SwapRelayMarker;
 }
@@ -74,13 +75,11 @@ const consoleLogger: RelayLogger = {
   error: (obj, msg) => console.error(msg, obj),
 };
 
-/** What one relayed entry is: its id in the array, and how to send it. */
-export type RelayedEntry =
-  | { ok: true; id: string; send(): Promise<unknown> }
-  | { ok: false; issues: unknown };
+/** What one relayed entry is: its id in the array, and the job that sends it (`spec.send`). */
+export type RelayedEntry<J> = { ok: true; id: string; job: J } | { ok: false; issues: unknown };
 
-/** Where a document keeps its entries, and how one entry is read and sent. */
-export interface DocumentRelaySpec {
+/** Where a document keeps its entries, how one entry is read, and how entries are sent. */
+export interface DocumentRelaySpec<J> {
   /** The array of entries, e.g. `outbox`. Each entry has a unique string `id`. */
   arrayField: string;
   /** Set by every write that appends; cleared by the relay once the array is empty. */
@@ -101,11 +100,16 @@ export interface DocumentRelaySpec {
   swapMarker?: (key: string, value: string, ttlMs: number) => Promise<Array<string | null>>;
   /** What the log calls the entries ("event", "job"). */
   entryName: string;
-  parse(entry: unknown): RelayedEntry;
+  parse(entry: unknown): RelayedEntry<J>;
+  /**
+   * Enqueues the jobs, each under its entry's id (a re-sent one is a duplicate the queue
+   * ignores), in as few round trips as it can; rejects unless every one of them was enqueued.
+   */
+  send(jobs: readonly J[]): Promise<unknown>;
 }
 
-export interface DocumentRelayOptions extends Omit<OutboxRelayOptions, 'producer'> {
-  spec: DocumentRelaySpec;
+export interface DocumentRelayOptions<J> extends Omit<OutboxRelayOptions, 'producer'> {
+  spec: DocumentRelaySpec<J>;
 }
 
 /**
@@ -133,9 +137,10 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       parse(entry) {
         const parsed = eventEnvelopeSchema.safeParse(entry);
         if (!parsed.success) return { ok: false, issues: parsed.error.issues };
-        const event = parsed.data;
-        return { ok: true, id: event.id, send: () => producer.add(event, { jobId: event.id }) };
+        return { ok: true, id: parsed.data.id, job: parsed.data };
       },
+      send: (events) =>
+        producer.addBulk(events.map((event) => ({ payload: event, opts: { jobId: event.id } }))),
     },
   });
 }
@@ -144,7 +149,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
  * The relay behind `startOutboxRelay`, for any array of entries written in the same
  * single-document update as the change that caused them (events, or jobs for other services).
  */
-export function startDocumentRelay(options: DocumentRelayOptions): OutboxRelay {
+export function startDocumentRelay<J>(options: DocumentRelayOptions<J>): OutboxRelay {
   const { model, spec, intervalMs = 1000, batchSize = 100, enqueueTimeoutMs = 10_000 } = options;
   const { arrayField, pendingField, rejectedField, keptField, keptAtField, entryName } = spec;
   const retentionMs = options.retentionMs ?? OUTBOX_RETENTION_MS;
@@ -154,70 +159,107 @@ export function startDocumentRelay(options: DocumentRelayOptions): OutboxRelay {
   // `updatedAt`, run the service's middleware, or be reshaped by mongoose casting.
   const collection = model.collection as unknown as mongo.Collection<StoredDocument>;
 
-  async function send(parsed: Extract<RelayedEntry, { ok: true }>, doc: StoredDocument): Promise<void> {
+  type Parsed = Extract<RelayedEntry<J>, { ok: true }>;
+  /** Enqueues the entries together (one round trip per queue); rejects unless all of them went. */
+  async function send(parsed: readonly Parsed[]): Promise<void> {
+    if (parsed.length === 0) return;
     try {
-      await withTimeout(parsed.send(), enqueueTimeoutMs);
+      await withTimeout(spec.send(parsed.map((p) => p.job)), enqueueTimeoutMs);
     } catch (cause) {
-      throw new Error(
-        `outbox relay: could not enqueue ${entryName} ${parsed.id} (${model.modelName} ${doc._id})`,
-        { cause },
-      );
+      const first = (parsed[0] as Parsed).id;
+      const more = parsed.length > 1 ? ` and ${parsed.length - 1} more` : '';
+      throw new Error(`outbox relay: could not enqueue ${entryName} ${first}${more} (${model.modelName})`, {
+        cause,
+      });
     }
   }
 
-  async function relayDocument(doc: StoredDocument): Promise<void> {
+  /**
+   * What a pass does to one document it read: its valid entries to enqueue, and the updates
+   * that move them (and its invalid entries) out of the array.
+   */
+  function planDocument(doc: StoredDocument): {
+    parsed: Parsed[];
+    updates: mongo.AnyBulkWriteOperation<StoredDocument>[];
+    /** To log once the updates are written. */
+    rejected: { documentId: StoredDocument['_id']; entry: unknown; issues: unknown }[];
+  } {
     const stored = doc[arrayField];
-    const entries = Array.isArray(stored) ? stored : [];
+    const entries = Array.isArray(stored) ? (stored as unknown[]) : [];
+    const parsed: Parsed[] = [];
+    const relayed: unknown[] = [];
+    const rejected: { documentId: StoredDocument['_id']; entry: unknown; issues: unknown }[] = [];
     for (const entry of entries) {
-      const parsed = spec.parse(entry);
-      if (!parsed.ok) {
-        // Retrying cannot fix it, and leaving it would keep the document pending forever.
-        // Moved aside in one update, so it is kept for ops, never silently dropped. Pulled by
-        // its whole value: an entry without a usable `id` must not match (and drop) others.
-        await collection.updateOne({ _id: doc._id }, {
-          $pull: { [arrayField]: entry },
-          $push: { [rejectedField]: entry },
-        } as never);
-        logger.error(
-          { model: model.modelName, documentId: doc._id, entry, issues: parsed.issues },
-          `outbox relay: invalid ${entryName} moved to ${rejectedField}`,
-        );
+      const result = spec.parse(entry);
+      if (result.ok) {
+        parsed.push(result);
+        relayed.push(entry);
         continue;
       }
-      await send(parsed, doc);
-      // One update: the entry leaves the array and its copy is kept, stamped, for the window;
-      // copies older than the window go (so the kept array stays bounded). Only if the entry is
-      // still there: another replica's relay that moved it first has kept the copy already.
+      rejected.push({ documentId: doc._id, entry, issues: result.issues });
+    }
+    const updates: mongo.AnyBulkWriteOperation<StoredDocument>[] = [];
+    if (rejected.length > 0) {
+      const invalid = rejected.map((r) => r.entry);
+      // Retrying cannot fix them, and leaving them would keep the document pending forever.
+      // Moved aside in one update, so they are kept for ops, never silently dropped. Pulled by
+      // their whole value: an entry without a usable `id` must not match (and drop) others.
+      updates.push({
+        updateOne: {
+          filter: { _id: doc._id },
+          update: {
+            $pull: { [arrayField]: { $in: invalid } },
+            $push: { [rejectedField]: { $each: invalid } },
+          } as never,
+        },
+      });
+    }
+    if (parsed.length > 0) {
+      const ids = parsed.map((p) => p.id);
       const relayedAt = new Date(now());
       const cutoff = new Date(relayedAt.getTime() - retentionMs);
-      await collection.updateOne({ _id: doc._id, [`${arrayField}.id`]: parsed.id }, [
-        {
-          $set: {
-            [arrayField]: {
-              $filter: { input: `$${arrayField}`, cond: { $ne: ['$$this.id', { $literal: parsed.id }] } },
-            },
-            [keptField]: {
-              $concatArrays: [
-                {
+      const copies = parsed.map((p, i) => ({ id: p.id, relayedAt, entry: relayed[i] }));
+      // One update: the entries leave the array and their copies are kept, stamped, for the
+      // window; copies older than the window go (so the kept array stays bounded). Each copy
+      // only if its entry is still there (every expression of the stage reads the document as
+      // it was before it): another replica's relay that moved it first has kept the copy already.
+      updates.push({
+        updateOne: {
+          filter: { _id: doc._id, [`${arrayField}.id`]: { $in: ids } },
+          update: [
+            {
+              $set: {
+                [arrayField]: {
                   $filter: {
-                    input: { $ifNull: [`$${keptField}`, []] },
-                    cond: { $gte: ['$$this.relayedAt', cutoff] },
+                    input: `$${arrayField}`,
+                    cond: { $not: [{ $in: ['$$this.id', { $literal: ids }] }] },
                   },
                 },
-                // Literal: the entry's payload is data, never an expression to evaluate.
-                [{ $literal: { id: parsed.id, relayedAt, entry } }],
-              ],
+                [keptField]: {
+                  $concatArrays: [
+                    {
+                      $filter: {
+                        input: { $ifNull: [`$${keptField}`, []] },
+                        cond: { $gte: ['$$this.relayedAt', cutoff] },
+                      },
+                    },
+                    {
+                      $filter: {
+                        // Literal: the entries' payloads are data, never expressions to evaluate.
+                        input: { $literal: copies },
+                        cond: { $in: ['$$this.id', { $ifNull: [`$${arrayField}.id`, []] }] },
+                      },
+                    },
+                  ],
+                },
+                [keptAtField]: { $max: [`$${keptAtField}`, relayedAt] },
+              },
             },
-            [keptAtField]: { $max: [`$${keptAtField}`, relayedAt] },
-          },
+          ] as never,
         },
-      ] as never);
+      });
     }
-    // Conditional, so an entry appended after our read keeps the flag set and the next pass
-    // finds it. `<array>.0` absent covers both an empty and a missing array.
-    await collection.updateOne({ _id: doc._id, [`${arrayField}.0`]: { $exists: false } }, {
-      $set: { [pendingField]: false },
-    } as never);
+    return { parsed, updates, rejected };
   }
 
   /** Enqueues every copy kept within the window again, under its own id; resolves with the count. */
@@ -227,6 +269,7 @@ export function startDocumentRelay(options: DocumentRelayOptions): OutboxRelay {
     // documents that relayed something within the window.
     const cursor = collection.find({ [keptAtField]: { $gte: cutoff } }, { projection: { [keptField]: 1 } });
     let sent = 0;
+    let chunk: Parsed[] = [];
     for await (const doc of cursor) {
       const kept = doc[keptField];
       for (const copy of Array.isArray(kept) ? (kept as unknown[]) : []) {
@@ -241,11 +284,16 @@ export function startDocumentRelay(options: DocumentRelayOptions): OutboxRelay {
           );
           continue;
         }
-        await send(parsed, doc);
-        sent++;
+        chunk.push(parsed);
+        if (chunk.length >= batchSize) {
+          await send(chunk);
+          sent += chunk.length;
+          chunk = [];
+        }
       }
     }
-    return sent;
+    await send(chunk);
+    return sent + chunk.length;
   }
 
   // Noticing that Redis lost data. After each pass's enqueues the relay swaps its own marker key
@@ -266,7 +314,7 @@ export function startDocumentRelay(options: DocumentRelayOptions): OutboxRelay {
   let markerValue: string | null = null;
   let markerConfirmed = false;
 
-  type Swap = NonNullable<DocumentRelaySpec['swapMarker']>;
+  type Swap = NonNullable<DocumentRelaySpec<J>['swapMarker']>;
   /** Writes a new marker value; `intact` when the marker held `expected` (and it was not null). */
   async function swapMarker(
     swap: Swap,
@@ -310,15 +358,38 @@ export function startDocumentRelay(options: DocumentRelayOptions): OutboxRelay {
     }
   }
 
-  /** One pass; resolves with the number of pending documents it found. */
+  /**
+   * One pass over up to `batchSize` pending documents; resolves with the number it found.
+   * Every valid entry they hold is enqueued first, together, and only then moved out of the
+   * outbox: a failed enqueue stops the pass with every document as it was, still pending.
+   */
   async function pass(): Promise<number> {
     const docs = await collection
       .find({ [pendingField]: true }, { projection: { [arrayField]: 1 } })
       .limit(batchSize)
       .toArray();
-    // Stop at the first enqueue failure: Redis is most likely down, and hammering it with the
-    // rest of the batch would only produce more of the same error.
-    for (const doc of docs) await relayDocument(doc);
+    const plans = docs.map(planDocument);
+    await send(plans.flatMap((plan) => plan.parsed));
+    // One ordered bulk write, so one round trip whose updates the server applies in this order:
+    // the moves, then the flags. A flag is cleared only if its array is empty by then, so an
+    // entry appended after our read keeps it set and the next pass finds it. `<array>.0` absent
+    // covers both an empty and a missing array.
+    const clearFlags = docs.map((doc) => ({
+      updateOne: {
+        filter: { _id: doc._id, [`${arrayField}.0`]: { $exists: false } },
+        update: { $set: { [pendingField]: false } } as never,
+      },
+    }));
+    if (docs.length > 0)
+      await collection.bulkWrite([...plans.flatMap((plan) => plan.updates), ...clearFlags], {
+        ordered: true,
+      });
+    for (const { documentId, entry, issues } of plans.flatMap((plan) => plan.rejected)) {
+      logger.error(
+        { model: model.modelName, documentId, entry, issues },
+        `outbox relay: invalid ${entryName} moved to ${rejectedField}`,
+      );
+    }
     await checkRedisKept();
     return docs.length;
   }
@@ -349,10 +420,20 @@ export function startDocumentRelay(options: DocumentRelayOptions): OutboxRelay {
     timer.unref();
   }
 
+  /**
+   * Passes until one finds less than a full batch: a full one most likely left more behind,
+   * which should not wait for the next write's wake-up or the interval.
+   */
+  async function runPasses(): Promise<void> {
+    while (!stopped && (await requestPass()) >= batchSize) {
+      // Next batch.
+    }
+  }
+
   async function onTimer(): Promise<void> {
     timer = undefined;
     try {
-      await requestPass();
+      await runPasses();
     } catch (err) {
       logPassFailure(err);
     } finally {
@@ -373,7 +454,7 @@ export function startDocumentRelay(options: DocumentRelayOptions): OutboxRelay {
 
   const kick = () => {
     if (stopped) return;
-    requestPass().catch(logPassFailure);
+    runPasses().catch(logPassFailure);
   };
   // A write of this process that records an entry wakes the relay at once; the poll above is
   // the safety net (writes of other processes, a pass that failed).

@@ -65,9 +65,9 @@ const silent: RelayLogger & { warnings: string[] } = {
 /** The real producer, counting what goes through it. */
 function countingProducer(): EventProducer {
   return {
-    add: (event, opts) => {
-      sent.push(event.id);
-      return producer.add(event, opts);
+    addBulk: (jobs) => {
+      sent.push(...jobs.map((j) => j.payload.id));
+      return producer.addBulk(jobs);
     },
     swapRelayMarker: (key, value, ttlMs) => producer.swapRelayMarker(key, value, ttlMs),
   };
@@ -228,13 +228,13 @@ describe('outbox relay when Redis loses its data', () => {
     const { event } = await verifyOrganization();
     let failResend = false;
     const flaky: EventProducer = {
-      add: (e, opts) => {
+      addBulk: (jobs) => {
         if (failResend) {
           failResend = false;
           return Promise.reject(new Error('Redis went away again'));
         }
-        sent.push(e.id);
-        return producer.add(e, opts);
+        sent.push(...jobs.map((j) => j.payload.id));
+        return producer.addBulk(jobs);
       },
       swapRelayMarker: (key, value, ttlMs) => producer.swapRelayMarker(key, value, ttlMs),
     };

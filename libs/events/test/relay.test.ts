@@ -4,6 +4,7 @@ import { createProducer, type Producer } from '@parametric/queue';
 import {
   connectMongoose,
   connectRedis,
+  eventually,
   type MongooseHandle,
   testRedisUrl,
   uniqueRedisPrefix,
@@ -193,22 +194,26 @@ describe('outbox relay', () => {
     const { orgId, event } = await verifyOrganization();
     const second = createEvent('kyb.verified', orgId, { organizationId: orgId, kybStatus: 'VERIFIED' });
     let appended = false;
+    const batches: string[][] = [];
     // The real producer; the first enqueue also lets another writer append to the same
     // document, after the pass has read it and before it clears the flag.
     const racing: EventProducer = {
-      async add(payload, opts) {
-        const job = await producer.add(payload, opts);
+      async addBulk(jobs) {
+        batches.push(jobs.map((j) => j.payload.id));
+        const added = await producer.addBulk(jobs);
         if (!appended) {
           appended = true;
           await Organizations.updateOne({ _id: orgId }, outboxUpdate(second));
         }
-        return job;
+        return added;
       },
     };
 
     await relay({ producer: racing }).drain();
 
     expect(appended).toBe(true);
+    // The first pass left the flag set for the appended event; the next one relayed it.
+    expect(batches).toEqual([[event.id], [second.id]]);
     expect((await queue.getJob(event.id))?.data).toEqual(event);
     expect((await queue.getJob(second.id))?.data).toEqual(second);
     expect(await stored(orgId)).toMatchObject({ outbox: [], outboxPending: false });
@@ -244,6 +249,134 @@ describe('outbox relay', () => {
     ]);
   });
 
+  it("enqueues a pass's events together, and a failed enqueue leaves every document pending and nothing moved", async () => {
+    const recorded = await Promise.all([1, 2, 3].map(() => verifyOrganization()));
+    const before = await Promise.all(recorded.map((r) => stored(r.orgId)));
+    const batches: string[][] = [];
+    let failing = true;
+    const logger = recordingLogger();
+    const flaky = relay({
+      logger,
+      producer: {
+        async addBulk(jobs) {
+          batches.push(jobs.map((j) => j.payload.id));
+          if (failing) throw new Error('Redis went away');
+          return producer.addBulk(jobs);
+        },
+      },
+    });
+
+    await expect(flaky.drain()).rejects.toThrow('could not enqueue event');
+    expect(await Promise.all(recorded.map((r) => stored(r.orgId)))).toEqual(before);
+    expect(await queue.getJobCounts('waiting')).toEqual({ waiting: 0 });
+
+    failing = false;
+    await flaky.drain();
+
+    const ids = recorded.map((r) => r.event.id).sort();
+    // One enqueue per pass, for all of its documents.
+    expect(batches.map((b) => [...b].sort())).toEqual([ids, ids]);
+    expect((await queue.getJobs(['waiting'])).map((j) => j.id).sort()).toEqual(ids);
+    for (const { orgId, event } of recorded) {
+      expect(await stored(orgId)).toMatchObject({
+        outbox: [],
+        outboxPending: false,
+        outboxRelayed: [{ id: event.id, entry: event }],
+      });
+    }
+    expect(logger.warnings).toEqual([]);
+  });
+
+  it('in a pass with an invalid entry, moves it aside and relays the others of the same enqueue', async () => {
+    const { orgId: badOrg, event: neighbour } = await verifyOrganization();
+    const invalid = { ...verified(badOrg), event: 'kyb.pending' };
+    await Organizations.collection.updateOne({ _id: badOrg as never }, {
+      $push: { outbox: invalid },
+    } as never);
+    const { orgId: goodOrg, event: good } = await verifyOrganization();
+    const batches: string[][] = [];
+    const logger = recordingLogger();
+
+    await relay({
+      logger,
+      producer: {
+        async addBulk(jobs) {
+          batches.push(jobs.map((j) => j.payload.id));
+          return producer.addBulk(jobs);
+        },
+      },
+    }).drain();
+
+    expect(batches.map((b) => [...b].sort())).toEqual([[neighbour.id, good.id].sort()]);
+    expect((await queue.getJob(neighbour.id))?.data).toEqual(neighbour);
+    expect((await queue.getJob(good.id))?.data).toEqual(good);
+    expect(await stored(badOrg)).toMatchObject({
+      outbox: [],
+      outboxPending: false,
+      outboxRejected: [invalid],
+      outboxRelayed: [{ id: neighbour.id, entry: neighbour }],
+    });
+    expect(await stored(goodOrg)).toMatchObject({ outbox: [], outboxPending: false });
+    expect(logger.warnings).toEqual([expect.stringContaining('invalid event moved to outboxRejected')]);
+  });
+
+  it('two relays racing on the same documents enqueue each event under its id, and keep one copy of each', async () => {
+    const [first, other] = await Promise.all([verifyOrganization(), verifyOrganization()]);
+    const later = verified(first.orgId);
+    let aRead: () => void = () => {};
+    const aHasRead = new Promise<void>((resolve) => {
+      aRead = resolve;
+    });
+    let openGate: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      openGate = resolve;
+    });
+    /** Resolves once no entry of the first document has this id any more. */
+    const moved = (id: string) =>
+      eventually(async () => {
+        const outbox = (await stored(first.orgId))?.outbox as { id: string }[];
+        expect(outbox.map((e) => e.id)).not.toContain(id);
+      });
+    // Relay A reads both documents, then waits while `later` is appended and relay B reads
+    // them too; B enqueues, lets A go, and writes only after A has moved what it read: B's
+    // update of the first document finds `first.event` gone and `later` still there. A's next
+    // pass (the flag stayed set for `later`) waits for B's write.
+    let aPasses = 0;
+    const a = relay({
+      producer: {
+        async addBulk(jobs) {
+          if (++aPasses > 1) await moved(later.id);
+          aRead();
+          await gate;
+          return producer.addBulk(jobs);
+        },
+      },
+    }).drain();
+    await aHasRead;
+    await Organizations.updateOne({ _id: first.orgId }, outboxUpdate(later));
+    const b = relay({
+      producer: {
+        async addBulk(jobs) {
+          const added = await producer.addBulk(jobs);
+          openGate();
+          await moved(first.event.id);
+          return added;
+        },
+      },
+    }).drain();
+    await Promise.all([a, b]);
+
+    const ids = [first.event.id, later.id, other.event.id].sort();
+    expect((await queue.getJobs(['waiting'])).map((j) => j.id).sort()).toEqual(ids);
+    const copy = (event: EventEnvelope) => ({ id: event.id, relayedAt: expect.any(Date), entry: event });
+    const firstAfter = await stored(first.orgId);
+    expect(firstAfter).toMatchObject({ outbox: [], outboxPending: false });
+    expect(firstAfter?.outboxRelayed).toEqual([copy(first.event), copy(later)]);
+    const otherAfter = await stored(other.orgId);
+    expect(otherAfter).toMatchObject({ outbox: [], outboxPending: false });
+    expect(otherAfter?.outboxRelayed).toEqual([copy(other.event)]);
+  });
+
   /** A relay whose producer resolves `enqueued` after its first enqueue. */
   function signalledRelay() {
     let release: () => void = () => {};
@@ -252,10 +385,10 @@ describe('outbox relay', () => {
     });
     const started = relay({
       producer: {
-        async add(payload, opts) {
-          const job = await producer.add(payload, opts);
+        async addBulk(jobs) {
+          const added = await producer.addBulk(jobs);
           release();
-          return job;
+          return added;
         },
       },
     });
@@ -289,9 +422,9 @@ describe('outbox relay', () => {
     let woken = 0;
     const stopped = relay({
       producer: {
-        async add(payload, opts) {
+        async addBulk(jobs) {
           woken++;
-          return producer.add(payload, opts);
+          return producer.addBulk(jobs);
         },
       },
     });
@@ -319,10 +452,10 @@ describe('outbox relay', () => {
     });
     const slow = relay({
       producer: {
-        async add(payload, opts) {
+        async addBulk(jobs) {
           enqueueStarted();
           await gate;
-          return producer.add(payload, opts);
+          return producer.addBulk(jobs);
         },
       },
     });

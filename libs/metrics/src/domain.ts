@@ -124,7 +124,7 @@ export const RELAY_LAG_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2
 
 /** What `relayLag` wraps: the relay's `producer` (`createProducer('events', …)`). */
 export interface TimedProducer<E extends { createdAt: string }, O> {
-  add(event: E, opts: O): Promise<unknown>;
+  addBulk(jobs: readonly { payload: E; opts: O }[]): Promise<unknown>;
 }
 
 const relayLagHistograms = new WeakMap<Registry, Histogram<'collection'>>();
@@ -158,10 +158,13 @@ export function relayLag<E extends { createdAt: string }, O>(
 ): TimedProducer<E, O> {
   const observe = relayLagHistogram(registry).labels({ collection }).observe;
   return {
-    async add(event, opts) {
-      const added = await producer.add(event, opts);
-      const created = Date.parse(event.createdAt);
-      if (Number.isFinite(created)) observe(Math.max(0, (now() - created) / 1000));
+    async addBulk(jobs) {
+      const added = await producer.addBulk(jobs);
+      const at = now();
+      for (const { payload } of jobs) {
+        const created = Date.parse(payload.createdAt);
+        if (Number.isFinite(created)) observe(Math.max(0, (at - created) / 1000));
+      }
       return added;
     },
   };

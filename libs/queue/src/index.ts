@@ -18,6 +18,7 @@ export {
 } from './job-outbox';
 export {
   type AddOptions,
+  type BulkJob,
   createProducer,
   DEFAULT_JOB_OPTIONS,
   type Producer,

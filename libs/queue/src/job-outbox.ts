@@ -8,7 +8,7 @@ import {
 import { currentCarrier, type TraceCarrier } from '@parametric/tracing';
 import { type Collection, Schema } from 'mongoose';
 import { z } from 'zod';
-import type { AddOptions, Producer } from './producer';
+import type { AddOptions, BulkJob, Producer } from './producer';
 import { type Payload, QUEUES, type QueueName } from './registry';
 import { validatePayload } from './validate';
 
@@ -140,17 +140,26 @@ export function startJobOutboxRelay(options: JobOutboxRelayOptions): OutboxRelay
         const { id, queue, trace } = stored.data;
         const payload = QUEUES[queue].safeParse(stored.data.payload);
         if (!payload.success) return { ok: false, issues: payload.error.issues };
-        const producer = producers[queue] as Producer<typeof queue> | undefined;
-        return {
-          ok: true,
-          id,
-          send: async () => {
+        // The stored trace, or none: the relay may run inside an unrelated request's context.
+        const opts: AddOptions = { jobId: id, trace: trace ?? null };
+        return { ok: true, id, job: { queue, payload: payload.data, opts } };
+      },
+      // One `addBulk` per queue, in parallel; a job for a queue without a producer fails the
+      // pass, so it stays pending.
+      async send(jobs) {
+        const byQueue = new Map<QueueName, BulkJob<QueueName>[]>();
+        for (const { queue, payload, opts } of jobs) {
+          const group = byQueue.get(queue) ?? [];
+          group.push({ payload: payload as never, opts });
+          byQueue.set(queue, group);
+        }
+        await Promise.all(
+          [...byQueue].map(([queue, group]) => {
+            const producer = producers[queue] as Producer<QueueName> | undefined;
             if (!producer) throw new Error(`no producer for queue "${queue}"`);
-            // The stored trace, or none: the relay may run inside an unrelated request's context.
-            const opts: AddOptions = { jobId: id, trace: trace ?? null };
-            await producer.add(payload.data as never, opts);
-          },
-        };
+            return producer.addBulk(group);
+          }),
+        );
       },
     },
   });

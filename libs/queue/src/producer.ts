@@ -40,10 +40,21 @@ export interface AddOptions {
   trace?: TraceCarrier | null;
 }
 
+/** One job of `Producer.addBulk`. */
+export interface BulkJob<N extends QueueName> {
+  payload: Payload<N>;
+  opts?: AddOptions;
+}
+
 export interface Producer<N extends QueueName> {
   readonly name: N;
   /** Rejects with `QueueTimeoutError` when Redis does not answer in time (the job may still land). */
   add(payload: Payload<N>, opts?: AddOptions): Promise<Job<Payload<N>>>;
+  /**
+   * `add` for many jobs in one round trip (BullMQ `addBulk`): every payload validated first, so
+   * one bad payload adds none. For the outbox relays, which move a pass's entries together.
+   */
+  addBulk(jobs: readonly BulkJob<N>[]): Promise<Job<Payload<N>>[]>;
   /**
    * Makes sure a job with this id is waiting, delayed or running: if BullMQ still holds a
    * finished (completed or failed) job under the id, that one is removed and the job added
@@ -102,8 +113,7 @@ export function createProducer<N extends QueueName>(name: N, options: ProducerOp
   });
   queue.on('error', options.onError ?? ((error) => console.error(`[queue ${name}] producer error`, error)));
 
-  /** Validated before the deadline starts: a bad payload is an `InvalidPayloadError`, never a timeout. */
-  const enqueue = async (data: Payload<N>, opts: AddOptions) => {
+  const jobOptionsOf = (data: Payload<N>, opts: AddOptions): JobsOptions => {
     const jobOptions: JobsOptions = {};
     if (opts.jobId !== undefined) jobOptions.jobId = opts.jobId;
     if (opts.delay !== undefined) jobOptions.delay = opts.delay;
@@ -113,14 +123,25 @@ export function createProducer<N extends QueueName>(name: N, options: ProducerOp
     // that carries its own trace (an event, stamped when its request wrote it) keeps that one.
     const carrier = hasOwnTrace(data) ? undefined : opts.trace === undefined ? currentCarrier() : opts.trace;
     if (carrier) jobOptions.telemetry = { metadata: JSON.stringify(carrier) };
-    return (await queue.add(name, data, jobOptions)) as Job<Payload<N>>;
+    return jobOptions;
   };
+  /** Validated before the deadline starts: a bad payload is an `InvalidPayloadError`, never a timeout. */
+  const enqueue = async (data: Payload<N>, opts: AddOptions) =>
+    (await queue.add(name, data, jobOptionsOf(data, opts))) as Job<Payload<N>>;
 
   return {
     name,
     async add(payload, opts = {}) {
       const data = validatePayload(name, payload);
       return bounded('add', () => enqueue(data, opts));
+    },
+    async addBulk(jobs) {
+      const bulk = jobs.map(({ payload, opts = {} }) => {
+        const data = validatePayload(name, payload);
+        return { name, data, opts: jobOptionsOf(data, opts) };
+      });
+      if (bulk.length === 0) return [];
+      return bounded('addBulk', async () => (await queue.addBulk(bulk)) as Job<Payload<N>>[]);
     },
     async ensure(payload, opts) {
       const data = validatePayload(name, payload);

@@ -99,6 +99,25 @@ describe('createProducer', () => {
     });
   });
 
+  it('addBulk enqueues every job under its own id, skips ids it still holds, and adds none if one payload is invalid', async () => {
+    const [first, second] = [kybVerified(), kybVerified()];
+    await producer.add(first, { jobId: first.id });
+
+    const bad = { ...kybVerified(), event: 'kyb.pending' };
+    await expect(
+      producer.addBulk([{ payload: second, opts: { jobId: second.id } }, { payload: bad as never }]),
+    ).rejects.toThrow(InvalidPayloadError);
+    expect(await jobCount()).toBe(1);
+
+    await producer.addBulk([
+      { payload: first, opts: { jobId: first.id } },
+      { payload: second, opts: { jobId: second.id, attempts: 2 } },
+    ]);
+    expect(await jobCount()).toBe(2);
+    expect((await inspect.getJob(second.id))?.data).toEqual(second);
+    expect((await inspect.getJob(second.id))?.opts.attempts).toBe(2);
+  });
+
   it('close() releases the connection it opened for a URL', async () => {
     const own = createProducer('events', { connection: testRedisUrl(), prefix: `${prefix}-own` });
     await own.add(kybVerified());
