@@ -125,6 +125,8 @@ export const RELAY_LAG_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2
 /** What `relayLag` wraps: the relay's `producer` (`createProducer('events', …)`). */
 export interface TimedProducer<E extends { createdAt: string }, O> {
   addBulk(jobs: readonly { payload: E; opts: O }[]): Promise<unknown>;
+  /** How the relay notices that Redis lost data: passed through untouched, or it never would. */
+  swapRelayMarker?(key: string, value: string, ttlMs: number): Promise<string | null>;
 }
 
 const relayLagHistograms = new WeakMap<Registry, Histogram<'collection'>>();
@@ -167,6 +169,7 @@ export function relayLag<E extends { createdAt: string }, O>(
       }
       return added;
     },
+    ...(producer.swapRelayMarker ? { swapRelayMarker: producer.swapRelayMarker.bind(producer) } : {}),
   };
 }
 
