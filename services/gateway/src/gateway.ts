@@ -291,30 +291,31 @@ async function buildGateway(
       '/api',
       onlyWhen((req) => req.principal !== undefined, callerApi),
     );
-    callerApi.use(
-      mountRoutes<PartnerContext & UserRoutesContext>(
-        Router(),
-        [...organizationRoutes, ...userRoutes],
-        (req) => {
-          const principal = principalOf(req);
-          let tenant: TenantGatewayData | undefined;
-          return {
-            principal,
-            // Made when a handler asks: reads of the caller (GET /organizations/me, /auth/session) never do.
-            get tenant() {
-              tenant ??= repositories.forOrganization(principal.organization._id);
-              return tenant;
-            },
-            organizations: organizationDomain,
-            apiKeys,
-            users,
-            // Under the stamp this request saw, so a cached URL is only used while it holds.
-            webhookUrlOf: (organizationId: string) => webhookUrlOf(organizationId, req.authVersion),
-          };
-        },
-      ),
-      forwardingRoutes(forwarding),
+    // The gateway's own routes on `callerApi` itself, not in a router of their own: a request
+    // that leaves a router without an answer (every forwarded one: `GET /policies/{id}`) goes on
+    // only at the next turn of the event loop.
+    mountRoutes<PartnerContext & UserRoutesContext>(
+      callerApi,
+      [...organizationRoutes, ...userRoutes],
+      (req) => {
+        const principal = principalOf(req);
+        let tenant: TenantGatewayData | undefined;
+        return {
+          principal,
+          // Made when a handler asks: reads of the caller (GET /organizations/me, /auth/session) never do.
+          get tenant() {
+            tenant ??= repositories.forOrganization(principal.organization._id);
+            return tenant;
+          },
+          organizations: organizationDomain,
+          apiKeys,
+          users,
+          // Under the stamp this request saw, so a cached URL is only used while it holds.
+          webhookUrlOf: (organizationId: string) => webhookUrlOf(organizationId, req.authVersion),
+        };
+      },
     );
+    callerApi.use(forwardingRoutes(forwarding));
   };
 
   const audit = repositories.opsAudit();
