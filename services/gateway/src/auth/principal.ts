@@ -150,7 +150,8 @@ export function authenticate(deps: AuthDeps): RequestHandler {
         picked.push({ limit: limits.paymentsInitiate, key: principal.limitKey });
       }
     }
-    next(await consumeAll(res, picked, deps.logger));
+    // A cached caller has spent its point with the stamp check: nothing is left to await.
+    next(picked.length === 0 ? undefined : await consumeAll(res, picked, deps.logger));
   };
 }
 
