@@ -1,5 +1,5 @@
 import { Registry } from 'prom-client';
-import { relayLag } from '../../src';
+import { parseExposition, relayLag, sampleValue } from '../../src';
 
 type Event = { id: string; createdAt: string };
 const T0 = Date.parse('2026-11-27T10:00:00.000Z');
@@ -45,13 +45,11 @@ describe('relayLag: the events relay’s producer, timed', () => {
     ];
     await timed.addBulk(events.map((payload) => ({ payload, opts: { jobId: payload.id } })));
     expect(producer.added).toEqual(events);
-    const histogram = (await registry.getMetricsAsJSON()).find((m) => m.name === 'outbox_relay_lag_seconds');
-    const values = histogram?.values ?? [];
-    const count = values.find((v) => v.metricName === 'outbox_relay_lag_seconds_count');
-    const sum = values.find((v) => v.metricName === 'outbox_relay_lag_seconds_sum');
-    expect(count?.value).toBe(2);
-    expect(sum?.value).toBeCloseTo(3.0);
-    expect(count?.labels).toEqual({ collection: 'policies' });
+    // As Prometheus reads it: the exposition `GET /metrics` serves.
+    const samples = parseExposition(await registry.metrics());
+    const policies = { collection: 'policies' };
+    expect(sampleValue(samples, 'outbox_relay_lag_seconds_count', policies)).toBe(2);
+    expect(sampleValue(samples, 'outbox_relay_lag_seconds_sum', policies)).toBeCloseTo(3.0);
   });
 
   it('has no marker to offer when the producer has none', () => {
