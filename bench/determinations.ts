@@ -7,7 +7,10 @@
  * webhooks services, each its own process, on one MongoDB and one Redis.
  *
  * Printed: the ingest rate (determinations/s, first request to last batch answer), the time to
- * the last verified delivery, and beside them, measured in the same run, the bare rate of
+ * the last verified delivery, the platform's CPU per determination (CPU time of every platform
+ * process over the round: the four services, MongoDB and Redis, not this load generator nor the
+ * receivers, divided by the determinations delivered: the figure that sizes a cluster), and
+ * beside them, measured in the same run, the bare rate of
  * RFC 8785 canonicalization + SHA-256 + Ed25519 signing of the same records in this process.
  * Medians of ROUNDS rounds (a fresh set of policies per round). A sample of the delivered
  * determinations is then read through the partner API and its signature verified with the
@@ -28,7 +31,16 @@ import mongoose from 'mongoose';
 import { owedFigure } from '../services/determinations/src/determinations/amount';
 import { generateSigningKeyPem, loadSigningKeys } from '../services/determinations/src/signing/keys';
 import { signDetermination } from '../services/determinations/src/signing/sign';
-import { json, median, startProcess, stopProcesses, waitReady } from './support/run';
+import {
+  json,
+  median,
+  pidListeningOn,
+  processCpuMicros,
+  report,
+  startProcess,
+  stopProcesses,
+  waitReady,
+} from './support/run';
 
 const TOTAL = Number(process.env.BENCH_DETERMINATIONS ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -227,6 +239,17 @@ async function main(): Promise<void> {
       }),
     );
     await waitReady([gatewayPort, policyPort, determinationsPort, webhooksPort]);
+    const [webhooksChild, policyChild, determinationsChild, gatewayChild] = children;
+    const platformPids: Record<string, number | undefined> = {
+      gateway: gatewayChild?.pid,
+      policy: policyChild?.pid,
+      determinations: determinationsChild?.pid,
+      webhooks: webhooksChild?.pid,
+      mongo: pidListeningOn(Number(new URL(mongo.url).port)),
+      redis: pidListeningOn(Number(new URL(redis.url).port)),
+    };
+    const cpuNow = () =>
+      Object.fromEntries(Object.entries(platformPids).map(([name, pid]) => [name, processCpuMicros(pid)]));
     await policyDb.asPromise();
     const api = `http://127.0.0.1:${gatewayPort}/api`;
     const ops = `http://127.0.0.1:${opsPort}/ops`;
@@ -253,6 +276,8 @@ async function main(): Promise<void> {
     const ingestRates: number[] = [];
     const endToEnd: number[] = [];
     const bareRates: number[] = [];
+    /** µs of CPU per determination, per platform process, each round. */
+    const cpuRounds: Array<Record<string, number>> = [];
     let lastRound: { policies: BenchPolicy[] } | undefined;
     for (let round = 1; round <= ROUNDS; round++) {
       const policies = await insertPolicies(policyDb, partners, round);
@@ -261,6 +286,7 @@ async function main(): Promise<void> {
       const batches: unknown[][] = [];
       for (let i = 0; i < items.length; i += BATCH) batches.push(items.slice(i, i + BATCH));
 
+      const cpuBefore = cpuNow();
       const started = process.hrtime.bigint();
       let next = 0;
       await Promise.all(
@@ -296,13 +322,20 @@ async function main(): Promise<void> {
         ),
       );
       const deliveredSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const cpuAfter = cpuNow();
+      const cpu: Record<string, number> = {};
+      for (const [name, end] of Object.entries(cpuAfter)) {
+        const start = cpuBefore[name];
+        if (start !== undefined && end !== undefined) cpu[name] = (end - start) / TOTAL;
+      }
+      cpuRounds.push(cpu);
       const bare = bareSigningRate(policies);
       ingestRates.push(TOTAL / ingestSeconds);
       endToEnd.push(deliveredSeconds);
       bareRates.push(bare);
       lastRound = { policies };
       console.log(
-        `round ${round}: ingest ${(TOTAL / ingestSeconds).toFixed(0)} determinations/s (${ingestSeconds.toFixed(1)} s), last verified delivery after ${deliveredSeconds.toFixed(1)} s, bare sign ${bare.toFixed(0)}/s`,
+        `round ${round}: ingest ${(TOTAL / ingestSeconds).toFixed(0)} determinations/s (${ingestSeconds.toFixed(1)} s), last verified delivery after ${deliveredSeconds.toFixed(1)} s, platform CPU ${(sumOf(cpu) / 1000).toFixed(2)} ms per determination, bare sign ${bare.toFixed(0)}/s`,
       );
     }
 
@@ -327,13 +360,37 @@ async function main(): Promise<void> {
 
     const ingest = median(ingestRates);
     const bare = median(bareRates);
+    const delivered = median(endToEnd);
+    const cpuMs = median(cpuRounds.map(sumOf)) / 1000;
+    const cpuByProcess = Object.keys(platformPids)
+      .map((name) => `${name} ${(median(cpuRounds.map((r) => r[name] ?? 0)) / 1000).toFixed(2)}`)
+      .join(', ');
     console.log(`
 Drought day: ${TOTAL.toLocaleString('en')} determinations, ${ORGANIZATIONS} organizations, batches of ${BATCH} (${PARALLEL_BATCHES} in flight); medians of ${ROUNDS} round(s)
   ingest through the ops batch door:     ${ingest.toFixed(0)} determinations/s
   to the last verified delivery:         ${median(endToEnd).toFixed(1)} s
   bare canonicalize + SHA-256 + Ed25519: ${bare.toFixed(0)} signatures/s (this process)
   ratio ingest / bare:                   ${((100 * ingest) / bare).toFixed(1)}%
+  platform CPU per determination:        ${cpuMs.toFixed(2)} ms (${cpuByProcess})
   sample verified with the JWKS:         ${verified}/${sample.length}`);
+    report([
+      {
+        benchmark: 'determinations',
+        figure: `drought day, ${TOTAL} determinations end to end (ops batch door to verified determination.delivered)`,
+        value: TOTAL / delivered,
+        unit: 'determinations/s',
+        target: '>= 500/s (10,000 in <= 20 s)',
+        met: TOTAL / delivered >= 500,
+      },
+      {
+        benchmark: 'determinations',
+        figure: `platform CPU per determination (${cpuByProcess} ms)`,
+        value: cpuMs,
+        unit: 'ms',
+        target: '<= 3 ms',
+        met: cpuMs <= 3,
+      },
+    ]);
   } finally {
     await Promise.all(partners.map((p) => p.receiver.close()));
     await policyDb.close().catch(() => undefined);
@@ -346,3 +403,7 @@ main().catch((err) => {
   console.error(err);
   process.exit(1);
 });
+
+function sumOf(cpu: Record<string, number>): number {
+  return Object.values(cpu).reduce((sum, v) => sum + v, 0);
+}
