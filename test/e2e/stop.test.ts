@@ -68,9 +68,9 @@ const exitOf = (platform: Platform) =>
   once(platform.running.child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
 
 /**
- * Whether any socket still listens on the port (Linux: /proc/net/tcp and tcp6, state 0A). Not
- * "can we bind it": the ports come from the ephemeral range, so once the platform has let one go
- * any process's outgoing connection may take it as its local port, which is not the platform's.
+ * Whether any socket still listens on the port (Linux: /proc/net/tcp and tcp6, state 0A): what a
+ * stop owes. Not "can we bind it": once the platform has let a port go, another process's
+ * socket may hold it, which is not the platform's doing (it happened once on CI).
  */
 function listening(port: number): boolean {
   const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
-import { freePort } from '@parametric/local-process';
 import { eventually } from '@parametric/test-harness';
 import { listeners } from '@parametric/topology';
 
@@ -27,6 +27,34 @@ const topologyPorts = listeners().map(({ listener }) => listener.portEnv);
 if ([...topologyPorts].sort().join() !== [...PORT_NAMES].sort().join())
   throw new Error(`test/e2e/support.ts's ports (${PORT_NAMES}) are not tools/topology's (${topologyPorts})`);
 
+/** Below the ephemeral range (Linux's default starts at 32768), above the well-known services. */
+const PLATFORM_PORTS = { from: 20_000, to: 32_767 };
+
+/**
+ * A port for one of the platform's processes, bindable now, outside the ephemeral range: the
+ * stores `npm start` starts pick theirs from the ephemeral range (listen on port 0), and so does
+ * every outgoing connection on the machine, so a port taken from that range and released until
+ * the platform binds it could be handed to either meanwhile (it was, on CI: the launcher's Redis
+ * got the policy service's port).
+ */
+async function platformPort(taken: Set<number>): Promise<number> {
+  for (;;) {
+    const port =
+      PLATFORM_PORTS.from + Math.floor(Math.random() * (PLATFORM_PORTS.to - PLATFORM_PORTS.from + 1));
+    if (taken.has(port) || !(await bindable(port))) continue;
+    taken.add(port);
+    return port;
+  }
+}
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
 /**
  * Free ports for every listener of the platform, and an environment that uses them and starts
  * its own MongoDB, Redis and chain (the test run's are not inherited), plus `extra`; a variable
@@ -36,9 +64,9 @@ export async function platformEnv(
   extra: NodeJS.ProcessEnv = {},
   unset: readonly string[] = [],
 ): Promise<{ env: NodeJS.ProcessEnv; ports: Record<PortName, number> }> {
-  const ports = Object.fromEntries(
-    await Promise.all(PORT_NAMES.map(async (n) => [n, await freePort()] as const)),
-  ) as Record<PortName, number>;
+  const taken = new Set<number>();
+  const ports = {} as Record<PortName, number>;
+  for (const name of PORT_NAMES) ports[name] = await platformPort(taken);
   const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
   for (const name of [
     'MONGO_URL',
