@@ -38,7 +38,15 @@ export async function connectMongo({
     connectTimeoutMS,
     autoIndex: true,
   });
-  connection.on('disconnected', () => logger?.warn({ dbName }, 'MongoDB disconnected'));
+  // A close we asked for (a stop) is routine; losing the server is what an operator must see.
+  let closing = false;
+  connection.on('disconnecting', () => {
+    closing = true;
+  });
+  connection.on('disconnected', () => {
+    if (closing) logger?.info({ dbName }, 'MongoDB connection closed');
+    else logger?.warn({ dbName }, 'MongoDB disconnected');
+  });
   connection.on('reconnected', () => logger?.info({ dbName }, 'MongoDB reconnected'));
   await connection.asPromise();
   return connection;

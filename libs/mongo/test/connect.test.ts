@@ -34,16 +34,38 @@ describe('connectMongo', () => {
     }
   });
 
-  it('logs a warning with the database name when the connection goes down', async () => {
+  it('logs a warning with the database name when MongoDB goes away, and only info when the service closes it', async () => {
     const lines: Record<string, unknown>[] = [];
     const logger = createLogger({
       name: 'mongo-test',
       destination: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
     });
-    const dbName = uniqueDatabaseName('mongo_logged');
-    const connection = await connectMongo({ url: testMongoUrl(), dbName, logger });
-    await connection.close();
-    expect(lines).toContainEqual(expect.objectContaining({ level: 40, dbName, msg: 'MongoDB disconnected' }));
+    const target = new URL(testMongoUrl());
+    const proxy = await freezableProxy({ host: target.hostname, port: Number(target.port) });
+    const lost = await connectMongo({
+      url: `mongodb://${proxy.address}/?directConnection=true`,
+      dbName: uniqueDatabaseName('mongo_lost'),
+      logger,
+      serverSelectionTimeoutMS: 300,
+    });
+    const closed = await connectMongo({ url: testMongoUrl(), dbName: uniqueDatabaseName('mongo_closed'), logger });
+    try {
+      await proxy.stop();
+      await expect(lost.collection('probes').findOne({})).rejects.toThrow();
+      await eventually(() =>
+        expect(lines).toContainEqual(
+          expect.objectContaining({ level: 40, dbName: lost.name, msg: 'MongoDB disconnected' }),
+        ),
+      );
+      await closed.close();
+      expect(lines).toContainEqual(
+        expect.objectContaining({ level: 30, dbName: closed.name, msg: 'MongoDB connection closed' }),
+      );
+      expect(lines).not.toContainEqual(expect.objectContaining({ level: 40, dbName: closed.name }));
+    } finally {
+      await lost.close();
+      await closed.close();
+    }
   });
 
   it('rejects when no server answers', async () => {
