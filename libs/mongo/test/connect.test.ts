@@ -48,7 +48,11 @@ describe('connectMongo', () => {
       logger,
       serverSelectionTimeoutMS: 300,
     });
-    const closed = await connectMongo({ url: testMongoUrl(), dbName: uniqueDatabaseName('mongo_closed'), logger });
+    const closed = await connectMongo({
+      url: testMongoUrl(),
+      dbName: uniqueDatabaseName('mongo_closed'),
+      logger,
+    });
     try {
       await proxy.stop();
       await expect(lost.collection('probes').findOne({})).rejects.toThrow();

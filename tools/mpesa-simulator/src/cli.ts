@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { type CommandLine, commandLine } from '@parametric/local-process';
 import { type MpesaSimulatorOptions, startMpesaSimulator } from './simulator';
 
 /**
@@ -22,10 +22,8 @@ A local Safaricom Daraja (OAuth, STK push/query, B2C, Transaction Status) with s
   --timestamp-zone Z        EAT, UTC or any (default any)                           $MPESA_SIMULATOR_TIMESTAMP_ZONE
 GET /_requests lists what arrived (DELETE resets); GET /_transactions; GET /_callbacks.`;
 
-function fail(message: string): never {
-  process.stderr.write(`mpesa-simulator: ${message}\n${USAGE}\n`);
-  process.exit(2);
-}
+// Annotated: a never-returning `cli.fail` narrows only through an explicitly typed name.
+const cli: CommandLine = commandLine('mpesa-simulator', USAGE);
 
 const env = (name: string) => {
   const value = process.env[`MPESA_SIMULATOR_${name}`];
@@ -34,7 +32,7 @@ const env = (name: string) => {
 
 function whole(flag: string, raw: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
   const n = Number(raw);
-  if (!/^\d+$/.test(raw) || n < min || n > max) fail(`invalid ${flag} ${raw}`);
+  if (!/^\d+$/.test(raw) || n < min || n > max) cli.fail(`invalid ${flag} ${raw}`);
   return n;
 }
 
@@ -59,53 +57,12 @@ const FLAGS = {
 
 type Flag = keyof typeof FLAGS;
 
-/** parseArgs' errors, worded as this command words them. */
-function parseError(error: unknown): never {
-  const { code, message } = error as NodeJS.ErrnoException;
-  const quoted = /'([^' ,]*)/.exec(message)?.[1];
-  switch (code) {
-    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
-      fail(`unknown option ${quoted}`);
-      break;
-    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
-      // Also `--port -1`: parseArgs takes a value starting with '-' for a forgotten one.
-      fail(
-        `${quoted} needs a value${/ambiguous/.test(message) ? ` (one starting with '-' goes as ${quoted}=VALUE)` : ''}`,
-      );
-      break;
-    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
-      fail(`unexpected argument ${quoted}`);
-  }
-  throw error;
-}
-
 function parse(argv: string[]): CliOptions {
-  const options = Object.fromEntries(
-    Object.keys(FLAGS).map((flag) => [flag, { type: 'string' as const }]),
-  ) as Record<Flag, { type: 'string' }>;
-  let values: Partial<Record<Flag, string>> & { help?: boolean };
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: { ...options, help: { type: 'boolean', short: 'h' } },
-    }));
-  } catch (error) {
-    parseError(error);
-  }
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    process.exit(0);
-  }
-  /** The option's value, else its variable's; an empty option is a mistake, an empty variable unset. */
-  const get = (flag: Flag): string | undefined => {
-    const given = values[flag];
-    if (given === '') fail(`--${flag} needs a value`);
-    return given ?? env(FLAGS[flag]);
-  };
+  const values = cli.parse(argv, Object.keys(FLAGS) as Flag[]);
+  /** The option's value, else its variable's (an empty option is refused by the parse, an empty variable is unset). */
+  const get = (flag: Flag): string | undefined => values[flag] ?? env(FLAGS[flag]);
   const zone = get('timestamp-zone') ?? 'any';
-  if (zone !== 'EAT' && zone !== 'UTC' && zone !== 'any') fail(`invalid --timestamp-zone ${zone}`);
+  if (zone !== 'EAT' && zone !== 'UTC' && zone !== 'any') cli.fail(`invalid --timestamp-zone ${zone}`);
   const number = (flag: Flag, min: number, max?: number) => {
     const raw = get(flag);
     return raw === undefined ? undefined : whole(`--${flag}`, raw, min, max);
@@ -129,12 +86,7 @@ function parse(argv: string[]): CliOptions {
 
 async function main(): Promise<void> {
   const options = parse(process.argv.slice(2));
-  const simulator = await startMpesaSimulator(options).catch((error: Error) => {
-    process.stderr.write(
-      `mpesa-simulator: cannot listen on ${options.host}:${options.port}: ${error.message}\n`,
-    );
-    process.exit(1);
-  });
+  const simulator = await cli.listen(options, () => startMpesaSimulator(options));
   process.stdout.write(
     `mpesa-simulator listening on ${simulator.url} (shortcode ${options.shortcode}, b2c shortcode ${options.b2cShortcode}, consumer key ${options.consumerKey})\n`,
   );
@@ -145,14 +97,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${c.sentAt} callback ${c.kind} ${c.url} ${c.status ?? c.error}\n`);
   });
 
-  let stopping = false;
-  const shutdown = () => {
-    if (stopping) return;
-    stopping = true;
-    simulator.close().then(() => process.exit(0));
-  };
-  process.on('SIGINT', shutdown);
-  process.on('SIGTERM', shutdown);
+  cli.closeOnSignal(() => simulator.close());
 }
 
 void main();

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { type CommandLine, commandLine } from '@parametric/local-process';
 import { startWebhookReceiver } from './receiver';
 
 /**
@@ -19,64 +19,12 @@ interface CliOptions {
   secret?: string;
 }
 
-function fail(message: string): never {
-  process.stderr.write(`webhook-receiver: ${message}\n${USAGE}\n`);
-  process.exit(2);
-}
-
-/** parseArgs' errors, worded as this command words them. */
-function parseError(error: unknown): never {
-  const { code, message } = error as NodeJS.ErrnoException;
-  const quoted = /'([^' ,]*)/.exec(message)?.[1];
-  switch (code) {
-    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
-      fail(`unknown option ${quoted}`);
-      break;
-    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
-      // Also `--port -1`: parseArgs takes a value starting with '-' for a forgotten one.
-      fail(
-        `${quoted} needs a value${/ambiguous/.test(message) ? ` (one starting with '-' goes as ${quoted}=VALUE)` : ''}`,
-      );
-      break;
-    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
-      fail(`unexpected argument ${quoted}`);
-  }
-  throw error;
-}
-
-/** A port, 0 (any free one) to 65535. */
-function port(raw: string): number {
-  const n = Number(raw);
-  if (!/^\d+$/.test(raw) || n > 65535) fail(`invalid port ${raw}`);
-  return n;
-}
+const cli: CommandLine = commandLine('webhook-receiver', USAGE);
 
 function parse(argv: string[]): CliOptions {
-  let values: { port?: string; host?: string; secret?: string; help?: boolean };
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        port: { type: 'string' },
-        host: { type: 'string' },
-        secret: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (error) {
-    parseError(error);
-  }
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    process.exit(0);
-  }
-  for (const flag of ['port', 'host', 'secret'] as const) {
-    if (values[flag] === '') fail(`--${flag} needs a value`);
-  }
+  const values = cli.parse(argv, ['port', 'host', 'secret']);
   return {
-    port: values.port === undefined ? 4000 : port(values.port),
+    port: values.port === undefined ? 4000 : cli.port(values.port),
     host: values.host ?? '127.0.0.1',
     secret: values.secret ?? (process.env.WEBHOOK_SECRET || undefined),
   };
@@ -84,12 +32,7 @@ function parse(argv: string[]): CliOptions {
 
 async function main(): Promise<void> {
   const options = parse(process.argv.slice(2));
-  const receiver = await startWebhookReceiver(options).catch((error: Error) => {
-    process.stderr.write(
-      `webhook-receiver: cannot listen on ${options.host}:${options.port}: ${error.message}\n`,
-    );
-    process.exit(1);
-  });
+  const receiver = await cli.listen(options, () => startWebhookReceiver(options));
   const secretState = (set: boolean) => (set ? 'secret set' : 'no secret yet: PUT /_secret to set it');
   process.stdout.write(`webhook-receiver listening on ${receiver.url} (${secretState(!!options.secret)})\n`);
 
@@ -99,14 +42,7 @@ async function main(): Promise<void> {
   });
   receiver.onSecretChange((set) => process.stdout.write(`${new Date().toISOString()} ${secretState(set)}\n`));
 
-  let stopping = false;
-  const shutdown = () => {
-    if (stopping) return;
-    stopping = true;
-    receiver.close().then(() => process.exit(0));
-  };
-  process.on('SIGINT', shutdown);
-  process.on('SIGTERM', shutdown);
+  cli.closeOnSignal(() => receiver.close());
 }
 
 void main();
