@@ -636,7 +636,7 @@ describe(`${INSECURE}`, () => {
   const withText = (file: string, edit: (text: string) => string) =>
     files.map((f) => (f.file === file ? { file, text: edit(f.text) } : f));
   test.each([
-    ['a ConfigMap key', withText('k8s/base/platform-config.yaml', (t) => `${t}  ${INSECURE}: "true"\n`)],
+    ['a ConfigMap key', withText('k8s/base/platform-config.env', (t) => `${t}${INSECURE}=true\n`)],
     [
       'a Deployment env entry',
       withText('k8s/base/webhooks-deployment.yaml', (t) =>

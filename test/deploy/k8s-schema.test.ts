@@ -33,6 +33,7 @@ import {
   readK8sFile,
   readKustomization,
   readListedResources,
+  readPlatformConfig,
   readRepoFile,
   repoFileExists,
 } from './support';
@@ -88,10 +89,18 @@ describe('k8s/base kustomization', () => {
     expect(partOf).toContain('parametric');
   });
 
-  test('lists at least the platform ConfigMap, the gateway and the webhooks resources, each once', () => {
+  test('generates the platform ConfigMap from platform-config.env, so its name carries a hash of it', () => {
+    expect(kustomization.raw.configMapGenerator).toEqual([
+      { name: 'platform-config', envs: ['platform-config.env'] },
+    ]);
+    const configMap = readPlatformConfig();
+    expect(() => validateK8s(configMap)).not.toThrow();
+    expect(Object.keys(configMap.data as Obj).length).toBeGreaterThan(0);
+  });
+
+  test('lists at least the gateway and the webhooks resources, each once', () => {
     expect(kustomization.resources).toEqual(
       expect.arrayContaining([
-        'platform-config.yaml',
         'gateway-deployment.yaml',
         'gateway-service.yaml',
         'gateway-ops-service.yaml',

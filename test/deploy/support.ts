@@ -55,9 +55,49 @@ export function readKustomization(): Kustomization {
   return { resources, raw };
 }
 
-/** The resources listed in the kustomization, parsed, with the file each came from. */
+/** `KEY=value` lines of a kustomize env file (comments and blank lines skipped), as kustomize reads them. */
+export function parseEnvFile(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    if (line.trim() === '' || line.trimStart().startsWith('#')) continue;
+    const eq = line.indexOf('=');
+    if (eq <= 0) throw new Error(`not KEY=value: ${line}`);
+    out[line.slice(0, eq)] = line.slice(eq + 1);
+  }
+  return out;
+}
+
+/**
+ * The ConfigMaps of the base's configMapGenerator, under their unhashed names (the ones the
+ * Deployments refer to; kustomize appends the hash to both when rendering), with the env file
+ * each came from.
+ */
+export function readGeneratedConfigMaps(): { file: string; obj: Obj }[] {
+  const generators = readKustomization().raw.configMapGenerator;
+  return (Array.isArray(generators) ? generators.filter(isObj) : []).map((gen) => {
+    const envs = Array.isArray(gen.envs) ? gen.envs.map(String) : [];
+    const data: Record<string, string> = {};
+    for (const env of envs) Object.assign(data, parseEnvFile(readFileSync(path.join(k8sBase, env), 'utf8')));
+    return {
+      file: envs.join(','),
+      obj: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: String(gen.name) }, data },
+    };
+  });
+}
+
+/** The base's platform-config ConfigMap (generated from k8s/base/platform-config.env). */
+export function readPlatformConfig(): Obj {
+  const found = readGeneratedConfigMaps().find(({ obj }) => nameOf(obj) === 'platform-config');
+  if (!found) throw new Error('no platform-config configMapGenerator in k8s/base/kustomization.yaml');
+  return found.obj;
+}
+
+/** The resources listed in the kustomization and the ConfigMaps it generates, parsed, with the file each came from. */
 export function readListedResources(): { file: string; obj: Obj }[] {
-  return readKustomization().resources.map((file) => ({ file, obj: readK8sFile(file) }));
+  return [
+    ...readGeneratedConfigMaps(),
+    ...readKustomization().resources.map((file) => ({ file, obj: readK8sFile(file) })),
+  ];
 }
 
 export function findResource(kind: string, name: string): Obj {

@@ -18,6 +18,7 @@ import {
   parseYaml,
   problemsOf,
   readK8sFile,
+  readPlatformConfig,
   readRepoFile,
 } from './support';
 
@@ -172,7 +173,7 @@ function k8sServicePort(name: string, portName: string): unknown {
 }
 
 describe('k8s/base wires the services as tools/topology does', () => {
-  const config = configData(readK8sFile('platform-config.yaml'));
+  const config = configData(readPlatformConfig());
 
   test('ports, container ports and the services’ URLs', () => {
     expect(k8sProblems(config, k8sServicePort)).toEqual([]);
