@@ -187,35 +187,29 @@ describe('the checks fail on broken copies of the policies', () => {
     edit(copy);
     return copy;
   };
-  const extraPolicy = (spec: Obj): Obj => ({
-    apiVersion: 'networking.k8s.io/v1',
-    kind: 'NetworkPolicy',
-    metadata: { name: 'extra', namespace: 'parametric-prod' },
-    spec,
-  });
+  /** The render plus one more policy, for the pods of `service`. */
+  const withExtraPolicy = (service: string, spec: Obj) =>
+    withPolicy((o) =>
+      o.push({
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'NetworkPolicy',
+        metadata: { name: 'extra', namespace: 'parametric-prod' },
+        spec: { podSelector: { matchLabels: { 'app.kubernetes.io/name': service } }, ...spec },
+      }),
+    );
 
   test('the ops port opened to every namespace', () => {
-    const objs = withPolicy((o) =>
-      o.push(
-        extraPolicy({
-          podSelector: { matchLabels: { 'app.kubernetes.io/name': 'gateway' } },
-          policyTypes: ['Ingress'],
-          ingress: [{ from: [{ namespaceSelector: {} }], ports: [{ protocol: 'TCP', port: 3001 }] }],
-        }),
-      ),
-    );
+    const objs = withExtraPolicy('gateway', {
+      policyTypes: ['Ingress'],
+      ingress: [{ from: [{ namespaceSelector: {} }], ports: [{ protocol: 'TCP', port: 3001 }] }],
+    });
     expect(ingressProblems(objs)).toEqual(['gateway-ops:3001 admits every namespace: not intended']);
   });
 
   test('an internal API (and its /metrics) opened to every pod of the namespace, by a rule without ports', () => {
-    const objs = withPolicy((o) =>
-      o.push(
-        extraPolicy({
-          podSelector: { matchLabels: { 'app.kubernetes.io/name': 'policy' } },
-          ingress: [{ from: [{ podSelector: {} }] }],
-        }),
-      ),
-    );
+    const objs = withExtraPolicy('policy', {
+      ingress: [{ from: [{ podSelector: {} }] }],
+    });
     expect(ingressProblems(objs)).toEqual(['policy:3000 admits every pod of the namespace: not intended']);
   });
 
@@ -248,15 +242,10 @@ describe('the checks fail on broken copies of the policies', () => {
   });
 
   test('egress to everywhere, and a call allowed out but not admitted in', () => {
-    const open = withPolicy((o) =>
-      o.push(
-        extraPolicy({
-          podSelector: { matchLabels: { 'app.kubernetes.io/name': 'payments' } },
-          policyTypes: ['Egress'],
-          egress: [{}],
-        }),
-      ),
-    );
+    const open = withExtraPolicy('payments', {
+      policyTypes: ['Egress'],
+      egress: [{}],
+    });
     expect(egressProblems(open)).toEqual(['payments may connect to anywhere → every port: not intended']);
     const oneSided = withPolicy((o) => {
       const rule = listAt(named(o, 'NetworkPolicy', 'determinations'), 'spec.ingress')[0] as Obj;

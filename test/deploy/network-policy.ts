@@ -78,6 +78,16 @@ function portAllowed(rule: Obj, port: number, portName: string | undefined, prot
   });
 }
 
+/** The policies that select this Deployment's pods for that direction (and so isolate them). */
+function isolating(objs: readonly Obj[], deployment: Obj, type: 'Ingress' | 'Egress'): Obj[] {
+  return objs
+    .filter((o) => o.kind === 'NetworkPolicy')
+    .filter((p) => policyTypes(p).includes(type) && selectsPods(p, podLabels(deployment)));
+}
+
+const rulesOf = (policy: Obj, field: 'ingress' | 'egress'): Obj[] =>
+  Array.isArray(objAt(policy, 'spec')[field]) ? listAt(policy, `spec.${field}`) : [];
+
 /**
  * Who may open a connection to a pod of this Deployment on this container port: `anyone` when no
  * policy isolates the pods for ingress, otherwise every peer of every rule that lets the port in.
@@ -93,13 +103,10 @@ export function admittedTo(
     Array.isArray(c.ports) ? c.ports.filter(isObj) : [],
   );
   const portName = container.find((p) => p.containerPort === port)?.name;
-  const policies = objs
-    .filter((o) => o.kind === 'NetworkPolicy')
-    .filter((p) => policyTypes(p).includes('Ingress') && selectsPods(p, podLabels(deployment)));
+  const policies = isolating(objs, deployment, 'Ingress');
   if (policies.length === 0) return [{ policy: '(none isolates these pods)', peer: 'anyone' }];
   return policies.flatMap((policy) => {
-    const rules = Array.isArray(objAt(policy, 'spec').ingress) ? listAt(policy, 'spec.ingress') : [];
-    return rules
+    return rulesOf(policy, 'ingress')
       .filter((rule) =>
         portAllowed(rule, port, portName === undefined ? undefined : String(portName), protocol),
       )
@@ -117,13 +124,10 @@ export function admittedTo(
 /** Where a pod of this Deployment may connect, as `<peer> → <port>/<protocol>`. */
 export function egressOf(objs: readonly Obj[], deployment: Obj): Allowance[] {
   const deployments = objs.filter((o) => o.kind === 'Deployment');
-  const policies = objs
-    .filter((o) => o.kind === 'NetworkPolicy')
-    .filter((p) => policyTypes(p).includes('Egress') && selectsPods(p, podLabels(deployment)));
+  const policies = isolating(objs, deployment, 'Egress');
   if (policies.length === 0) return [{ policy: '(none isolates these pods)', peer: 'anywhere → every port' }];
   return policies.flatMap((policy) => {
-    const rules = Array.isArray(objAt(policy, 'spec').egress) ? listAt(policy, 'spec.egress') : [];
-    return rules.flatMap((rule) => {
+    return rulesOf(policy, 'egress').flatMap((rule) => {
       const peers =
         Array.isArray(rule.to) && rule.to.length > 0
           ? rule.to
