@@ -38,7 +38,7 @@ function policyOf(overrides: Partial<PolicySnapshot> = {}): PolicySnapshot {
 }
 
 function depsFor(policy: PolicySnapshot, data = repositories.acrossOrganizations()): IngestDeps {
-  return { data, lookupPolicy: async () => policy, keys, reportDueSeconds: 30 * 86_400, now: () => T0 };
+  return { data, lookupPolicies: async () => [policy], keys, reportDueSeconds: 30 * 86_400, now: () => T0 };
 }
 
 function body(policy: PolicySnapshot, overrides: Record<string, unknown> = {}) {
@@ -91,13 +91,16 @@ describe('ingestion takes the amount owed from the policy’s cover', () => {
     const policy = policyOf();
     const data = repositories.acrossOrganizations();
     // The process dies between the claim and the insert of the record.
-    const crashing = new Proxy(data.determinations, {
+    const killed = new Proxy(data.determinations.collection, {
       get: (target, key, receiver) =>
-        key === 'create'
+        key === 'insertMany'
           ? async () => {
               throw new Error('killed before the insert');
             }
           : Reflect.get(target, key, receiver),
+    });
+    const crashing = new Proxy(data.determinations, {
+      get: (target, key, receiver) => (key === 'collection' ? killed : Reflect.get(target, key, receiver)),
     });
     const first = body(policy, { damagePercentBp: 6_000 });
     await expect(
