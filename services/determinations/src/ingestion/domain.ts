@@ -88,16 +88,17 @@ async function ingestMany(raws: readonly DeterminationIngestInput[], deps: Inges
 
   const prepared: Omit<Item, 'determinationId'>[] = [];
   raws.forEach((raw, at) => {
-    const input = normalized(raw);
-    if (Date.parse(input.assessedAt) > receivedAt.getTime() + ASSESSED_AT_SKEW_MS) {
-      outcomes[at] = {
-        error: AppError.invalid('Invalid determination', [
+    try {
+      const input = normalized(raw);
+      if (Date.parse(input.assessedAt) > receivedAt.getTime() + ASSESSED_AT_SKEW_MS) {
+        throw AppError.invalid('Invalid determination', [
           { field: 'assessedAt', message: 'must not be in the future' },
-        ]),
-      };
-      return;
+        ]);
+      }
+      prepared.push({ at, input, fingerprint: sha256Hex(canonicalBytes(input)) });
+    } catch (error) {
+      outcomes[at] = { error };
     }
-    prepared.push({ at, input, fingerprint: sha256Hex(canonicalBytes(input)) });
   });
 
   let claims: Map<string, KeyClaim>;
