@@ -358,7 +358,8 @@ describe('claimCover: the amounts owed by a policy’s determinations never exce
           const byDetermination = new Map<string, bigint>();
           batches.forEach((batch, b) => {
             batch.forEach((claim, i) => {
-              const amount = (answers[b]?.[i] as { amountMinor: bigint }).amountMinor;
+              const amount = ((answers[b] as { amountMinor: bigint }[])[i] as { amountMinor: bigint })
+                .amountMinor;
               const before = byDetermination.get(claim.determinationId);
               if (before !== undefined) expect(amount).toBe(before);
               byDetermination.set(claim.determinationId, amount);
