@@ -41,6 +41,7 @@ describe('policyLookupMany: a batch’s policies in one request', () => {
         },
       ]);
     } finally {
+      service.server.closeAllConnections();
       service.server.close();
     }
   });
@@ -59,7 +60,8 @@ describe('policyLookupMany: a batch’s policies in one request', () => {
           status: 503,
         });
       } finally {
-        service.server.close();
+        service.server.closeAllConnections();
+      service.server.close();
       }
     },
   );
