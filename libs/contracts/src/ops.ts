@@ -326,6 +326,36 @@ export const opsGetPolicyByNumber = defineRoute({
   errors: [],
 });
 
+/** At most this many ids and as many numbers in one look-up: the ops batch door's size. */
+export const POLICY_LOOKUP_MAX = 1_000;
+
+export const opsLookupPoliciesBody = z
+  .strictObject({
+    policyIds: z.array(uuid).max(POLICY_LOOKUP_MAX).default([]),
+    // Any text: a number that is not one finds nothing, as `GET /policies/by-number/{n}` answers.
+    policyNumbers: z.array(z.string().min(1).max(200)).max(POLICY_LOOKUP_MAX).default([]),
+  })
+  .meta({ id: 'OpsPolicyLookup' });
+
+export const opsLookupPolicies = defineRoute({
+  operationId: 'opsLookupPolicies',
+  method: 'post',
+  path: '/policies/lookup',
+  summary: 'Read many policies of any organization by id or number',
+  description:
+    'The policies found among `policyIds` and `policyNumbers`, each once, in no particular order; ids and numbers that name no policy are left out. Changes nothing (POST only to carry up to 1,000 of each).',
+  tags: ['Policies'],
+  auth: 'opsBearer',
+  body: opsLookupPoliciesBody,
+  responses: {
+    200: {
+      description: 'The policies found',
+      data: z.object({ policies: z.array(opsPolicySchema) }),
+    },
+  },
+  errors: [],
+});
+
 export const getOpsOpenApiDocument = defineRoute({
   operationId: 'getOpsOpenApiDocument',
   method: 'get',
@@ -417,4 +447,5 @@ export const POLICY_OPS_ROUTES = [
   opsGetUnderwriting,
   opsGetPolicy,
   opsGetPolicyByNumber,
+  opsLookupPolicies,
 ] as const;

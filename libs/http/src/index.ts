@@ -32,7 +32,7 @@ export {
 export { answeredAfterDeadline, DEFAULT_REQUEST_DEADLINE_MS } from './deadline';
 export { errorBody, type Pagination, paginationOf } from './envelope';
 export { AppError, ERROR_STATUS, type ErrorCode, type FieldError } from './errors';
-export { type InternalClientOptions, internalGet } from './internal-client';
+export { type InternalClientOptions, internalGet, internalPost } from './internal-client';
 export {
   CONTEXT_HEADER,
   CONTEXT_MAX_AGE_MS,

@@ -23,23 +23,55 @@ export interface InternalClientOptions {
  * `timeoutMs`, a 5xx, another shape — is `503 SERVICE_UNAVAILABLE`: callers refuse or retry, and
  * never take it for "none".
  */
-export async function internalGet<S extends z.ZodType>(
+export function internalGet<S extends z.ZodType>(
   options: InternalClientOptions,
   path: string,
+  schema: S,
+  what: string,
+): Promise<z.output<S> | null> {
+  return internalRequest(options, 'GET', path, undefined, schema, what);
+}
+
+/**
+ * A POST of a look-up that changes nothing but takes more than a URL carries (many ids at once),
+ * as `internalGet` does it. Its answer always exists (an empty list finds nothing), so every
+ * refusal, `400` and `404` included, is `503 SERVICE_UNAVAILABLE` rather than "none".
+ */
+export async function internalPost<S extends z.ZodType>(
+  options: InternalClientOptions,
+  path: string,
+  body: unknown,
+  schema: S,
+  what: string,
+): Promise<z.output<S>> {
+  const answer = await internalRequest(options, 'POST', path, body, schema, what);
+  if (answer === null)
+    throw unavailable(options, `the ${options.service} service refused the ${what} look-up`);
+  return answer;
+}
+
+async function internalRequest<S extends z.ZodType>(
+  options: InternalClientOptions,
+  method: 'GET' | 'POST',
+  path: string,
+  body: unknown,
   schema: S,
   what: string,
 ): Promise<z.output<S> | null> {
   const requestId = currentTrace()?.reqId ?? randomUUID();
   let res: Response;
   try {
-    res = await outbound(`GET ${options.service} ${what}`, (traceparent) =>
+    res = await outbound(`${method} ${options.service} ${what}`, (traceparent) =>
       fetch(`${options.baseUrl}${path}`, {
+        method,
         headers: {
           accept: 'application/json',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
           'x-request-id': requestId,
           ...(traceparent ? { traceparent } : {}),
           ...signContext({ role: 'OPS', requestId, issuedAt: Date.now() }, options.signingSecret),
         },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         signal: AbortSignal.timeout(options.timeoutMs),
       }),
     );
@@ -54,13 +86,13 @@ export async function internalGet<S extends z.ZodType>(
     await res.body?.cancel();
     throw unavailable(options, `the ${options.service} service answered ${res.status}`);
   }
-  let body: { data?: unknown } | undefined;
+  let answer: { data?: unknown } | undefined;
   try {
-    body = (await res.json()) as { data?: unknown };
+    answer = (await res.json()) as { data?: unknown };
   } catch (err) {
     throw unavailable(options, `the ${options.service} service's answer was cut (${(err as Error).message})`);
   }
-  const parsed = schema.safeParse(body?.data);
+  const parsed = schema.safeParse(answer?.data);
   if (!parsed.success) {
     throw unavailable(options, `the ${options.service} service answered an unexpected ${what} shape`);
   }

@@ -1,6 +1,6 @@
 import { opsFarmerSchema, opsPolicySchema } from '@parametric/contracts';
-import { type InternalClientOptions, internalGet } from '@parametric/http';
-import type { z } from 'zod';
+import { type InternalClientOptions, internalGet, internalPost } from '@parametric/http';
+import { z } from 'zod';
 
 /** A policy of any organization, as the policy service's ops look-up returns it. */
 export type OpsPolicy = z.output<typeof opsPolicySchema>;
@@ -44,6 +44,37 @@ export function policyLookup(deps: ClientDeps): PolicyLookup {
       opsPolicySchema,
       'policy',
     );
+}
+
+export interface PolicyReferences {
+  policyIds: readonly string[];
+  policyNumbers: readonly string[];
+}
+
+/** The policies found among the references, each once, in no particular order. */
+export type PolicyLookupMany = (references: PolicyReferences) => Promise<OpsPolicy[]>;
+
+const foundPolicies = z.object({ policies: z.array(opsPolicySchema) });
+
+/**
+ * Many policies in one request (`POST /ops/policies/lookup`, at most 1,000 ids and as many
+ * numbers): a batch of determinations looks its policies up once, not once per item. What names
+ * no policy is missing from the answer; a policy service that cannot answer is `503
+ * SERVICE_UNAVAILABLE`, never "none found".
+ */
+export function policyLookupMany(deps: ClientDeps): PolicyLookupMany {
+  const client = clientOf(deps);
+  return async ({ policyIds, policyNumbers }) => {
+    if (policyIds.length === 0 && policyNumbers.length === 0) return [];
+    const answer = await internalPost(
+      client,
+      '/ops/policies/lookup',
+      { policyIds, policyNumbers },
+      foundPolicies,
+      'policies',
+    );
+    return answer.policies;
+  };
 }
 
 /** Finds a farmer of any organization; null when the policy service knows none. */

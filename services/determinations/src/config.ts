@@ -19,7 +19,7 @@ export const determinationsConfigSchema = z.object({
   DETERMINATION_REPORT_DUE_SECONDS: positiveInt(2_592_000),
   /** How often the overdue sweep runs. */
   DETERMINATION_OVERDUE_SWEEP_SECONDS: positiveInt(300),
-  /** Assessments handled at once by the `determination-ingest` worker and by one batch request. */
+  /** Assessments handled at once by the `determination-ingest` worker (a batch request takes all its items at once). */
   INGEST_CONCURRENCY: positiveInt(8),
   OUTBOX_POLL_MS: positiveInt(1_000),
   /** Run the ingest worker and the overdue sweep in this process (an API-only replica sets false). */

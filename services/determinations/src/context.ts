@@ -12,6 +12,5 @@ export interface PartnerContext {
 export interface OpsContext {
   data: AllDeterminations;
   ingest: IngestDeps;
-  batchConcurrency: number;
   onUnexpected(err: unknown, index: number): void;
 }

@@ -1,6 +1,6 @@
 import { MAX_OPS_BODY_BYTES, mountRoutes } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
-import { policyLookup } from '@parametric/policy-client';
+import { policyLookupMany } from '@parametric/policy-client';
 import { type ServiceDeclaration, startService } from '@parametric/runtime';
 import { type Express, Router } from 'express';
 import { type Clock, systemClock } from './clock';
@@ -61,7 +61,7 @@ export function determinationsService(
       const counted = determinationMetrics(metrics, data.determinations);
       const ingest: IngestDeps = {
         data,
-        lookupPolicy: policyLookup({
+        lookupPolicies: policyLookupMany({
           policyUrl: config.POLICY_URL,
           signingSecret: config.INTERNAL_SIGNING_SECRET,
           timeoutMs: config.POLICY_TIMEOUT_MS,
@@ -107,7 +107,6 @@ export function determinationsService(
             context: {
               data,
               ingest,
-              batchConcurrency: config.INGEST_CONCURRENCY,
               onUnexpected: (err, index) => logger.error({ err, index }, 'batch item failed unexpectedly'),
             },
           },

@@ -60,6 +60,30 @@ describe('policy look-up through the ops API', () => {
     });
   });
 
+  it('looks many policies up at once by id and number, each found once, the unknown left out', async () => {
+    const [a, b] = await Promise.all([sellableOrg(p), sellableOrg(p)]);
+    const [aPolicy, bPolicy] = await Promise.all([buy(a), buy(b)]);
+    const reply = await p.gateway.ops('POST', '/policies/lookup', {
+      body: {
+        policyIds: [aPolicy.id, randomUUID()],
+        policyNumbers: [bPolicy.policyNumber, aPolicy.policyNumber, 'KE-209901-ZZZZZZ', 'not a number'],
+      },
+    });
+    expect(reply.status).toBe(200);
+    const found = reply.body.data.policies as { id: string }[];
+    const single = async (id: string) => (await p.gateway.ops('GET', `/policies/${id}`)).body.data;
+    expect([...found].sort((x, y) => x.id.localeCompare(y.id))).toEqual(
+      [await single(aPolicy.id), await single(bPolicy.id)].sort((x, y) => x.id.localeCompare(y.id)),
+    );
+
+    const none = await p.gateway.ops('POST', '/policies/lookup', { body: {} });
+    expect([none.status, none.body.data]).toEqual([200, { policies: [] }]);
+    const tooMany = await p.gateway.ops('POST', '/policies/lookup', {
+      body: { policyIds: Array.from({ length: 1_001 }, () => randomUUID()) },
+    });
+    expect([tooMany.status, tooMany.body.error.code]).toEqual([400, 'INVALID_INPUT']);
+  });
+
   it('answers 404 for an unknown id or number, 400 for a malformed one', async () => {
     const unknownId = await p.gateway.ops('GET', `/policies/${randomUUID()}`);
     expect([unknownId.status, unknownId.body.error.code]).toEqual([404, 'NOT_FOUND']);

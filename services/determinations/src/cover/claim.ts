@@ -34,24 +34,31 @@ export interface CoverStore {
   /** Creates the cover; false when it already exists (a parallel first claim won). */
   create(cover: CoverDoc): Promise<boolean>;
   /**
-   * Sets `owedMinor`, appends `claim` and bumps `seq`, only if `seq` is still `expectedSeq`;
-   * false when another claim wrote first.
+   * Sets `owedMinor`, appends `claims` (in their order) and bumps `seq`, only if `seq` is still
+   * `expectedSeq`; false when another claim wrote first.
    */
-  append(policyId: string, expectedSeq: number, owedMinor: string, claim: CoverClaim): Promise<boolean>;
+  append(policyId: string, expectedSeq: number, owedMinor: string, claims: CoverClaim[]): Promise<boolean>;
 }
 
-export interface ClaimCoverInput {
+/** The policy whose cover is claimed, as the determinations know it. */
+export interface CoverTerms {
   policyId: string;
   organizationId: string;
   currency: string;
   exponent: number;
   sumInsuredMinor: bigint;
+  at: Date;
+}
+
+/** One determination's request for its share of the cover. */
+export interface CoverRequest {
   /** The claiming determination: a retried ingestion of the same key gets its claim back. */
   determinationId: string;
   /** sumInsured × bp / 10000, truncated: what it would owe with the whole cover left. */
   uncappedMinor: bigint;
-  at: Date;
 }
+
+export type ClaimCoverInput = CoverTerms & CoverRequest;
 
 export interface CoverTaken {
   /** What the determination owes: min(uncapped, remaining cover). */
@@ -71,7 +78,7 @@ export interface ClaimCoverOptions {
 }
 
 /**
- * Enough for every ingestion lane of the service (INGEST_CONCURRENCY, the batch door's lanes,
+ * Enough for every ingestion lane of the service (INGEST_CONCURRENCY, each batch in flight,
  * the ops door) to claim one policy's cover at once: each round lets at least one through.
  */
 const MAX_ATTEMPTS = 30;
@@ -93,56 +100,86 @@ export async function claimCover(
   input: ClaimCoverInput,
   options: ClaimCoverOptions = {},
 ): Promise<CoverTaken> {
-  const { sumInsuredMinor: sumInsured, uncappedMinor: uncapped } = input;
-  if (sumInsured < 0n || uncapped < 0n || uncapped > sumInsured) {
-    throw new Error(
-      `claimCover: uncapped ${uncapped} must lie between 0 and the sum insured ${sumInsured} (policy ${input.policyId})`,
-    );
+  const [taken] = await claimCovers(store, input, [input], options);
+  return taken as CoverTaken;
+}
+
+/**
+ * `claimCover` for several determinations of one policy at once (a batch of the ops door): they
+ * claim in the order given, as if one after the other, in a single compare-and-set write. The
+ * answers are in the requests' order; a determination id given twice gets one claim and the same
+ * answer twice.
+ */
+export async function claimCovers(
+  store: CoverStore,
+  terms: CoverTerms,
+  requests: readonly CoverRequest[],
+  options: ClaimCoverOptions = {},
+): Promise<CoverTaken[]> {
+  const sumInsured = terms.sumInsuredMinor;
+  for (const { uncappedMinor: uncapped } of requests) {
+    if (sumInsured < 0n || uncapped < 0n || uncapped > sumInsured) {
+      throw new Error(
+        `claimCover: uncapped ${uncapped} must lie between 0 and the sum insured ${sumInsured} (policy ${terms.policyId})`,
+      );
+    }
   }
   const maxAttempts = options.maxAttempts ?? MAX_ATTEMPTS;
   const pause = options.pause ?? jitteredPause;
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-    const cover = await store.find(input.policyId);
-    if (cover) {
-      assertSameCover(cover, input);
-      const earlier = cover.claims.find((c) => c.determinationId === input.determinationId);
-      if (earlier) return takenFrom(earlier);
-    }
+    const cover = await store.find(terms.policyId);
+    if (cover) assertSameCover(cover, terms);
+    const stored = new Map((cover?.claims ?? []).map((claim) => [claim.determinationId, claim]));
+    const answered = new Map<string, CoverTaken>();
     const owedBefore = cover ? BigInt(cover.owedMinor) : 0n;
-    const remainingBefore = sumInsured - owedBefore;
-    const amount = uncapped < remainingBefore ? uncapped : remainingBefore;
-    const taken: CoverTaken = {
-      amountMinor: amount,
-      uncappedMinor: uncapped,
-      remainingBeforeMinor: remainingBefore,
-      capped: amount < uncapped,
-    };
-    if (amount === 0n) return taken;
-    const claim: CoverClaim = {
-      determinationId: input.determinationId,
-      amountMinor: amount.toString(),
-      uncappedMinor: uncapped.toString(),
-      remainingBeforeMinor: remainingBefore.toString(),
-      claimedAt: input.at,
-    };
+    let owed = owedBefore;
+    const fresh: CoverClaim[] = [];
+    const taken = requests.map(({ determinationId, uncappedMinor: uncapped }) => {
+      const earlier = stored.get(determinationId);
+      if (earlier) return takenFrom(earlier);
+      const known = answered.get(determinationId);
+      if (known) return known;
+      const remainingBefore = sumInsured - owed;
+      // biome-ignore lint/complexity/useMathMinMax: bigints (Math.min takes numbers only)
+      const amount = uncapped < remainingBefore ? uncapped : remainingBefore;
+      const answer: CoverTaken = {
+        amountMinor: amount,
+        uncappedMinor: uncapped,
+        remainingBeforeMinor: remainingBefore,
+        capped: amount < uncapped,
+      };
+      // A 0 is not written (see above), but its twice-given id must still get this answer.
+      answered.set(determinationId, answer);
+      if (amount === 0n) return answer;
+      owed += amount;
+      fresh.push({
+        determinationId,
+        amountMinor: amount.toString(),
+        uncappedMinor: uncapped.toString(),
+        remainingBeforeMinor: remainingBefore.toString(),
+        claimedAt: terms.at,
+      });
+      return answer;
+    });
+    if (fresh.length === 0) return taken;
     const written = cover
-      ? await store.append(input.policyId, cover.seq, (owedBefore + amount).toString(), claim)
+      ? await store.append(terms.policyId, cover.seq, owed.toString(), fresh)
       : await store.create({
-          _id: input.policyId,
-          organizationId: input.organizationId,
-          currency: input.currency,
-          exponent: input.exponent,
+          _id: terms.policyId,
+          organizationId: terms.organizationId,
+          currency: terms.currency,
+          exponent: terms.exponent,
           sumInsuredMinor: sumInsured.toString(),
-          owedMinor: amount.toString(),
+          owedMinor: owed.toString(),
           seq: 1,
-          claims: [claim],
+          claims: fresh,
         });
     if (written) return taken;
     if (attempt < maxAttempts) await pause(attempt);
   }
   throw new AppError(
     'SERVICE_UNAVAILABLE',
-    `The cover of policy ${input.policyId} is being claimed by other determinations right now; retry the same idempotency key`,
+    `The cover of policy ${terms.policyId} is being claimed by other determinations right now; retry the same idempotency key`,
   );
 }
 
@@ -161,7 +198,7 @@ function takenFrom(claim: CoverClaim): CoverTaken {
  * The cover was opened with the policy's terms; a policy that now says otherwise would make
  * the cap wrong in a way no one could see. Refuse rather than guess.
  */
-function assertSameCover(cover: CoverDoc, input: ClaimCoverInput): void {
+function assertSameCover(cover: CoverDoc, input: CoverTerms): void {
   const stored = [cover.organizationId, cover.currency, cover.exponent, cover.sumInsuredMinor];
   const given = [input.organizationId, input.currency, input.exponent, input.sumInsuredMinor.toString()];
   if (stored.some((value, i) => value !== given[i])) {

@@ -19,10 +19,10 @@ export function mongoCoverStore(model: CoverModel): CoverStore {
         throw err;
       }
     },
-    async append(policyId: string, expectedSeq: number, owedMinor: string, claim: CoverClaim) {
+    async append(policyId: string, expectedSeq: number, owedMinor: string, claims: CoverClaim[]) {
       const result = await model.updateOne(
         { _id: policyId, seq: expectedSeq },
-        { $set: { owedMinor, seq: expectedSeq + 1 }, $push: { claims: claim } },
+        { $set: { owedMinor, seq: expectedSeq + 1 }, $push: { claims: { $each: claims } } },
       );
       return result.matchedCount === 1;
     },

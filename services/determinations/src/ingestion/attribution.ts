@@ -3,7 +3,7 @@ import {
   KIND_OF_PRODUCT,
   type UNATTRIBUTED_REASONS,
 } from '@parametric/contracts';
-import type { PolicyLookup, PolicySnapshot } from './policies';
+import type { PolicyFound, PolicySnapshot } from './policies';
 
 export type UnattributedReason = (typeof UNATTRIBUTED_REASONS)[number];
 
@@ -18,10 +18,10 @@ const ATTRIBUTABLE_STATUSES = new Set(['ACTIVE', 'EXPIRED']);
  * Which policy an assessment belongs to, if any (docs/determinations.md, "From index to amount
  * owed"): the policy must exist (by id or number; both given must name the same one), be ACTIVE
  * or EXPIRED, be of the product the kind assesses, and its cover must overlap the observation
- * period.
+ * period. `found` answers from the policies looked up for the whole batch.
  */
-export async function attribute(input: DeterminationIngestInput, lookup: PolicyLookup): Promise<Attribution> {
-  const policy = await lookup(
+export function attribute(input: DeterminationIngestInput, found: PolicyFound): Attribution {
+  const policy = found(
     input.policyId !== undefined
       ? { policyId: input.policyId }
       : { policyNumber: input.policyNumber as string },

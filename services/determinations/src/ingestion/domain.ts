@@ -5,12 +5,12 @@ import {
   type PartnerSettlementStatus,
 } from '@parametric/contracts';
 import { canonicalBytes } from '@parametric/determination-verify';
-import { createEvent, outboxInsert } from '@parametric/events';
+import { createEvent, outboxInsert, outboxWritten } from '@parametric/events';
 import { AppError, type FieldError, fieldErrors } from '@parametric/http';
 import { isDuplicateKey } from '@parametric/mongo';
 import { type JobOutboxEntry, jobOutboxInsert, outboxJob, payoutOriginationJobId } from '@parametric/queue';
 import type { Clock } from '../clock';
-import { type CoverTaken, claimCover } from '../cover/claim';
+import { type CoverRequest, type CoverTaken, claimCovers } from '../cover/claim';
 import { owedFigure, uncappedOwedMinor } from '../determinations/amount';
 import type { DeterminationDoc } from '../determinations/model';
 import { damageSummaryJob } from '../determinations/summaries';
@@ -19,13 +19,14 @@ import type { DeterminationMetrics } from '../metrics';
 import type { AllDeterminations } from '../repositories';
 import type { SigningKeys } from '../signing/keys';
 import { evidenceHash, type SignedDeterminationPayload, signDetermination } from '../signing/sign';
-import { attribute } from './attribution';
-import type { PolicyLookup, PolicySnapshot } from './policies';
+import { type Attribution, attribute } from './attribution';
+import type { PolicyLookupMany, PolicySnapshot } from './policies';
 
 export interface IngestDeps {
   /** Across organizations: ingestion finds the organization through the policy. */
   data: Pick<AllDeterminations, 'determinations' | 'evidence' | 'ingestionKeys' | 'covers'>;
-  lookupPolicy: PolicyLookup;
+  /** Every policy an ingestion needs, in one look-up however many determinations it holds. */
+  lookupPolicies: PolicyLookupMany;
   keys: SigningKeys;
   reportDueSeconds: number;
   now: Clock;
@@ -43,61 +44,275 @@ export interface Ingested {
 const ASSESSED_AT_SKEW_MS = 5 * 60_000;
 
 /**
- * Ingests one assessment: the one domain function behind the ops door, the batch door and
- * the `determination-ingest` queue. Idempotent on `idempotencyKey` and race-safe: the key is
- * claimed first (fixing the determination id and the content fingerprint), then the record is
- * inserted under that id with its event and jobs in the same write, so any number of parallel
- * ingestions of one key make one determination and one event. In between, an attributed
- * determination takes its amount owed from the policy's cover (`claimCover`, idempotent on the
- * determination id): what it signs is the capped amount.
+ * Ingests one assessment: the ops door and the `determination-ingest` queue. The batch door
+ * runs the same steps (`ingestMany`) for all its items at once.
  */
 export async function ingestDetermination(
   raw: DeterminationIngestInput,
   deps: IngestDeps,
 ): Promise<Ingested> {
-  const input = normalized(raw);
+  const [outcome] = await ingestMany([raw], deps);
+  if (!outcome || 'error' in outcome) throw outcome?.error;
+  return outcome.ingested;
+}
+
+/** What became of one assessment: ingested (or replayed), or the error that refused it. */
+type Outcome = { ingested: Ingested } | { error: unknown };
+
+/** An assessment on its way through `ingestMany`. */
+interface Item {
+  at: number;
+  input: DeterminationIngestInput;
+  fingerprint: string;
+  determinationId: string;
+}
+
+/**
+ * Ingests assessments, the outcomes in their order; each is ingested or refused on its own, as
+ * if alone. Idempotent on `idempotencyKey` and race-safe: the keys are claimed first (fixing
+ * each determination id and content fingerprint), then the records are inserted under those ids
+ * with their events and jobs in the same document, so any number of parallel ingestions of one
+ * key make one determination and one event. In between, attributed determinations take their
+ * amounts owed from their policies' covers (`claimCovers`, idempotent on the determination id,
+ * in the assessments' order): what each signs is its capped amount.
+ *
+ * Every step is one round trip for all the assessments (claims, replays, the policy look-up,
+ * evidence, covers per policy, the insert): a batch costs about what one assessment does.
+ */
+async function ingestMany(raws: readonly DeterminationIngestInput[], deps: IngestDeps): Promise<Outcome[]> {
+  const outcomes: Outcome[] = new Array(raws.length);
   const receivedAt = deps.now();
-  if (Date.parse(input.assessedAt) > receivedAt.getTime() + ASSESSED_AT_SKEW_MS) {
-    throw AppError.invalid('Invalid determination', [
-      { field: 'assessedAt', message: 'must not be in the future' },
-    ]);
+  const fail = (items: readonly Item[], error: unknown) => {
+    for (const item of items) outcomes[item.at] = { error };
+  };
+
+  const prepared: Omit<Item, 'determinationId'>[] = [];
+  raws.forEach((raw, at) => {
+    try {
+      const input = normalized(raw);
+      if (Date.parse(input.assessedAt) > receivedAt.getTime() + ASSESSED_AT_SKEW_MS) {
+        throw AppError.invalid('Invalid determination', [
+          { field: 'assessedAt', message: 'must not be in the future' },
+        ]);
+      }
+      prepared.push({ at, input, fingerprint: sha256Hex(canonicalBytes(input)) });
+    } catch (error) {
+      outcomes[at] = { error };
+    }
+  });
+
+  let claims: Map<string, KeyClaim>;
+  try {
+    claims = await claimKeys(deps, prepared, receivedAt);
+  } catch (err) {
+    fail(prepared as Item[], err);
+    return outcomes;
   }
-  const fingerprint = sha256Hex(canonicalBytes(input));
-  const claim = await claimKey(deps, input.idempotencyKey, fingerprint, receivedAt);
-  if (claim.fingerprint !== fingerprint) {
-    throw AppError.conflict(
-      `Idempotency key "${input.idempotencyKey}" was already used for a different determination`,
-      [{ field: 'idempotencyKey', message: 'already used with different content' }],
-    );
+
+  // Per key, the first assessment with the claimed content goes on; later ones with the same
+  // content are replays of it, as a parallel ingestion of that key would be.
+  const leaders = new Map<string, Item>();
+  const followers: Item[] = [];
+  const claimedNow: Item[] = [];
+  const claimedBefore: Item[] = [];
+  for (const { at, input, fingerprint } of prepared) {
+    const claim = claims.get(input.idempotencyKey);
+    if (!claim) {
+      outcomes[at] = { error: new Error(`ingestion key ${input.idempotencyKey} vanished after its claim`) };
+      continue;
+    }
+    if (claim.fingerprint !== fingerprint) {
+      outcomes[at] = {
+        error: AppError.conflict(
+          `Idempotency key "${input.idempotencyKey}" was already used for a different determination`,
+          [{ field: 'idempotencyKey', message: 'already used with different content' }],
+        ),
+      };
+      continue;
+    }
+    const item = { at, input, fingerprint, determinationId: claim.determinationId };
+    if (leaders.has(input.idempotencyKey)) {
+      followers.push(item);
+      continue;
+    }
+    leaders.set(input.idempotencyKey, item);
+    (claim.claimedNow ? claimedNow : claimedBefore).push(item);
   }
+
   // A key claimed just now has no record yet; an older claim may (a replay) or may not (its
   // first ingestion is still running, or crashed before the insert).
-  if (!claim.claimedNow) {
-    const existing = await deps.data.determinations.findById(claim.determinationId).lean<DeterminationDoc>();
-    if (existing) return { replayed: true, determination: existing };
+  const fresh = [...claimedNow];
+  if (claimedBefore.length > 0) {
+    try {
+      const existing = await findDeterminations(
+        deps,
+        claimedBefore.map((i) => i.determinationId),
+      );
+      for (const item of claimedBefore) {
+        const determination = existing.get(item.determinationId);
+        if (determination) outcomes[item.at] = { ingested: { replayed: true, determination } };
+        else fresh.push(item);
+      }
+    } catch (err) {
+      fail(claimedBefore, err);
+    }
+  }
+  fresh.sort((a, b) => a.at - b.at);
+  if (fresh.length > 0) await ingestFresh(fresh, deps, receivedAt, outcomes);
+
+  for (const follower of followers) {
+    const leader = outcomes[(leaders.get(follower.input.idempotencyKey) as Item).at] as Outcome;
+    outcomes[follower.at] =
+      'error' in leader
+        ? leader
+        : { ingested: { replayed: true, determination: leader.ingested.determination } };
+  }
+  return outcomes;
+}
+
+/** Attributes, caps, signs and inserts the items whose keys have no record yet, in their order. */
+async function ingestFresh(items: Item[], deps: IngestDeps, receivedAt: Date, outcomes: Outcome[]) {
+  const fail = (some: readonly Item[], error: unknown) => {
+    for (const item of some) outcomes[item.at] = { error };
+  };
+  let found: Found;
+  try {
+    found = await lookUpPolicies(items, deps);
+  } catch (err) {
+    fail(items, err);
+    return;
+  }
+  const attributed = items.map((item) => ({
+    item,
+    attribution: attribute(item.input, found),
+    hashOfEvidence: evidenceHash(item.input.evidence),
+  }));
+
+  // Written first: a determination is never without its evidence. Same id, same content.
+  try {
+    await tolerateDuplicates(
+      deps.data.evidence.collection.bulkWrite(
+        attributed.map(({ item, attribution, hashOfEvidence }) => ({
+          updateOne: {
+            filter: { _id: item.determinationId },
+            update: {
+              $setOnInsert: {
+                organizationId: attribution.attributed ? attribution.policy.organizationId : null,
+                evidence: item.input.evidence,
+                evidenceHash: hashOfEvidence,
+                createdAt: receivedAt,
+              },
+            },
+            upsert: true,
+          },
+        })) as never[],
+        { ordered: false, ignoreUndefined: true },
+      ),
+    );
+  } catch (err) {
+    fail(items, err);
+    return;
   }
 
-  const determinationId = claim.determinationId;
-  const attribution = await attribute(input, deps.lookupPolicy);
-  const hashOfEvidence = evidenceHash(input.evidence);
-  // Written first: a determination is never without its evidence. Same id, same content.
-  await deps.data.evidence.updateOne(
-    { _id: determinationId },
-    {
-      $setOnInsert: {
-        organizationId: attribution.attributed ? attribution.policy.organizationId : null,
-        evidence: input.evidence,
-        evidenceHash: hashOfEvidence,
-        createdAt: receivedAt,
-      },
-    },
-    { upsert: true },
-  );
+  // Taken before signing: the capped amount is the one signed.
+  const covers = await takeCovers(attributed, deps);
+  const docs: { item: Item; doc: ReturnType<typeof recordOf> }[] = [];
+  for (const { item, attribution, hashOfEvidence } of attributed) {
+    const cover = covers.get(item.at);
+    if (cover && 'error' in cover) {
+      outcomes[item.at] = cover;
+      continue;
+    }
+    try {
+      docs.push({ item, doc: recordOf(item, attribution, hashOfEvidence, receivedAt, deps, cover?.taken) });
+    } catch (err) {
+      outcomes[item.at] = { error: err };
+    }
+  }
+  if (docs.length > 0) await insertDeterminations(docs, deps, outcomes);
+}
 
+type Found = (reference: { policyId: string } | { policyNumber: string }) => PolicySnapshot | null;
+
+/** One look-up for every policy the items name; the answer resolves each reference. */
+async function lookUpPolicies(items: readonly Item[], deps: IngestDeps): Promise<Found> {
+  const ids = new Set<string>();
+  const numbers = new Set<string>();
+  for (const { input } of items) {
+    if (input.policyId !== undefined) ids.add(input.policyId);
+    else numbers.add(input.policyNumber as string);
+  }
+  const policies = await deps.lookupPolicies({ policyIds: [...ids], policyNumbers: [...numbers] });
+  const byId = new Map(policies.map((p) => [p.id, p]));
+  const byNumber = new Map(policies.map((p) => [p.policyNumber, p]));
+  return (reference) =>
+    ('policyId' in reference ? byId.get(reference.policyId) : byNumber.get(reference.policyNumber)) ?? null;
+}
+
+/**
+ * What each attributed determination may owe given what its policy's earlier determinations
+ * owe: one compare-and-set per policy for all of its determinations, in the items' order. None
+ * is claimed when the amount cannot be computed (a Tier 1 currency without a registered
+ * exponent: no amount, so nothing to cap).
+ */
+async function takeCovers(
+  attributed: readonly { item: Item; attribution: Attribution }[],
+  deps: IngestDeps,
+): Promise<Map<number, { taken: CoverTaken } | { error: unknown }>> {
+  const byPolicy = new Map<string, { policy: PolicySnapshot; claims: (CoverRequest & { at: number })[] }>();
+  for (const { item, attribution } of attributed) {
+    if (!attribution.attributed) continue;
+    const { policy } = attribution;
+    const uncapped = uncappedOwedMinor(policy, item.input.damagePercentBp);
+    if (uncapped === null) continue;
+    let group = byPolicy.get(policy.id);
+    if (!group) {
+      group = { policy, claims: [] };
+      byPolicy.set(policy.id, group);
+    }
+    group.claims.push({ at: item.at, determinationId: item.determinationId, uncappedMinor: uncapped });
+  }
+  const covers = new Map<number, { taken: CoverTaken } | { error: unknown }>();
+  await Promise.all(
+    [...byPolicy.values()].map(async ({ policy, claims }) => {
+      try {
+        const taken = await claimCovers(
+          deps.data.covers,
+          {
+            policyId: policy.id,
+            organizationId: policy.organizationId,
+            currency: policy.currency,
+            exponent: policy.exponent,
+            sumInsuredMinor: BigInt(policy.sumInsuredMinor),
+            at: deps.now(),
+          },
+          claims,
+        );
+        claims.forEach((claim, i) => {
+          covers.set(claim.at, { taken: taken[i] as CoverTaken });
+        });
+      } catch (err) {
+        for (const claim of claims) covers.set(claim.at, { error: err });
+      }
+    }),
+  );
+  return covers;
+}
+
+/** The record to insert: signed when attributed, the reason when not. */
+function recordOf(
+  item: Item,
+  attribution: Attribution,
+  hashOfEvidence: string,
+  receivedAt: Date,
+  deps: IngestDeps,
+  cover: CoverTaken | undefined,
+) {
+  const { input } = item;
   const base = {
-    _id: determinationId,
+    _id: item.determinationId,
     idempotencyKey: input.idempotencyKey,
-    fingerprint,
+    fingerprint: item.fingerprint,
     kind: input.kind,
     methodologyVersion: input.methodologyVersion,
     triggered: input.triggered,
@@ -106,11 +321,7 @@ export async function ingestDetermination(
     receivedAt,
     evidenceHash: hashOfEvidence,
   };
-  // Taken before signing: the capped amount is the one signed.
-  const cover = attribution.attributed
-    ? await takeCover(determinationId, input, attribution.policy, deps)
-    : undefined;
-  const doc = attribution.attributed
+  return attribution.attributed
     ? issued(base, input, attribution.policy, deps, cover)
     : {
         ...base,
@@ -120,43 +331,68 @@ export async function ingestDetermination(
         policyId: attribution.policy?.id ?? input.policyId ?? null,
         policyNumber: attribution.policy?.policyNumber ?? input.policyNumber ?? null,
       };
-  try {
-    const created = await deps.data.determinations.create(doc);
-    if (doc.status === 'ISSUED') deps.metrics?.issued(doc.settlementMode);
-    else deps.metrics?.unattributed();
-    return { replayed: false, determination: created.toObject() as DeterminationDoc };
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
-    // A parallel ingestion of the same key inserted first: its record is the one.
-    const winner = await deps.data.determinations.findById(determinationId).lean<DeterminationDoc>();
-    if (!winner) throw err;
-    return { replayed: true, determination: winner };
-  }
 }
 
 /**
- * What the determination may owe given what the policy's earlier determinations owe. None is
- * claimed when the amount cannot be computed (a Tier 1 currency without a registered exponent:
- * no amount, so nothing to cap).
+ * One unordered insert of every record, each with its event and jobs (the outbox fields the
+ * relays read), through the driver: the records are built whole here, with the schema's
+ * defaults, so no mongoose document is made of each. A record whose id is taken lost to a
+ * parallel ingestion of its key: the stored one is its answer, a replay.
  */
-async function takeCover(
-  determinationId: string,
-  input: DeterminationIngestInput,
-  policy: PolicySnapshot,
+async function insertDeterminations(
+  docs: readonly { item: Item; doc: ReturnType<typeof recordOf> }[],
   deps: IngestDeps,
-): Promise<CoverTaken | undefined> {
-  const uncapped = uncappedOwedMinor(policy, input.damagePercentBp);
-  if (uncapped === null) return undefined;
-  return claimCover(deps.data.covers, {
-    policyId: policy.id,
-    organizationId: policy.organizationId,
-    currency: policy.currency,
-    exponent: policy.exponent,
-    sumInsuredMinor: BigInt(policy.sumInsuredMinor),
-    determinationId,
-    uncappedMinor: uncapped,
-    at: deps.now(),
+  outcomes: Outcome[],
+) {
+  const model = deps.data.determinations;
+  const records = docs.map(({ doc }) => model.applyDefaults({ ...doc }) as unknown as DeterminationDoc);
+  let failed = new Map<number, unknown>();
+  try {
+    await model.collection.insertMany(records as never[], { ordered: false, ignoreUndefined: true });
+  } catch (err) {
+    const perItem = writeErrorsOf(err);
+    if (!perItem) {
+      for (const { item } of docs) outcomes[item.at] = { error: err };
+      return;
+    }
+    failed = perItem;
+  } finally {
+    // The inserts bypass mongoose's hooks, so wake the relays as those hooks would.
+    if (records.some((r) => r.outboxPending)) outboxWritten(model.collection, 'outboxPending');
+    if (records.some((r) => r.jobOutboxPending)) outboxWritten(model.collection, 'jobOutboxPending');
+  }
+  const lost = docs.filter((_, i) => isDuplicateKey(failed.get(i)));
+  let winners = new Map<string, DeterminationDoc>();
+  if (lost.length > 0) {
+    try {
+      winners = await findDeterminations(
+        deps,
+        lost.map(({ item }) => item.determinationId),
+      );
+    } catch (err) {
+      for (const { item } of lost) outcomes[item.at] = { error: err };
+    }
+  }
+  docs.forEach(({ item }, i) => {
+    const error = failed.get(i);
+    const record = records[i] as DeterminationDoc;
+    if (error === undefined) {
+      if (record.status === 'ISSUED') deps.metrics?.issued(record.settlementMode as never);
+      else deps.metrics?.unattributed();
+      outcomes[item.at] = { ingested: { replayed: false, determination: record } };
+      return;
+    }
+    if (outcomes[item.at]) return; // the winners' read failed
+    const winner = isDuplicateKey(error) ? winners.get(item.determinationId) : undefined;
+    outcomes[item.at] = winner ? { ingested: { replayed: true, determination: winner } } : { error };
   });
+}
+
+async function findDeterminations(deps: IngestDeps, ids: readonly string[]) {
+  const found = await deps.data.determinations
+    .find({ _id: { $in: [...new Set(ids)] } })
+    .lean<DeterminationDoc[]>();
+  return new Map(found.map((d) => [d._id, d]));
 }
 
 /** The signed record, its `determination.delivered` event and the jobs it causes. */
@@ -251,22 +487,76 @@ function issued(
   return { ...record, ...outboxInsert(event), ...jobOutboxInsert(...jobs) };
 }
 
-/** Claims the key, or returns the earlier claim (ours or a parallel ingestion's). */
-async function claimKey(deps: IngestDeps, key: string, fingerprint: string, at: Date) {
-  const { ingestionKeys } = deps.data;
-  const claim = { fingerprint, determinationId: randomUUID(), createdAt: at };
-  try {
-    const stored = await ingestionKeys
-      .findOneAndUpdate({ _id: key }, { $setOnInsert: claim }, { upsert: true, returnDocument: 'after' })
-      .lean();
-    if (stored) return { ...stored, claimedNow: stored.determinationId === claim.determinationId };
-  } catch (err) {
-    // Two upserts of one new key: the loser's insert hits the unique _id; the winner's claim holds.
-    if (!isDuplicateKey(err)) throw err;
+interface KeyClaim {
+  fingerprint: string;
+  determinationId: string;
+  claimedNow: boolean;
+}
+
+/**
+ * Claims every item's key in one unordered write, then reads the claims back: a key's claim is
+ * ours (claimed now) or an earlier or parallel ingestion's. The first item of a key sets what a
+ * new claim holds.
+ */
+async function claimKeys(
+  deps: IngestDeps,
+  items: readonly { input: DeterminationIngestInput; fingerprint: string }[],
+  at: Date,
+): Promise<Map<string, KeyClaim>> {
+  const ours = new Map<string, { fingerprint: string; determinationId: string; createdAt: Date }>();
+  for (const { input, fingerprint } of items) {
+    if (!ours.has(input.idempotencyKey)) {
+      ours.set(input.idempotencyKey, { fingerprint, determinationId: randomUUID(), createdAt: at });
+    }
   }
-  const stored = await ingestionKeys.findById(key).lean();
-  if (!stored) throw new Error(`ingestion key ${key} vanished after its claim`);
-  return { ...stored, claimedNow: false };
+  if (ours.size === 0) return new Map();
+  const keys = deps.data.ingestionKeys.collection;
+  // Two upserts of one new key: the loser's insert hits the unique _id; the winner's claim holds.
+  await tolerateDuplicates(
+    keys.bulkWrite(
+      [...ours].map(([key, claim]) => ({
+        updateOne: { filter: { _id: key }, update: { $setOnInsert: claim }, upsert: true },
+      })) as never[],
+      { ordered: false },
+    ),
+  );
+  const stored = await keys
+    .find<{ _id: string; fingerprint: string; determinationId: string }>({
+      _id: { $in: [...ours.keys()] } as never,
+    })
+    .toArray();
+  return new Map(
+    stored.map((claim) => [
+      claim._id,
+      {
+        fingerprint: claim.fingerprint,
+        determinationId: claim.determinationId,
+        claimedNow: claim.determinationId === ours.get(claim._id)?.determinationId,
+      },
+    ]),
+  );
+}
+
+/** An unordered write whose only refusals are duplicate keys (a parallel writer's) succeeded. */
+async function tolerateDuplicates(write: Promise<unknown>): Promise<void> {
+  try {
+    await write;
+  } catch (err) {
+    const perItem = writeErrorsOf(err);
+    if (!perItem || [...perItem.values()].some((e) => !isDuplicateKey(e))) throw err;
+  }
+}
+
+/** A bulk write's refusals by the index of the refused operation; undefined for other errors. */
+function writeErrorsOf(err: unknown): Map<number, unknown> | undefined {
+  const writeErrors = (err as { writeErrors?: unknown } | null)?.writeErrors;
+  if (writeErrors === undefined || writeErrors === null) return undefined;
+  const list = (Array.isArray(writeErrors) ? writeErrors : [writeErrors]) as {
+    index: number;
+    code?: number;
+  }[];
+  if (list.length === 0) return undefined;
+  return new Map(list.map((e) => [e.index, e]));
 }
 
 /**
@@ -300,34 +590,22 @@ export interface BatchItemResult {
 
 /**
  * The batch door: each item validated and ingested on its own (a refused item refuses nothing
- * else), `concurrency` at a time, results in the items' order.
+ * else), all together (`ingestMany`), results in the items' order.
  */
 export async function ingestBatch(
   items: readonly unknown[],
   deps: IngestDeps,
-  options: { concurrency: number; onUnexpected: (err: unknown, index: number) => void },
+  options: { onUnexpected: (err: unknown, index: number) => void },
 ): Promise<BatchItemResult[]> {
   const results: BatchItemResult[] = new Array(items.length);
-  let next = 0;
-  async function lane(): Promise<void> {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await ingestItem(items[index], index, deps, options.onUnexpected);
+  const valid: { index: number; input: DeterminationIngestInput }[] = [];
+  items.forEach((item, index) => {
+    const parsed = determinationIngestInput.safeParse(item);
+    if (parsed.success) {
+      valid.push({ index, input: parsed.data });
+      return;
     }
-  }
-  await Promise.all(Array.from({ length: Math.min(options.concurrency, items.length) }, lane));
-  return results;
-}
-
-async function ingestItem(
-  item: unknown,
-  index: number,
-  deps: IngestDeps,
-  onUnexpected: (err: unknown, index: number) => void,
-): Promise<BatchItemResult> {
-  const parsed = determinationIngestInput.safeParse(item);
-  if (!parsed.success) {
-    return {
+    results[index] = {
       index,
       status: 400,
       error: {
@@ -336,28 +614,43 @@ async function ingestItem(
         details: fieldErrors(parsed.error, '(item)'),
       },
     };
-  }
-  try {
-    const { replayed, determination } = await ingestDetermination(parsed.data, deps);
+  });
+  const outcomes = await ingestMany(
+    valid.map((v) => v.input),
+    deps,
+  );
+  valid.forEach(({ index }, i) => {
+    results[index] = resultOf(outcomes[i] as Outcome, index, options.onUnexpected);
+  });
+  return results;
+}
+
+function resultOf(
+  outcome: Outcome,
+  index: number,
+  onUnexpected: (err: unknown, index: number) => void,
+): BatchItemResult {
+  if ('ingested' in outcome) {
+    const { replayed, determination } = outcome.ingested;
     return { index, status: replayed ? 200 : 201, replayed, determination };
-  } catch (err) {
-    if (err instanceof AppError) {
-      return {
-        index,
-        status: err.status,
-        error: {
-          code: err.code,
-          message: err.message,
-          // Our domain errors carry field details only.
-          ...(Array.isArray(err.details) ? { details: err.details as FieldError[] } : {}),
-        },
-      };
-    }
-    onUnexpected(err, index);
+  }
+  const err = outcome.error;
+  if (err instanceof AppError) {
     return {
       index,
-      status: 500,
-      error: { code: 'INTERNAL_ERROR', message: 'This item could not be ingested' },
+      status: err.status,
+      error: {
+        code: err.code,
+        message: err.message,
+        // Our domain errors carry field details only.
+        ...(Array.isArray(err.details) ? { details: err.details as FieldError[] } : {}),
+      },
     };
   }
+  onUnexpected(err, index);
+  return {
+    index,
+    status: 500,
+    error: { code: 'INTERNAL_ERROR', message: 'This item could not be ingested' },
+  };
 }

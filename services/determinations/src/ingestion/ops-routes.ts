@@ -23,10 +23,7 @@ export const ingestionOpsRoutes: Binding<OpsContext>[] = [
     return replayed ? ok(view) : created(view);
   }),
   implement(opsIngestDeterminationBatch, async ({ body }, ctx) => {
-    const results = await ingestBatch(body.items, ctx.ingest, {
-      concurrency: ctx.batchConcurrency,
-      onUnexpected: ctx.onUnexpected,
-    });
+    const results = await ingestBatch(body.items, ctx.ingest, { onUnexpected: ctx.onUnexpected });
     const created = results.filter((r) => r.status === 201).length;
     const replayed = results.filter((r) => r.status === 200).length;
     return ok({

@@ -1,4 +1,4 @@
-import type { OpsPolicy, PolicyReference } from '@parametric/policy-client';
+import type { OpsPolicy, PolicyReference, PolicyReferences } from '@parametric/policy-client';
 
 /** What attribution and the amount owed need to know of a policy. */
 export type PolicySnapshot = Pick<
@@ -16,7 +16,14 @@ export type PolicySnapshot = Pick<
   | 'coverEndsAt'
 >;
 
-export type { PolicyReference };
+export type { PolicyReference, PolicyReferences };
 
-/** Finds a policy of any organization (the policy client, or a fixture in domain tests). */
-export type PolicyLookup = (reference: PolicyReference) => Promise<PolicySnapshot | null>;
+/**
+ * Finds the policies of any organization among the references, each once, in no particular
+ * order (the policy client's `policyLookupMany`, or a fixture in domain tests). Throws (503)
+ * when it cannot answer: never an empty answer for "unavailable".
+ */
+export type PolicyLookupMany = (references: PolicyReferences) => Promise<PolicySnapshot[]>;
+
+/** The policy a reference names among those a look-up found; null when none. */
+export type PolicyFound = (reference: PolicyReference) => PolicySnapshot | null;

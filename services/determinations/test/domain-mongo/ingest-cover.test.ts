@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { verifyDetermination } from '@parametric/determination-verify';
+import { AppError } from '@parametric/http';
 import { connectMongoose, type MongooseHandle } from '@parametric/test-harness';
 import type { CoverDoc } from '../../src/cover/claim';
 import type { DeterminationDoc } from '../../src/determinations/model';
-import { type IngestDeps, ingestDetermination } from '../../src/ingestion/domain';
+import { type IngestDeps, ingestBatch, ingestDetermination } from '../../src/ingestion/domain';
 import type { PolicySnapshot } from '../../src/ingestion/policies';
 import { determinationRepositories } from '../../src/repositories';
 import { generateSigningKeyPem, loadSigningKeys } from '../../src/signing/keys';
@@ -38,7 +39,7 @@ function policyOf(overrides: Partial<PolicySnapshot> = {}): PolicySnapshot {
 }
 
 function depsFor(policy: PolicySnapshot, data = repositories.acrossOrganizations()): IngestDeps {
-  return { data, lookupPolicy: async () => policy, keys, reportDueSeconds: 30 * 86_400, now: () => T0 };
+  return { data, lookupPolicies: async () => [policy], keys, reportDueSeconds: 30 * 86_400, now: () => T0 };
 }
 
 function body(policy: PolicySnapshot, overrides: Record<string, unknown> = {}) {
@@ -91,13 +92,16 @@ describe('ingestion takes the amount owed from the policy’s cover', () => {
     const policy = policyOf();
     const data = repositories.acrossOrganizations();
     // The process dies between the claim and the insert of the record.
-    const crashing = new Proxy(data.determinations, {
+    const killed = new Proxy(data.determinations.collection, {
       get: (target, key, receiver) =>
-        key === 'create'
+        key === 'insertMany'
           ? async () => {
               throw new Error('killed before the insert');
             }
           : Reflect.get(target, key, receiver),
+    });
+    const crashing = new Proxy(data.determinations, {
+      get: (target, key, receiver) => (key === 'collection' ? killed : Reflect.get(target, key, receiver)),
     });
     const first = body(policy, { damagePercentBp: 6_000 });
     await expect(
@@ -149,5 +153,124 @@ describe('ingestion takes the amount owed from the policy’s cover', () => {
     expect(a.determination.owedMinor).toBe('2000000');
     expect(payoutsOf(b.determination)).toEqual([]);
     expect(b.determination).toMatchObject({ owedMinor: '0', partnerSettlementStatus: 'NOT_APPLICABLE' });
+  });
+
+  describe('the batch door: every step once for the whole batch, each item answered as if alone', () => {
+    const unexpected = (err: unknown) => {
+      throw err;
+    };
+
+    it('caps a policy’s items in the batch’s order, in one cover write, and answers each like the single door', async () => {
+      const policy = policyOf();
+      const other = policyOf({ organizationId: randomUUID() });
+      const looked: unknown[] = [];
+      const deps: IngestDeps = {
+        ...depsFor(policy),
+        lookupPolicies: async (references) => {
+          looked.push(references);
+          return [policy, other];
+        },
+      };
+      const items = [
+        body(policy, { damagePercentBp: 6_000 }), // 12,000.00 of 20,000.00
+        body(other, { damagePercentBp: 1_000 }),
+        body(policy, { damagePercentBp: 6_000 }), // capped at the 8,000.00 left
+        body(policy, { damagePercentBp: 1_000 }), // nothing left
+      ];
+      const results = await ingestBatch(items, deps, { onUnexpected: unexpected });
+      expect(results.map((r) => [r.index, r.status, r.determination?.owedMinor])).toEqual([
+        [0, 201, '1200000'],
+        [1, 201, '200000'],
+        [2, 201, '800000'],
+        [3, 201, '0'],
+      ]);
+      // One look-up for the batch, each policy once.
+      expect(looked).toEqual([{ policyIds: [policy.id, other.id], policyNumbers: [] }]);
+      const cover = await mongo.connection.collection<CoverDoc>('policy_covers').findOne({ _id: policy.id });
+      expect(cover).toMatchObject({ owedMinor: '2000000', seq: 1 });
+      expect(cover?.claims.map((c) => c.amountMinor)).toEqual(['1200000', '800000']);
+      // What was stored is what was answered, signed and verifiable.
+      for (const r of results) {
+        const stored = await repositories
+          .acrossOrganizations()
+          .determinations.findById(r.determination?._id)
+          .lean<DeterminationDoc>();
+        expect(stored).toEqual(r.determination);
+        expect(verifyDetermination(partnerRecord(stored as DeterminationDoc), jwks).valid).toBe(true);
+      }
+
+      // The same batch again: every item a replay of its record, nothing claimed twice.
+      const again = await ingestBatch(items, deps, { onUnexpected: unexpected });
+      expect(again.map((r) => [r.status, r.replayed, r.determination?._id])).toEqual(
+        results.map((r) => [200, true, r.determination?._id]),
+      );
+      expect(
+        (await mongo.connection.collection<CoverDoc>('policy_covers').findOne({ _id: policy.id }))?.seq,
+      ).toBe(1);
+    });
+
+    it('answers a key given twice in one batch as one determination and its replay, and other content under it as a conflict', async () => {
+      const policy = policyOf();
+      const first = body(policy, { damagePercentBp: 2_000 }) as { idempotencyKey: string };
+      const results = await ingestBatch(
+        [first, { ...first }, { ...first, damagePercentBp: 3_000 }],
+        depsFor(policy),
+        { onUnexpected: unexpected },
+      );
+      expect(results.map((r) => r.status)).toEqual([201, 200, 409]);
+      expect(results[1]?.determination?._id).toBe(results[0]?.determination?._id);
+      expect(results[2]?.error).toMatchObject({ code: 'CONFLICT' });
+      expect(
+        await repositories
+          .acrossOrganizations()
+          .determinations.countDocuments({ idempotencyKey: first.idempotencyKey }),
+      ).toBe(1);
+    });
+
+    it('answers 503 for every item while the policy service cannot answer, never “no such policy”, and the retry issues them', async () => {
+      const policy = policyOf();
+      const items = [body(policy), body(policy, { damagePercentBp: 1_000 })];
+      const down: IngestDeps = {
+        ...depsFor(policy),
+        lookupPolicies: async () => {
+          throw new AppError('SERVICE_UNAVAILABLE', 'Policies cannot be read right now');
+        },
+      };
+      const refused = await ingestBatch(items, down, { onUnexpected: unexpected });
+      expect(refused.map((r) => [r.status, r.error?.code])).toEqual([
+        [503, 'SERVICE_UNAVAILABLE'],
+        [503, 'SERVICE_UNAVAILABLE'],
+      ]);
+      const retried = await ingestBatch(items, depsFor(policy), { onUnexpected: unexpected });
+      expect(retried.map((r) => [r.status, r.determination?.status])).toEqual([
+        [201, 'ISSUED'],
+        [201, 'ISSUED'],
+      ]);
+    });
+
+    const byNumber = (item: { policyId?: string }, policyNumber: string) => {
+      const { policyId: _byId, ...rest } = item;
+      return { ...rest, policyNumber };
+    };
+
+    it('leaves unattributed what no policy takes, beside what one does', async () => {
+      const policy = policyOf();
+      const results = await ingestBatch(
+        [body(policy), byNumber(body(policy), 'KE-209901-ZZZZZZ'), { nonsense: true }],
+        depsFor(policy),
+        { onUnexpected: unexpected },
+      );
+      expect(results.map((r) => [r.status, r.determination?.status ?? r.error?.code])).toEqual([
+        [201, 'ISSUED'],
+        [201, 'UNATTRIBUTED'],
+        [400, 'INVALID_INPUT'],
+      ]);
+      expect(results[1]?.determination).toMatchObject({
+        unattributedReason: 'POLICY_NOT_FOUND',
+        policyNumber: 'KE-209901-ZZZZZZ',
+        outbox: [],
+        outboxPending: false,
+      });
+    });
   });
 });

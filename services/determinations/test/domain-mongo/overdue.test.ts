@@ -48,7 +48,7 @@ async function issueAt(
   const policy = policyOf(organizationId, settlementMode);
   const deps: IngestDeps = {
     data: repositories.acrossOrganizations(),
-    lookupPolicy: async () => policy,
+    lookupPolicies: async () => [policy],
     keys: loadSigningKeys(generateSigningKeyPem()),
     reportDueSeconds: 30 * 86_400,
     now: () => T0,

@@ -8,7 +8,7 @@ const POLICY: PolicySnapshot = policySnapshot();
 /** The policy service as attribution sees it: one policy, found by id or by number. */
 function lookupOf(policy: PolicySnapshot | null) {
   const asked: PolicyReference[] = [];
-  const lookup = async (ref: PolicyReference) => {
+  const lookup = (ref: PolicyReference) => {
     asked.push(ref);
     if (!policy) return null;
     return ('policyId' in ref ? ref.policyId === policy.id : ref.policyNumber === policy.policyNumber)

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '@parametric/http';
 import fc from 'fast-check';
-import { type ClaimCoverInput, type CoverStore, claimCover } from '../../src/cover/claim';
+import { type ClaimCoverInput, type CoverStore, claimCover, claimCovers } from '../../src/cover/claim';
 import { uncappedOwedMinor } from '../../src/determinations/amount';
 import { policySnapshot } from './fixtures';
 import { memoryCoverStore } from './memory-cover-store';
@@ -251,6 +251,134 @@ describe('claimCover: the amounts owed by a policy’s determinations never exce
           expect(new Set(written.map((c) => c.determinationId)).size).toBe(written.length);
           for (const c of written) expect(BigInt(c.amountMinor)).toBe(byDetermination.get(c.determinationId));
           expect(written.length).toBe([...byDetermination.values()].filter((a) => a > 0n).length);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  /** Splits `items` into consecutive batches at the given cut points (any order, repeats ignored). */
+  const batchesOf = <T>(items: T[], cuts: number[]): T[][] => {
+    const at = [...new Set(cuts.map((c) => c % (items.length + 1)))].sort((a, b) => a - b);
+    const edges = [0, ...at, items.length];
+    return edges
+      .slice(1)
+      .map((end, i) => items.slice(edges[i], end))
+      .filter((b) => b.length > 0);
+  };
+  /** A cover's claims as the cap reads them (when they were made aside). */
+  const claimsOf = (store: ReturnType<typeof memoryCoverStore>) =>
+    (store.all()[0]?.claims ?? []).map(({ claimedAt: _at, ...claim }) => claim);
+
+  it('claims a batch of one policy’s determinations in one write, exactly as one claim after another would', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        sums,
+        fc.array(fc.integer({ min: 0, max: 10_000 }), { maxLength: 12 }),
+        fc.array(fc.nat(), { maxLength: 4 }),
+        async (sum, bps, cuts) => {
+          const { input } = coverOf(sum, 'KES', 2);
+          const claims = bps.map((bp) => input(bp));
+          const oneByOne = memoryCoverStore();
+          const expected = [];
+          for (const claim of claims) expected.push(await claimCover(oneByOne, claim, { pause: noPause }));
+
+          const inner = memoryCoverStore();
+          let writes = 0;
+          const counted: CoverStore = {
+            ...inner,
+            create: (cover) => {
+              writes++;
+              return inner.create(cover);
+            },
+            append: (...args) => {
+              writes++;
+              return inner.append(...args);
+            },
+          };
+          const batches = batchesOf(claims, cuts);
+          const taken = [];
+          for (const batch of batches) {
+            const terms = batch[0] as ClaimCoverInput;
+            taken.push(...(await claimCovers(counted, terms, batch, { pause: noPause })));
+          }
+          expect(taken).toEqual(expected);
+          expect(claimsOf(inner)).toEqual(claimsOf(oneByOne));
+          expect(inner.all()[0]?.owedMinor).toBe(oneByOne.all()[0]?.owedMinor);
+          // At most one write a batch (none for a batch that takes nothing).
+          expect(writes).toBeLessThanOrEqual(batches.length);
+
+          // The same batches again (a retried request): the same amounts, nothing written. (A 0
+          // is not stored, so its retry sees the cover as it is now: 0 again, as claimCover says.)
+          const before = writes;
+          const again = [];
+          for (const batch of batches) {
+            again.push(
+              ...(await claimCovers(counted, batch[0] as ClaimCoverInput, batch, { pause: noPause })),
+            );
+          }
+          expect(again.map((t) => t.amountMinor)).toEqual(expected.map((t) => t.amountMinor));
+          expect(writes).toBe(before);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('never lets concurrent batches (and single claims) take the same cover twice, in any interleaving', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.scheduler(),
+        sums,
+        fc.array(fc.integer({ min: 0, max: 10_000 }), { minLength: 1, maxLength: 10 }),
+        fc.array(fc.nat(), { maxLength: 4 }),
+        fc.array(fc.nat(), { maxLength: 4 }),
+        async (s, sum, bps, cuts, retried) => {
+          const inner = memoryCoverStore();
+          const store: CoverStore = {
+            find: s.scheduleFunction(inner.find),
+            create: s.scheduleFunction(inner.create),
+            append: s.scheduleFunction(inner.append),
+          };
+          const { input } = coverOf(sum, 'UGX', 0);
+          const claims = bps.map((bp) => input(bp));
+          // Batches racing each other, and some determinations retried alone at the same time.
+          const batches = [
+            ...batchesOf(claims, cuts),
+            ...retried.map((i) => [claims[i % claims.length] as ClaimCoverInput]),
+          ];
+          const answers = await s.waitFor(
+            Promise.all(
+              batches.map((batch) =>
+                claimCovers(store, batch[0] as ClaimCoverInput, batch, { pause: noPause }),
+              ),
+            ),
+          );
+
+          const byDetermination = new Map<string, bigint>();
+          batches.forEach((batch, b) => {
+            batch.forEach((claim, i) => {
+              const amount = ((answers[b] as { amountMinor: bigint }[])[i] as { amountMinor: bigint })
+                .amountMinor;
+              const before = byDetermination.get(claim.determinationId);
+              if (before !== undefined) expect(amount).toBe(before);
+              byDetermination.set(claim.determinationId, amount);
+            });
+          });
+          const total = sumOf([...byDetermination.values()]);
+          expect(total <= sum).toBe(true);
+          expect(total).toBe(least(sumOf(claims.map((c) => c.uncappedMinor)), sum));
+          const written = claimsOf(inner);
+          expect(inner.all()[0]?.owedMinor ?? '0').toBe(total.toString());
+          expect(new Set(written.map((c) => c.determinationId)).size).toBe(written.length);
+          // The cap follows the stored order: each claim saw the cover its predecessors left.
+          let remaining = sum;
+          for (const c of written) {
+            expect(BigInt(c.remainingBeforeMinor)).toBe(remaining);
+            expect(BigInt(c.amountMinor)).toBe(least(BigInt(c.uncappedMinor), remaining));
+            expect(BigInt(c.amountMinor)).toBe(byDetermination.get(c.determinationId));
+            remaining -= BigInt(c.amountMinor);
+          }
         },
       ),
       { numRuns: 300 },

@@ -17,14 +17,14 @@ export function memoryCoverStore(): CoverStore & { all(): CoverDoc[] } {
       covers.set(cover._id, structuredClone(cover));
       return true;
     },
-    async append(policyId: string, expectedSeq: number, owedMinor: string, claim: CoverClaim) {
+    async append(policyId: string, expectedSeq: number, owedMinor: string, claims: CoverClaim[]) {
       const cover = covers.get(policyId);
       if (!cover || cover.seq !== expectedSeq) return false;
       covers.set(policyId, {
         ...cover,
         owedMinor,
         seq: expectedSeq + 1,
-        claims: [...cover.claims, structuredClone(claim)],
+        claims: [...cover.claims, ...structuredClone(claims)],
       });
       return true;
     },

@@ -1,7 +1,8 @@
-import { opsGetPolicy, opsGetPolicyByNumber } from '@parametric/contracts';
+import { opsGetPolicy, opsGetPolicyByNumber, opsLookupPolicies } from '@parametric/contracts';
 import { type Binding, implement, ok } from '@parametric/http';
 import type { OpsContext } from '../context';
-import { readPolicyForOps } from './reads';
+import type { PolicyDoc } from './model';
+import { opsPolicyView, readPolicyForOps } from './reads';
 
 /**
  * Policy look-ups for ops and for the determinations service, which attributes a determination
@@ -21,4 +22,18 @@ export const policyOpsRoutes: Binding<OpsContext>[] = [
       ),
     ),
   ),
+  // The determinations service's batch door: one query for a whole batch's policies.
+  implement(opsLookupPolicies, async ({ body }, { repositories, now }) => {
+    const { policyIds, policyNumbers } = body;
+    const or = [
+      ...(policyIds.length > 0 ? [{ _id: { $in: policyIds } }] : []),
+      ...(policyNumbers.length > 0 ? [{ policyNumber: { $in: policyNumbers } }] : []),
+    ];
+    const found =
+      or.length === 0
+        ? []
+        : await repositories.acrossOrganizations().policies.find({ $or: or }).lean<PolicyDoc[]>();
+    const at = now();
+    return ok({ policies: found.map((policy) => opsPolicyView(policy, at)) });
+  }),
 ];
