@@ -1,3 +1,4 @@
+export { type Batched, batchesOf } from './batches';
 export {
   QUEUE_COMMAND_TIMEOUT_MS,
   QUEUE_CONNECT_TIMEOUT_MS,

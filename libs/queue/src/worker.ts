@@ -51,8 +51,14 @@ export function createWorker<N extends QueueName>(
   // abort on every idle wait. A hung Redis cannot park the worker anyway: BullMQ races that fetch
   // against a watchdog (block time + 1 s) and resets the blocking connection when it fires, and
   // the job's lock expiring hands a job stuck mid-write to another worker.
+  //
+  // Auto-pipelining: a batch of jobs finishing together (a consumer that settles a whole batch
+  // at once) issues its moveToFinished scripts in one turn of the event loop; they then go to
+  // Redis as one write instead of one write (one system call, here and in Redis) per job. Each
+  // script still runs atomically and in order, so nothing BullMQ relies on changes.
   const connection = resolveConnection(options.connection, {
     maxRetriesPerRequest: null,
+    enableAutoPipelining: true,
     connectionName: `${options.prefix ?? 'bull'}:${name}:worker`,
   });
 

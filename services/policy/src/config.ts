@@ -38,8 +38,11 @@ export const policyConfigSchema = z.object({
    * arrive; its capacity stays reserved until then (default 90 days).
    */
   CLAIMS_WINDOW_SECONDS: positiveInt(7_776_000),
-  /** Policy summaries (damage assessments) handled at once per process. */
-  SUMMARY_CONCURRENCY: positiveInt(5),
+  /**
+   * Policy summaries (damage assessments, payouts) in hand per process: those in hand are written
+   * together (summaries-worker.ts), so this is also the most one bulk write can carry (two of 100).
+   */
+  SUMMARY_CONCURRENCY: positiveInt(200),
   /** Run the queue workers and the sweeps in this process (an API-only replica sets false). */
   RUN_WORKERS: flag(true),
 });

@@ -29,6 +29,11 @@ export async function recordDamageAssessment(
   tenant: Tenant,
   summary: Omit<DamageAssessmentSummary, 'kind' | 'organizationId'>,
 ): Promise<SummaryOutcome> {
+  const { field, key, entry } = damageAssessmentEntry(summary);
+  return keepNewest(tenant, summary.policyId, field, key, entry);
+}
+
+function damageAssessmentEntry(summary: Omit<DamageAssessmentSummary, 'kind' | 'organizationId'>): Kept {
   const entry: DamageAssessmentDoc = {
     determinationId: summary.determinationId,
     revision: summary.revision,
@@ -39,7 +44,7 @@ export async function recordDamageAssessment(
     partnerSettlementStatus: summary.partnerSettlementStatus,
     dueAt: summary.dueAt === null ? null : new Date(summary.dueAt),
   };
-  return keepNewest(tenant, summary.policyId, 'damageAssessments', 'determinationId', entry);
+  return { field: 'damageAssessments', key: 'determinationId', entry };
 }
 
 export type PayoutSummary = Extract<Payload<'policy-summaries'>, { kind: 'PAYOUT' }>;
@@ -49,6 +54,11 @@ export async function recordPayout(
   tenant: Tenant,
   summary: Omit<PayoutSummary, 'kind' | 'organizationId'>,
 ): Promise<SummaryOutcome> {
+  const { field, key, entry } = payoutEntry(summary);
+  return keepNewest(tenant, summary.policyId, field, key, entry);
+}
+
+function payoutEntry(summary: Omit<PayoutSummary, 'kind' | 'organizationId'>): Kept {
   const entry: PayoutSummaryDoc = {
     payoutId: summary.payoutId,
     determinationId: summary.determinationId,
@@ -60,7 +70,7 @@ export async function recordPayout(
     reason: summary.reason,
     updatedAt: new Date(summary.updatedAt),
   };
-  return keepNewest(tenant, summary.policyId, 'payouts', 'payoutId', entry);
+  return { field: 'payouts', key: 'payoutId', entry };
 }
 
 /** Either summary array, by the field that identifies its entries. */
@@ -100,6 +110,115 @@ async function keepNewest<K extends Kept>(
     if (held && held.revision >= revision) return 'stale';
   }
   throw new Error(`${field} ${id} r${revision}: the policy kept changing under the write`);
+}
+
+export type PolicySummary = Payload<'policy-summaries'>;
+
+/** The one write of the policies collection a batch of summaries needs (the driver's `bulkWrite`). */
+export interface PolicyBulkWrites {
+  bulkWrite(
+    operations: Array<{ updateOne: { filter: Record<string, unknown>; update: Record<string, unknown> } }>,
+    options: { ordered: false },
+  ): Promise<{ matchedCount: number }>;
+}
+
+/** What became of one summary of a batch: its outcome, or why it could not be recorded. */
+export type BatchResult = { ok: true; outcome: SummaryOutcome } | { ok: false; error: unknown };
+
+/**
+ * Records summaries taken together (the worker's jobs in hand), usually with one round trip for
+ * all: almost every summary is the first of its determination or payout, so each becomes the
+ * conditional `$push` of `keepNewest` (added only where the policy has no entry for it, scoped
+ * to the organization the summary names), all in one unordered bulk write. When every push
+ * matched, each summary was recorded. Otherwise some summary is a newer revision, a repeat, or
+ * names no policy of its organization, and the bulk result does not say which: each summary is
+ * then decided alone by `keepNewest`, exactly as a single summary is (see `oneByOne` for how
+ * the entries the bulk write added are told apart).
+ *
+ * Within a batch, copies of one determination's (or payout's) summary count once: the highest
+ * revision is written and the others are `stale` (or share its error).
+ */
+export async function recordSummaries(
+  writes: PolicyBulkWrites,
+  tenantOf: (organizationId: string) => Tenant,
+  summaries: readonly PolicySummary[],
+  now: Date = new Date(),
+): Promise<BatchResult[]> {
+  const items = summaries.map((summary) => {
+    const kept = summary.kind === 'PAYOUT' ? payoutEntry(summary) : damageAssessmentEntry(summary);
+    const id = (kept.entry as Record<string, unknown>)[kept.key] as string;
+    return { summary, kept, id, slot: `${summary.organizationId} ${summary.policyId} ${kept.field} ${id}` };
+  });
+  type Item = (typeof items)[number];
+  // One writer per determination (or payout) of a policy: the highest revision, the first of equals.
+  const writer = new Map<string, Item>();
+  for (const item of items) {
+    const held = writer.get(item.slot);
+    if (!held || held.kept.entry.revision < item.kept.entry.revision) writer.set(item.slot, item);
+  }
+  const unique = [...writer.values()];
+
+  let decided: Map<Item, BatchResult>;
+  try {
+    const result = await writes.bulkWrite(
+      unique.map(({ summary, kept, id }) => ({
+        updateOne: {
+          filter: {
+            _id: summary.policyId,
+            organizationId: summary.organizationId,
+            [`${kept.field}.${kept.key}`]: { $ne: id },
+          },
+          // What the model's timestamps add to every update made through it.
+          update: { $push: { [kept.field]: kept.entry }, $set: { updatedAt: now } },
+        },
+      })),
+      { ordered: false },
+    );
+    if (result.matchedCount === unique.length) {
+      decided = new Map(unique.map((item) => [item, { ok: true, outcome: 'recorded' }]));
+    } else {
+      decided = await oneByOne(unique, tenantOf, result.matchedCount);
+    }
+  } catch (err) {
+    // Per-document write errors: the other pushes were applied; decide each alone. Anything
+    // else (MongoDB unreachable): nothing is known, every summary of the batch fails (retried).
+    const bulk = err as { writeErrors?: unknown; result?: { matchedCount?: number } } | null;
+    if (bulk?.writeErrors === undefined) return items.map(() => ({ ok: false, error: err }));
+    decided = await oneByOne(unique, tenantOf, bulk.result?.matchedCount ?? -1);
+  }
+  return items.map((item) => {
+    const held = writer.get(item.slot) as Item;
+    const result = decided.get(held) as BatchResult;
+    if (held === item || !result.ok) return result;
+    return { ok: true, outcome: 'stale' };
+  });
+}
+
+/**
+ * Each summary decided alone, after a bulk write that added `pushed` of them. Those find their
+ * own entry in place (`stale`); when no other summary is stale, the stale ones are exactly
+ * those the bulk write recorded, and are reported so. (When some are stale and others were
+ * recorded, which is which is not known: all are reported stale. Only the log line differs.)
+ */
+async function oneByOne<I extends { summary: PolicySummary; kept: Kept }>(
+  items: readonly I[],
+  tenantOf: (organizationId: string) => Tenant,
+  pushed: number,
+): Promise<Map<I, BatchResult>> {
+  const settled = await Promise.allSettled(
+    items.map(({ summary, kept }) =>
+      keepNewest(tenantOf(summary.organizationId), summary.policyId, kept.field, kept.key, kept.entry),
+    ),
+  );
+  const stale = settled.filter((s) => s.status === 'fulfilled' && s.value === 'stale').length;
+  const found: SummaryOutcome = stale === pushed ? 'recorded' : 'stale';
+  return new Map(
+    items.map((item, i): [I, BatchResult] => {
+      const s = settled[i] as PromiseSettledResult<SummaryOutcome>;
+      if (s.status === 'rejected') return [item, { ok: false, error: s.reason }];
+      return [item, { ok: true, outcome: s.value === 'stale' ? found : s.value }];
+    }),
+  );
 }
 
 /** The policy read's `payouts`: newest first. */

@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { PolicyDoc } from '../../src/policies/model';
 import { purchasePolicy } from '../../src/policies/purchase';
 import { readPolicy } from '../../src/policies/reads';
-import { type DamageAssessmentSummary, recordDamageAssessment } from '../../src/policies/summaries';
+import {
+  type DamageAssessmentSummary,
+  recordDamageAssessment,
+  recordSummaries,
+} from '../../src/policies/summaries';
 import { cropBody, type DomainDb, domainDb, KE_VERIFIED, outcome, sellable, T0 } from './fixtures';
 
 type Summary = Omit<DamageAssessmentSummary, 'kind' | 'organizationId'>;
@@ -101,6 +105,99 @@ describe('damage assessment summaries (domain)', () => {
       code: 'NOT_FOUND',
     });
     expect(await b.tenant.policies.findById(b.policyId).lean<PolicyDoc>()).toEqual(before);
+  });
+
+  describe('written together (the worker batches the jobs in hand)', () => {
+    const batch = (summaries: DamageAssessmentSummary[]) =>
+      recordSummaries(
+        db.repositories.acrossOrganizations().policies.collection as never,
+        db.repositories.forOrganization,
+        summaries,
+      );
+    const of = (org: { tenant: { organizationId: string } }, s: Summary): DamageAssessmentSummary => ({
+      kind: 'DAMAGE_ASSESSMENT',
+      organizationId: org.tenant.organizationId,
+      ...s,
+    });
+
+    it('stores what one summary at a time stores, and the policy shows it was updated', async () => {
+      const alone = await buy();
+      const together = await buy();
+      const other = await buy();
+      const s = summary(alone.policyId);
+      await recordDamageAssessment(alone.tenant, s);
+      const before = await together.tenant.policies.findById(together.policyId).lean<PolicyDoc>();
+
+      const second = summary(other.policyId);
+      const results = await batch([
+        of(together, { ...s, policyId: together.policyId }),
+        of(other, second),
+        of(other, summary(other.policyId)),
+      ]);
+
+      expect(results).toEqual([1, 2, 3].map(() => ({ ok: true, outcome: 'recorded' })));
+      expect(await stored(together.tenant, together.policyId)).toEqual(
+        await stored(alone.tenant, alone.policyId),
+      );
+      expect(await stored(other.tenant, other.policyId)).toHaveLength(2);
+      const after = await together.tenant.policies.findById(together.policyId).lean<PolicyDoc>();
+      expect(after?.updatedAt.getTime()).toBeGreaterThan(before?.updatedAt.getTime() as number);
+    });
+
+    it('keeps the highest revision whatever the batch holds: newer revisions, repeats, copies of one determination', async () => {
+      const { tenant, policyId } = await buy();
+      const org = { tenant };
+      const first = summary(policyId);
+      const later = summary(policyId);
+      await recordDamageAssessment(tenant, first);
+      await recordDamageAssessment(tenant, { ...later, revision: 3 });
+
+      const fresh = summary(policyId);
+      const results = await batch([
+        of(org, { ...first, revision: 2, partnerSettlementStatus: 'REPORTED' }), // newer
+        of(org, { ...later, revision: 2 }), // older than held
+        of(org, { ...fresh, revision: 1 }), // two copies of one new determination
+        of(org, { ...fresh, revision: 2, damagePercentBp: 4000 }),
+      ]);
+
+      // (The new determination's outcome is only logged; beside a stale one it reads as either.)
+      expect(results).toEqual([
+        { ok: true, outcome: 'replaced' },
+        { ok: true, outcome: 'stale' },
+        { ok: true, outcome: 'stale' },
+        { ok: true, outcome: expect.stringMatching(/^(recorded|stale)$/) },
+      ]);
+      const entries = await stored(tenant, policyId);
+      expect(entries?.map((e) => [e.determinationId, e.revision]).sort()).toEqual(
+        [
+          [first.determinationId, 2],
+          [later.determinationId, 3],
+          [fresh.determinationId, 2],
+        ].sort(),
+      );
+      expect(entries?.find((e) => e.determinationId === fresh.determinationId)?.damagePercentBp).toBe(4000);
+    });
+
+    it("fails only the summaries naming no policy of their organization, changing nothing on another organization's", async () => {
+      const a = await buy();
+      const b = await buy();
+      const before = await b.tenant.policies.findById(b.policyId).lean<PolicyDoc>();
+      const mine = summary(a.policyId);
+
+      const results = await batch([
+        of(a, summary(b.policyId)), // B's policy, named by a job of A
+        of(a, mine),
+        of(a, summary(randomUUID())),
+      ]);
+
+      expect(results[0]).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
+      expect(results[1]).toEqual({ ok: true, outcome: 'recorded' });
+      expect(results[2]).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
+      expect(await b.tenant.policies.findById(b.policyId).lean<PolicyDoc>()).toEqual(before);
+      expect((await stored(a.tenant, a.policyId))?.map((e) => e.determinationId)).toEqual([
+        mine.determinationId,
+      ]);
+    });
   });
 
   it('shows partners the newest assessment first, each linking to its determination, without the revision', async () => {

@@ -22,7 +22,7 @@ describe('policy configuration', () => {
       ACTIVATION_RETRY_MAX_MS: 600_000,
       SWEEP_INTERVAL_MS: 60_000,
       CLAIMS_WINDOW_SECONDS: 7_776_000,
-      SUMMARY_CONCURRENCY: 5,
+      SUMMARY_CONCURRENCY: 200,
       CHAIN_REGISTRY_FROM_BLOCK: 0,
       RUN_WORKERS: true,
     });

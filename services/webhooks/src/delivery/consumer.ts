@@ -1,4 +1,5 @@
 import type { EventEnvelope } from '@parametric/events';
+import { type Batched, batchesOf } from '@parametric/queue';
 import type { DeliveryModel } from '../deliveries/model';
 import type { AttemptRow, Deliverer } from './deliverer';
 import type { EndpointSource } from './endpoints';
@@ -9,11 +10,7 @@ export const MAX_EVENT_BATCH = 100;
 /** How long the first event of a batch waits for others (jobs arrive one fetch at a time). */
 const BATCH_WINDOW_MS = 2;
 
-interface Pending {
-  event: EventEnvelope;
-  resolve(): void;
-  reject(err: unknown): void;
-}
+type Pending = Batched<EventEnvelope, void>;
 
 interface WriteErrorLike {
   index: number;
@@ -48,26 +45,13 @@ export function createEventConsumer(deps: {
   /** Counts `skipped` for each row recorded without an endpoint (duplicates are not recorded again). */
   metrics?: DeliveryMetrics;
 }) {
-  const maxBatch = deps.maxBatch ?? MAX_EVENT_BATCH;
-  let pending: Pending[] = [];
-  let armed = false;
-
-  function flush(): void {
-    armed = false;
-    while (pending.length > 0) {
-      const batch = pending.slice(0, maxBatch);
-      pending = pending.slice(maxBatch);
-      void handle(batch);
-    }
-  }
-
   async function handle(batch: Pending[]): Promise<void> {
     // Two copies of one event in one batch share its outcome.
     const byId = new Map<string, Pending[]>();
     for (const item of batch) {
-      const copies = byId.get(item.event.id);
+      const copies = byId.get(item.item.id);
       if (copies) copies.push(item);
-      else byId.set(item.event.id, [item]);
+      else byId.set(item.item.id, [item]);
     }
     const settle = (id: string, outcome: Promise<void>) =>
       outcome.then(
@@ -80,7 +64,7 @@ export function createEventConsumer(deps: {
       );
 
     try {
-      const events = [...byId.values()].map((copies) => (copies[0] as Pending).event);
+      const events = [...byId.values()].map((copies) => (copies[0] as Pending).item);
       const endpoints = await deps.endpoints.getMany([...new Set(events.map((e) => e.organizationId))]);
       const createdAt = new Date();
       const rows = events.map((event) => {
@@ -158,13 +142,8 @@ export function createEventConsumer(deps: {
     }
   }
 
-  return (event: EventEnvelope): Promise<void> =>
-    new Promise<void>((resolve, reject) => {
-      pending.push({ event, resolve, reject });
-      if (pending.length >= maxBatch) flush();
-      else if (!armed) {
-        armed = true;
-        setTimeout(flush, BATCH_WINDOW_MS);
-      }
-    });
+  return batchesOf<EventEnvelope, void>(
+    { maxBatch: deps.maxBatch ?? MAX_EVENT_BATCH, windowMs: BATCH_WINDOW_MS },
+    (batch) => void handle(batch),
+  );
 }
