@@ -8,10 +8,10 @@ import express, {
   type Response,
 } from 'express';
 import { z } from 'zod';
-import { answeredAfterDeadline, DEFAULT_REQUEST_DEADLINE_MS, requestDeadline } from './deadline';
+import { answeredAfterDeadline, DEFAULT_REQUEST_DEADLINE_MS } from './deadline';
 import { errorBody } from './envelope';
 import { AppError, type FieldError } from './errors';
-import { requestLogging } from './request-log';
+import { requestStart } from './request-log';
 import { invalidInput } from './validation';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -57,17 +57,47 @@ export function createApp(
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  if (options.metrics) app.use(options.metrics);
-  app.use(requestLogging(app, logger, options.loggedPath));
-  app.use(requestDeadline(options.deadlineMs ?? DEFAULT_REQUEST_DEADLINE_MS));
-  for (const handler of options.beforeBody ?? []) app.use(handler);
-  app.use(requireJsonContentType);
   app.use(
-    express.json({ limit: maxBodyBytes, strict: true, type: 'application/json', verify: checkJsonText }),
+    requestStart(app, logger, {
+      deadlineMs: options.deadlineMs ?? DEFAULT_REQUEST_DEADLINE_MS,
+      loggedPath: options.loggedPath,
+      metrics: options.metrics,
+    }),
   );
-  app.use(bodyErrors(maxBodyBytes));
-  app.use(refuseUnsafeText);
+  for (const handler of options.beforeBody ?? []) app.use(handler);
+  app.use(readBody(maxBodyBytes));
   return app;
+}
+
+/**
+ * The body, in one middleware: a body must be JSON (`requireJsonContentType`), is parsed with
+ * its limits checked (`checkJsonText`), its refusals made precise (`bodyErrors`), and no string
+ * of it or of the query may hold an unsafe character (`refuseUnsafeText`). A request without a
+ * body (no `Content-Length`, no `Transfer-Encoding`: most reads) goes straight to the last
+ * check, as the parser would send it on; three express layers would each cost it a dispatch.
+ */
+function readBody(maxBodyBytes: number) {
+  const parse = express.json({
+    limit: maxBodyBytes,
+    strict: true,
+    type: 'application/json',
+    verify: checkJsonText,
+  });
+  const refusalOf = bodyErrors(maxBodyBytes);
+  return (req: Request, res: Response, next: NextFunction): void => {
+    if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
+      // What the parser leaves on a request without a body.
+      if (!('body' in (req as object))) req.body = undefined;
+      refuseUnsafeText(req, res, next);
+      return;
+    }
+    requireJsonContentType(req, res, (refused?: unknown) => {
+      if (refused) return next(refused);
+      parse(req, res, (err?: unknown) =>
+        err ? next(refusalOf(err, req)) : refuseUnsafeText(req, res, next),
+      );
+    });
+  };
 }
 
 /**
@@ -207,9 +237,9 @@ function bodyErrors(maxBodyBytes: number) {
     }
     return undefined;
   };
-  return (err: unknown, req: Request, _res: Response, next: NextFunction): void => {
+  return (err: unknown, req: Request): unknown => {
     const message = refusal(err as BodyParserError, req);
-    next(message === undefined ? err : AppError.invalid(message));
+    return message === undefined ? err : AppError.invalid(message);
   };
 }
 

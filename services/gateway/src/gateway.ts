@@ -24,7 +24,12 @@ import { dashboardTokenKeys, type GatewayConfig } from './config';
 import { accessTokens } from './credentials/access-tokens';
 import { dummyHash } from './credentials/passwords';
 import { docsAssets, docsRoutes, opsDocsRoutes } from './docs/routes';
-import { forwardingRoutes, opsForwardingRoutes, publicForwardingRoutes } from './forwarding/routes';
+import {
+  FORWARDED_ROUTES,
+  forwardingRoutes,
+  opsForwardingRoutes,
+  publicForwardingRoutes,
+} from './forwarding/routes';
 import { upstreams as createUpstreams } from './forwarding/upstreams';
 import { webhookUrlLookup } from './forwarding/webhook-url';
 import { createOps } from './ops/domain';
@@ -79,6 +84,18 @@ function onlyWhen(when: (req: Request) => boolean, router: Router) {
     (req: Request, res: Response, next: NextFunction) => (when(req) ? router(req, res, next) : next()),
     { stack: router.stack },
   );
+}
+
+/** The gateway's own partner routes, refused at start-up if any lies under a forwarded prefix. */
+function assertNotForwarded<B extends { contract: { path: string; operationId: string } }>(
+  bindings: B[],
+): B[] {
+  for (const { contract } of bindings) {
+    const sample = contract.path.replace(/\{[^}]+\}/g, 'x');
+    if (FORWARDED_ROUTES.some((route) => route.path.test(sample)))
+      throw new Error(`${contract.operationId} (${contract.path}) lies under a forwarded prefix`);
+  }
+  return bindings;
 }
 
 /** How long a request waits for the auth stamp check before reading MongoDB instead. */
@@ -291,12 +308,15 @@ async function buildGateway(
       '/api',
       onlyWhen((req) => req.principal !== undefined, callerApi),
     );
+    // Forwarded requests first, by their path's prefix (one test of a few expressions), so they
+    // do not walk the gateway's own routes; no own route lies under a forwarded prefix (checked
+    // below), so which comes first decides nothing else.
+    callerApi.use(forwardingRoutes(forwarding));
     // The gateway's own routes on `callerApi` itself, not in a router of their own: a request
-    // that leaves a router without an answer (every forwarded one: `GET /policies/{id}`) goes on
-    // only at the next turn of the event loop.
+    // that leaves a router without an answer goes on only at the next turn of the event loop.
     mountRoutes<PartnerContext & UserRoutesContext>(
       callerApi,
-      [...organizationRoutes, ...userRoutes],
+      assertNotForwarded([...organizationRoutes, ...userRoutes]),
       (req) => {
         const principal = principalOf(req);
         let tenant: TenantGatewayData | undefined;
@@ -315,7 +335,6 @@ async function buildGateway(
         };
       },
     );
-    callerApi.use(forwardingRoutes(forwarding));
   };
 
   const audit = repositories.opsAudit();

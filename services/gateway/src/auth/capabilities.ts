@@ -17,6 +17,8 @@ interface Guard {
   capability: Capability;
   /** Literal segments win over parameters (`/policies/purchase` before `/policies/{id}`). */
   params: number;
+  /** The path's first segment, unless it is a parameter. */
+  first?: string;
 }
 
 /** Every partner route (served here or forwarded) as a method + path pattern and its capability. */
@@ -38,9 +40,34 @@ export function capabilityGuards(routes: readonly RouteContract[]): Guard[] {
         pattern: new RegExp(`^${source}/?$`),
         capability: route.capability as Capability,
         params: (route.path.match(/\{/g) ?? []).length,
+        first: /^\/([^/{}]+)(\/|$)/.exec(route.path)?.[1],
       };
     })
     .sort((a, b) => a.params - b.params);
+}
+
+/**
+ * The guards a request may match, by method and first path segment (as the patterns match it,
+ * case and all), in the guards' order: a request tests the few of its own resource, not every
+ * route's pattern. A guard whose path starts with a parameter would fit any first segment, so
+ * then every guard of the method is a candidate.
+ */
+function guardIndex(guards: readonly Guard[]): (method: string, path: string) => Guard[] | undefined {
+  const firstOf = (path: string) => {
+    const end = path.indexOf('/', 1);
+    return end === -1 ? path.slice(1) : path.slice(1, end);
+  };
+  const byMethod = new Map<string, Guard[]>();
+  const byFirst = new Map<string, Guard[]>();
+  let anyFirst = false;
+  for (const guard of guards) {
+    byMethod.set(guard.method, [...(byMethod.get(guard.method) ?? []), guard]);
+    if (guard.first === undefined) anyFirst = true;
+    const key = `${guard.method} ${guard.first}`;
+    byFirst.set(key, [...(byFirst.get(key) ?? []), guard]);
+  }
+  if (anyFirst) return (method) => byMethod.get(method);
+  return (method, path) => byFirst.get(`${method} ${firstOf(path)}`);
 }
 
 /**
@@ -51,6 +78,7 @@ export function capabilityGuards(routes: readonly RouteContract[]): Guard[] {
  * undeclared is reachable with a dashboard token.
  */
 export function requireCapability(guards: Guard[] = capabilityGuards(Object.values(PARTNER_ROUTES).flat())) {
+  const candidatesOf = guardIndex(guards);
   return (req: Request, _res: Response, next: NextFunction): void => {
     // The path checked must be the path served: URL parsers on the way (fetch, proxies) resolve
     // `.`/`..` segments (also percent-encoded ones), which would let a checked path land on
@@ -60,8 +88,9 @@ export function requireCapability(guards: Guard[] = capabilityGuards(Object.valu
       return;
     }
     const principal = principalOf(req);
+    const path = req.path;
     const method = req.method === 'HEAD' ? 'GET' : req.method;
-    const guard = guards.find((g) => g.method === method && g.pattern.test(req.path));
+    const guard = candidatesOf(method, path)?.find((g) => g.pattern.test(path));
     if (!guard) {
       const narrower = principal.capabilities.length < CAPABILITIES.length;
       next(narrower ? new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}`) : undefined);

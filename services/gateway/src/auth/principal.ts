@@ -59,7 +59,7 @@ const MAX_TOKEN_LENGTH = 4096;
 
 /** What a replica keeps of a resolved caller (principal-cache.ts), by key hash or by session. */
 type Cached =
-  | { kind: 'apiKey'; organization: OrganizationDoc }
+  | { kind: 'apiKey'; organization: OrganizationDoc; principal: Principal }
   | {
       kind: 'user';
       organization: OrganizationDoc;
@@ -203,19 +203,10 @@ async function keyPrincipal(deps: AuthDeps, keyHash: string): Promise<Resolution
   let organizationId: string;
   let version: string | undefined;
   if (cached?.value.kind === 'apiKey') {
-    const check = await checkStamp(
-      deps,
-      cached.organizationId,
-      cached.version,
-      organizationLimitKey(cached.organizationId),
-    );
-    if (check?.limited) {
-      return {
-        principal: keyPrincipalOf(cached.value.organization, keyHash),
-        version: check.version,
-        limited: check.limited,
-      };
-    }
+    // The principal made when the entry was stored: a request of a cached caller builds nothing.
+    const { principal } = cached.value;
+    const check = await checkStamp(deps, cached.organizationId, cached.version, principal.limitKey);
+    if (check?.limited) return { principal, version: check.version, limited: check.limited };
     organizationId = cached.organizationId;
     version = check?.version;
   } else {
@@ -233,9 +224,10 @@ async function keyPrincipal(deps: AuthDeps, keyHash: string): Promise<Resolution
     deps.cache.delete(cacheKey);
     return {};
   }
+  const principal = keyPrincipalOf(organization, keyHash);
   if (version !== undefined)
-    deps.cache.set(cacheKey, organizationId, version, { kind: 'apiKey', organization });
-  return { principal: keyPrincipalOf(organization, keyHash), version };
+    deps.cache.set(cacheKey, organizationId, version, { kind: 'apiKey', organization, principal });
+  return { principal, version };
 }
 
 /**

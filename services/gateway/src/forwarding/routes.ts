@@ -47,9 +47,8 @@ const FORWARDED_REQUEST_HEADERS = ['idempotency-key'];
  * configured, refuses the connection, does not answer in time or answers something other
  * than JSON is `503 SERVICE_UNAVAILABLE` (a 502 means the chain or the payment provider).
  */
-export function forwardingRoutes(deps: ForwardingDeps): Router {
-  const router = Router();
-  router.use(async (req: Request, res: Response, next: NextFunction) => {
+export function forwardingRoutes(deps: ForwardingDeps) {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const match = FORWARDED_ROUTES.find((r) => r.path.test(req.path));
     if (!match) return next();
     const requestId = String(req.id);
@@ -82,8 +81,7 @@ export function forwardingRoutes(deps: ForwardingDeps): Router {
     } finally {
       if (setsWebhookUrl) await deps.webhookUrlChanged?.(organization._id);
     }
-  });
-  return router;
+  };
 }
 
 /** A route's path template (`/organizations/{id}/capacity`) as the expression that matches it. */
@@ -199,12 +197,14 @@ async function forward(
     ...target.headers,
   };
   for (const name of FORWARDED_REQUEST_HEADERS) {
+    // `headersDistinct` builds a list of every header the request has: only for one it sent.
+    if (req.headers[name] === undefined) continue;
     // Each value as sent: a header sent twice reaches the service twice (and is refused there),
     // not joined into one value that could pass for a single key.
     const values = req.headersDistinct[name];
     if (values?.length) headers[name] = values.length === 1 ? (values[0] as string) : values;
   }
-  const hasBody = req.body !== undefined && !['GET', 'HEAD'].includes(req.method);
+  const hasBody = req.body !== undefined && req.method !== 'GET' && req.method !== 'HEAD';
   if (hasBody) headers['content-type'] = 'application/json';
 
   // No redirect is followed (undici's request never does): a 3xx goes back with its Location.
@@ -240,5 +240,6 @@ async function forward(
     const value = upstream.header(name);
     if (value) res.setHeader(name, value);
   }
-  res.status(upstream.status).type('application/json').send(upstream.text);
+  // The service's bytes as they came (it wrote them as UTF-8 JSON; the type says so, as before).
+  res.status(upstream.status).type('application/json; charset=utf-8').send(upstream.body);
 }

@@ -4,7 +4,10 @@ export interface UpstreamReply {
   status: number;
   /** Response header, lower-case name; several values joined as fetch joins them. */
   header(name: string): string | undefined;
-  text: string;
+  /** The body's bytes as they came (forwarded answers pass them on as they are). */
+  body: Buffer;
+  /** The body as UTF-8 text. */
+  readonly text: string;
 }
 
 export interface Upstreams {
@@ -20,6 +23,59 @@ export interface Upstreams {
   ): Promise<UpstreamReply>;
   /** Closes every pool: waits for requests in flight up to `graceMs`, then cuts them. */
   close(graceMs?: number): Promise<void>;
+}
+
+/**
+ * An undici dispatch handler (its native interface, so undici wraps nothing) that gathers the
+ * answer's bytes: `pool.request` made a readable stream per answer and read it back out into a
+ * string, which a relayed answer has no use for.
+ */
+function collect(resolve: (reply: UpstreamReply) => void, reject: (err: Error) => void) {
+  let status = 0;
+  let rawHeaders: Buffer[] = [];
+  const chunks: Buffer[] = [];
+  return {
+    onConnect() {},
+    onHeaders(statusCode: number, headers: Buffer[]) {
+      status = statusCode;
+      rawHeaders = headers;
+      return true;
+    },
+    onData(chunk: Buffer) {
+      chunks.push(chunk);
+      return true;
+    },
+    onComplete() {
+      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+      const headers = headersOf(rawHeaders);
+      resolve({
+        status,
+        header: (name) => {
+          const value = headers[name];
+          return Array.isArray(value) ? value.join(', ') : value;
+        },
+        body,
+        get text() {
+          return body.toString('utf8');
+        },
+      });
+    },
+    onError: reject,
+  };
+}
+
+/** Raw header pairs by lower-case name, several values as a list, as undici's `request` gives them. */
+function headersOf(raw: Buffer[]): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = Object.create(null);
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = (raw[i] as Buffer).toString('latin1').toLowerCase();
+    const value = (raw[i + 1] as Buffer).toString('latin1');
+    const known = headers[name];
+    if (known === undefined) headers[name] = value;
+    else if (typeof known === 'string') headers[name] = [known, value];
+    else known.push(value);
+  }
+  return headers;
 }
 
 /**
@@ -46,26 +102,21 @@ export function upstreams(options: { connections: number }): Upstreams {
     return target;
   };
   return {
-    async request(base, path, init) {
+    request(base, path, init) {
       const { pool, prefix } = targetOf(base);
-      const reply = await pool.request({
-        path: `${prefix}${path}`,
-        method: init.method as 'GET',
-        headers: init.headers,
-        body: init.body,
-        headersTimeout: init.timeoutMs,
-        bodyTimeout: init.timeoutMs,
+      return new Promise<UpstreamReply>((resolve, reject) => {
+        pool.dispatch(
+          {
+            path: `${prefix}${path}`,
+            method: init.method as 'GET',
+            headers: init.headers,
+            body: init.body,
+            headersTimeout: init.timeoutMs,
+            bodyTimeout: init.timeoutMs,
+          },
+          collect(resolve, reject),
+        );
       });
-      const text = await reply.body.text();
-      const { headers } = reply;
-      return {
-        status: reply.statusCode,
-        header: (name) => {
-          const value = headers[name];
-          return Array.isArray(value) ? value.join(', ') : value;
-        },
-        text,
-      };
     },
     async close(graceMs = 5_000) {
       await Promise.all(
