@@ -61,7 +61,7 @@ describe('policyLookupMany: a batch’s policies in one request', () => {
         });
       } finally {
         service.server.closeAllConnections();
-      service.server.close();
+        service.server.close();
       }
     },
   );
