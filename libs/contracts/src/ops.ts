@@ -346,6 +346,7 @@ export const opsLookupPolicies = defineRoute({
     'The policies found among `policyIds` and `policyNumbers`, each once, in no particular order; ids and numbers that name no policy are left out. Changes nothing (POST only to carry up to 1,000 of each).',
   tags: ['Policies'],
   auth: 'opsBearer',
+  changesNothing: true,
   body: opsLookupPoliciesBody,
   responses: {
     200: {

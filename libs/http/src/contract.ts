@@ -73,6 +73,11 @@ export interface RouteContract {
   body?: z.ZodType;
   /** Whether `body` may be left out entirely (e.g. an optional activation body). */
   bodyOptional?: boolean;
+  /**
+   * A POST that only reads (its input too large for a query string): not an action, so the
+   * ops audit trail (services/gateway/src/audit/trail.ts) leaves it out.
+   */
+  changesNothing?: true;
   responses: Readonly<Record<number, SuccessResponse>>;
   /** The route's own error codes; those every route of its kind can give are added (`errorCodesOf`). */
   errors: readonly ErrorCode[];

@@ -71,6 +71,14 @@ describe('the ops audit trail', () => {
     expect(byAction.data.map((e: { action: string }) => e.action)).toEqual(['opsSetKyb']);
   });
 
+  it('leaves out a POST that only reads (the policy look-up the determinations service makes)', async () => {
+    const lookup = await ops('POST', '/policies/lookup', { policyIds: [], policyNumbers: ['P-NONE'] });
+    expect(lookup.status).toBe(200);
+    expect(lookup.body.data).toEqual({ policies: [] });
+    const trail = (await ops('GET', '/audit?action=opsLookupPolicies')).body;
+    expect(trail.pagination).toMatchObject({ total: 0 });
+  });
+
   it('never stores the credentials an action hands out', async () => {
     const org = await p.gateway.register();
     const rotated = await ops('POST', `/organizations/${org.id}/api-key/rotate`);

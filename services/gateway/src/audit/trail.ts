@@ -39,7 +39,10 @@ const GATEWAY_OWNED = new Set<RouteContract>(GATEWAY_OPS_ROUTES as readonly Rout
 
 const MATCHERS: Matcher[] = Object.values(OPS_ROUTES)
   .flat()
-  .filter((contract) => WRITE_METHODS.has(contract.method.toUpperCase()))
+  .filter(
+    (contract) =>
+      WRITE_METHODS.has(contract.method.toUpperCase()) && !(contract as RouteContract).changesNothing,
+  )
   .map((contract) => ({
     contract,
     pattern: new RegExp(`^${contract.path.replace(/\{[^}]+\}/g, '([^/]+)')}/?$`, 'i'),
