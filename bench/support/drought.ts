@@ -253,6 +253,8 @@ export interface PayoutBurst {
   seconds: number;
   /** µs of CPU per payout, per platform process. */
   cpu: Record<string, number>;
+  /** p99 of first ingest request to each payout's last update (COMPLETED or FAILED). */
+  toCompletedP99Seconds: number;
   b2c: B2cLog;
 }
 
@@ -317,6 +319,7 @@ export async function payoutBurst(
   const sinceSeq = Math.max(0, ...(platform.simulator?.requests() ?? []).map((r) => r.seq));
   const cpuBefore = platform.cpuNow();
   const started = process.hrtime.bigint();
+  const startedAt = Date.now();
   const created = await ingest(
     platform,
     policies.map((p, i) => assessmentOf(p, `T2${round}`, i, 2_500)),
@@ -335,14 +338,19 @@ export async function payoutBurst(
   const cpu = cpuPer(cpuBefore, platform.cpuNow(), count);
   const docs = await payouts
     .find({ determinationId: { $in: determinationIds } })
-    .project({ status: 1 })
+    .project({ status: 1, updatedAt: 1 })
     .toArray();
+  const toCompleted = docs
+    .map((d) => ((d.updatedAt as Date).getTime() - startedAt) / 1000)
+    .sort((a, b) => a - b);
   return {
     payouts: docs.length,
     completed: docs.filter((d) => d.status === 'COMPLETED').length,
     failed: docs.filter((d) => d.status === 'FAILED').length,
     seconds,
     cpu,
+    toCompletedP99Seconds:
+      toCompleted[Math.min(toCompleted.length - 1, Math.floor(toCompleted.length * 0.99))] ?? 0,
     b2c: b2cLog(
       platform,
       sinceSeq,
