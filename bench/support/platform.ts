@@ -31,6 +31,21 @@ export const MPESA = {
 
 export const B2C_PATH = '/mpesa/b2c/v3/paymentrequest';
 
+/** What every service of a benchmark's platform is given: the stores, quiet logs, one internal secret. */
+export function serviceEnv(
+  mongoUrl: string,
+  redisUrl: string,
+  internalSigningSecret = randomBytes(24).toString('hex'),
+): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    LOG_LEVEL: 'warn',
+    MONGO_URL: mongoUrl,
+    REDIS_URL: redisUrl,
+    INTERNAL_SIGNING_SECRET: internalSigningSecret,
+  };
+}
+
 export interface PlatformOptions {
   /** Processes each of policy, determinations, webhooks and payments run as (default 1). */
   replicas?: number;
@@ -129,14 +144,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     const paymentsPorts = options.payments ? ports(3) : [];
     const callbackPorts = options.payments ? ports(4) : [];
     const opsToken = randomBytes(24).toString('hex');
-    const shared = {
-      ...process.env,
-      LOG_LEVEL: 'warn',
-      MONGO_URL: mongo.url,
-      REDIS_URL: redis.url,
-      INTERNAL_SIGNING_SECRET: randomBytes(24).toString('hex'),
-      ...options.env,
-    };
+    const shared = { ...serviceEnv(mongo.url, redis.url), ...options.env };
     // One key per service, shared by its replicas (as one Kubernetes Secret would be).
     const webhookSecretKey = randomBytes(32).toString('base64');
     const signingKeys = generateSigningKeyPem();
