@@ -249,6 +249,8 @@ export interface PayoutBurst {
   payouts: number;
   completed: number;
   failed: number;
+  /** First ingest request to the last batch answered (every payout's origination requested). */
+  ingestSeconds: number;
   /** First ingest request to the last payout COMPLETED or FAILED. */
   seconds: number;
   /** µs of CPU per payout, per platform process. */
@@ -324,6 +326,7 @@ export async function payoutBurst(
     platform,
     policies.map((p, i) => assessmentOf(p, `T2${round}`, i, 2_500)),
   );
+  const ingestSeconds = Number(process.hrtime.bigint() - started) / 1e9;
   const determinationIds = created.map((d) => d.determinationId);
   const payouts = platform.paymentsDb.collection('payouts');
   for (;;) {
@@ -347,6 +350,7 @@ export async function payoutBurst(
     payouts: docs.length,
     completed: docs.filter((d) => d.status === 'COMPLETED').length,
     failed: docs.filter((d) => d.status === 'FAILED').length,
+    ingestSeconds,
     seconds,
     cpu,
     toCompletedP99Seconds:
