@@ -212,6 +212,8 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       ...(options.payments ? { PAYMENTS_URL: url(paymentsPorts[0]) } : {}),
       RATE_LIMIT_POINTS: '1000000000',
       PAYMENTS_INITIATE_LIMIT_POINTS: '1000000000',
+      // The partners of a day are registered from one address (12 in the replicas mode).
+      REGISTRATION_LIMIT_POINTS: '1000',
     });
     await waitReady([
       gatewayPort,
