@@ -215,13 +215,16 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       // The partners of a day are registered from one address (12 in the replicas mode).
       REGISTRATION_LIMIT_POINTS: '1000',
     });
-    await waitReady([
-      gatewayPort,
-      ...policyPorts,
-      ...determinationsPorts,
-      ...webhooksPorts,
-      ...paymentsPorts,
-    ]);
+    // Up to 5 minutes: a loaded machine starting a dozen processes takes longer than run.ts's 60 s.
+    const ready = [gatewayPort, ...policyPorts, ...determinationsPorts, ...webhooksPorts, ...paymentsPorts];
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await waitReady(ready);
+        break;
+      } catch (err) {
+        if (attempt === 5) throw err;
+      }
+    }
     await Promise.all([policyDb.asPromise(), paymentsDb.asPromise()]);
     const pids: Record<string, number | undefined> = {
       ...Object.fromEntries(names.map((name, i) => [name, children[i]?.pid])),
