@@ -1,7 +1,7 @@
 import { ObjectId, serialize } from 'bson';
-import { update as mingoUpdate } from 'mingo/updater';
 import { asBadValue, MongoCommandError } from './errors';
-import { Aggregator, MINGO_OPTIONS, MINGO_UPDATE_OPTIONS } from './mingo/context';
+import { Aggregator, MINGO_COMPILED } from './mingo/context';
+import { updateDocument } from './mingo/updater';
 import { isNumeric } from './numeric/numbers';
 import { validatePipeline } from './query';
 import {
@@ -93,7 +93,7 @@ export function applyUpdate(doc: Doc, u: unknown, ctx: UpdateContext = {}): { do
   } else if (kind === 'pipeline') {
     let out: Doc | undefined;
     try {
-      out = new Aggregator(u as Doc[], MINGO_OPTIONS).run([deepClone(doc)])[0] as Doc | undefined;
+      out = new Aggregator(u as Doc[], MINGO_COMPILED).run([deepClone(doc)])[0] as Doc | undefined;
     } catch (err) {
       throw asBadValue(err);
     }
@@ -114,10 +114,7 @@ export function applyUpdate(doc: Doc, u: unknown, ctx: UpdateContext = {}): { do
       const condition = isPlainObject(ctx.filter) && hasPositionalPath(modifier) ? ctx.filter : undefined;
       const evaluatesExpressions = mentionsExpression([modifier, arrayFilters, condition]);
       try {
-        paths = mingoUpdate(next, modifier, arrayFilters, condition, {
-          cloneMode: 'deep',
-          queryOptions: evaluatesExpressions ? MINGO_OPTIONS : MINGO_UPDATE_OPTIONS,
-        });
+        paths = updateDocument(next, modifier, arrayFilters, condition, evaluatesExpressions);
       } catch (err) {
         throw updateError(err);
       }

@@ -1,5 +1,5 @@
 import { MongoCommandError } from '../errors';
-import { MINGO_OPTIONS, Query } from '../mingo/context';
+import { MINGO_COMPILED, Query } from '../mingo/context';
 import { type FieldRange, type IndexEntry, SortedEntries } from './sorted-entries';
 import {
   crossesArray,
@@ -66,7 +66,7 @@ export class Index {
     this.paths = this.fields.map((field) => field.split('.'));
     this.multikey = this.fields.map(() => false);
     this.special = Object.values(spec.key).some((dir) => typeof dir === 'string' && SPECIAL_TYPES.has(dir));
-    if (spec.partialFilterExpression) this.partial = new Query(spec.partialFilterExpression, MINGO_OPTIONS);
+    if (spec.partialFilterExpression) this.partial = new Query(spec.partialFilterExpression, MINGO_COMPILED);
   }
 
   get name(): string {
