@@ -1,5 +1,5 @@
 import { asBadValue, MongoCommandError } from './errors';
-import { Aggregator, MINGO_OPTIONS, Query } from './mingo/context';
+import { Aggregator, MINGO_COMPILED, MINGO_OPTIONS, Query } from './mingo/context';
 import { sortDocs } from './sort';
 import type { Collection } from './store/collection';
 import { type AccessPlan, planAccess } from './store/planner';
@@ -115,7 +115,7 @@ export function validateSort(sort: Doc): void {
 
 /** Compiles a filter; a malformed one is the caller's BadValue, as on the real server. */
 export function compileFilter(filter: unknown, field = 'filter'): Query {
-  if (filter === undefined || filter === null) return new Query({}, MINGO_OPTIONS);
+  if (filter === undefined || filter === null) return new Query({}, MINGO_COMPILED);
   if (!isPlainObject(filter)) {
     throw new MongoCommandError(
       'TypeMismatch',
@@ -124,7 +124,7 @@ export function compileFilter(filter: unknown, field = 'filter'): Query {
   }
   validateFilter(filter);
   try {
-    return new Query(filter, MINGO_OPTIONS);
+    return new Query(filter, MINGO_COMPILED);
   } catch (err) {
     throw asBadValue(err);
   }
@@ -260,7 +260,7 @@ export function project(docs: Doc[], projection: Doc, filter?: unknown): Doc[] {
   try {
     let out =
       Object.keys(rest).length > 0
-        ? (new Query(condition, MINGO_OPTIONS).find(docs, rest).all() as Doc[])
+        ? (new Query(condition, MINGO_COMPILED).find(docs, rest).all() as Doc[])
         : docs;
     if (slices.length > 0)
       out = out.map((doc) =>

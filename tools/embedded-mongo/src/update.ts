@@ -1,7 +1,7 @@
 import { ObjectId, serialize } from 'bson';
-import { update as mingoUpdate } from 'mingo/updater';
 import { asBadValue, MongoCommandError } from './errors';
-import { Aggregator, MINGO_OPTIONS, MINGO_UPDATE_OPTIONS } from './mingo/context';
+import { Aggregator, MINGO_COMPILED } from './mingo/context';
+import { updateDocument } from './mingo/updater';
 import { isNumeric } from './numeric/numbers';
 import { validatePipeline } from './query';
 import {
@@ -89,11 +89,12 @@ export function applyUpdate(doc: Doc, u: unknown, ctx: UpdateContext = {}): { do
     if ('_id' in replacement && keyOf(replacement._id) !== keyOf(doc._id)) throw immutableId();
     const { _id: _ignored, ...fields } = replacement;
     next = deepClone({ _id: doc._id, ...fields });
-    changed = !sameBson(doc, next);
+    changed = !sameDocument(doc, next);
   } else if (kind === 'pipeline') {
     let out: Doc | undefined;
     try {
-      out = new Aggregator(u as Doc[], MINGO_OPTIONS).run([deepClone(doc)])[0] as Doc | undefined;
+      const input = onlyTopLevelFields(u as Doc[]) ? doc : deepClone(doc);
+      out = new Aggregator(u as Doc[], MINGO_COMPILED).run([input])[0] as Doc | undefined;
     } catch (err) {
       throw asBadValue(err);
     }
@@ -101,11 +102,11 @@ export function applyUpdate(doc: Doc, u: unknown, ctx: UpdateContext = {}): { do
     if (!('_id' in next)) next = { _id: doc._id, ...next };
     else if (keyOf(next._id) !== keyOf(doc._id)) throw immutableId();
     next = withIdFirst(next);
-    changed = !sameBson(doc, next);
+    changed = !sameDocument(doc, next);
   } else {
     const checked = checkModifier(doc, modifierFor(u as Doc, ctx.inserting === true));
     const { modifier, selectors } = deferArithmetic(checked);
-    next = deepClone(doc);
+    next = copyForModifier(doc, modifier);
     let paths: string[] = [];
     if (Object.keys(modifier).length > 0) {
       const arrayFilters = Array.isArray(ctx.arrayFilters) ? (ctx.arrayFilters as Doc[]) : undefined;
@@ -114,10 +115,7 @@ export function applyUpdate(doc: Doc, u: unknown, ctx: UpdateContext = {}): { do
       const condition = isPlainObject(ctx.filter) && hasPositionalPath(modifier) ? ctx.filter : undefined;
       const evaluatesExpressions = mentionsExpression([modifier, arrayFilters, condition]);
       try {
-        paths = mingoUpdate(next, modifier, arrayFilters, condition, {
-          cloneMode: 'deep',
-          queryOptions: evaluatesExpressions ? MINGO_OPTIONS : MINGO_UPDATE_OPTIONS,
-        });
+        paths = updateDocument(next, modifier, arrayFilters, condition, evaluatesExpressions);
       } catch (err) {
         throw updateError(err);
       }
@@ -312,8 +310,62 @@ function setPath(doc: Doc, path: string, value: unknown): void {
   cursor[parts[parts.length - 1] as string] = value;
 }
 
-function sameBson(a: Doc, b: Doc): boolean {
-  return Buffer.from(serialize(a)).equals(serialize(b));
+/**
+ * Whether two documents have the same BSON: the same fields in the same order, each with the
+ * same bytes. A field both hold by reference (what a copy-on-write update left alone) is equal
+ * without being encoded.
+ */
+function sameDocument(a: Doc, b: Doc): boolean {
+  const keys = Object.keys(a);
+  const other = Object.keys(b);
+  if (keys.length !== other.length) return false;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    if (key !== other[i]) return false;
+    const x = a[key];
+    const y = b[key];
+    // Two NaNs may differ in bytes (their payloads), so they are compared encoded.
+    if (Object.is(x, y) && !Number.isNaN(x)) continue;
+    if (!Buffer.from(serialize({ v: x })).equals(serialize({ v: y }))) return false;
+  }
+  return true;
+}
+
+/**
+ * The copy of `doc` that mingo's update operators may change in place: a new top-level object
+ * sharing every field the modifier leaves alone (stored documents are frozen, so sharing is
+ * safe), and a deep copy of each field it names (the first segment of every path, `$rename`
+ * targets too), which is all that mingo walks into. A path that does not start with a field
+ * name copies everything.
+ */
+function copyForModifier(doc: Doc, modifier: Doc): Doc {
+  const roots = new Set<string>();
+  for (const [op, fields] of Object.entries(modifier)) {
+    for (const [path, arg] of Object.entries(fields as Doc)) {
+      roots.add(path.split('.')[0] as string);
+      if (op === '$rename' && typeof arg === 'string') roots.add(arg.split('.')[0] as string);
+    }
+  }
+  for (const root of roots) if (root === '' || root.includes('$')) return deepClone(doc);
+  const next: Doc = { ...doc };
+  for (const root of roots) if (root in next) next[root] = deepClone(next[root]);
+  return next;
+}
+
+/**
+ * Whether an update pipeline only sets top-level fields (`$set`/`$addFields` without dotted
+ * names). mingo then builds each stage's output as a shallow copy of its input plus the new
+ * values, reading the input only, so it can run on the stored (frozen) document itself.
+ */
+function onlyTopLevelFields(pipeline: Doc[]): boolean {
+  return pipeline.every((stage) => {
+    const spec = stage.$set ?? stage.$addFields;
+    return (
+      Object.keys(stage).length === 1 &&
+      isPlainObject(spec) &&
+      Object.keys(spec).every((field) => !field.includes('.') && !field.startsWith('$'))
+    );
+  });
 }
 
 function immutableId(): MongoCommandError {

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { calculateObjectSize, type Document } from 'bson';
 import { MongoCommandError } from '../errors';
-import { MINGO_OPTIONS, Query } from '../mingo/context';
+import { MINGO_COMPILED, Query } from '../mingo/context';
 import { validateDatabaseName } from '../store/catalog';
 import { optionNumber } from '../store/values';
 import { EMBEDDED_MONGOD_VERSION, MAX_WIRE_VERSION } from '../version';
@@ -60,7 +60,7 @@ const listDatabases: CommandHandler = (body, ctx) => {
       for (const doc of coll.all()) sizeOnDisk += calculateObjectSize(doc);
     return { name, sizeOnDisk, empty: false };
   });
-  if (body.filter) entries = entries.filter((e) => new Query(body.filter, MINGO_OPTIONS).test(e));
+  if (body.filter) entries = entries.filter((e) => new Query(body.filter, MINGO_COMPILED).test(e));
   if (body.nameOnly) return { databases: entries.map(({ name }) => ({ name })), ok: 1 };
   const totalSize = entries.reduce((n, e) => n + (e.sizeOnDisk as number), 0);
   return { databases: entries, totalSize, totalSizeMb: Math.floor(totalSize / (1024 * 1024)), ok: 1 };

@@ -1,6 +1,6 @@
 import type { Document } from 'bson';
 import { MongoCommandError } from '../errors';
-import { MINGO_OPTIONS, Query } from '../mingo/context';
+import { MINGO_COMPILED, Query } from '../mingo/context';
 import { validateCollectionName, validateDatabaseName } from '../store/catalog';
 import type { Collection } from '../store/collection';
 import { isPlainObject, keyOf, optionNumber } from '../store/values';
@@ -59,7 +59,7 @@ const listCollections: CommandHandler = (body, ctx) => {
   validateDatabaseName(ctx.db);
   let entries = ctx.state.catalog.collections(ctx.db).map(describe);
   if (isPlainObject(body.filter) && Object.keys(body.filter).length > 0) {
-    const query = new Query(body.filter, MINGO_OPTIONS);
+    const query = new Query(body.filter, MINGO_COMPILED);
     entries = entries.filter((e) => query.test(e));
   }
   if (body.nameOnly === true) entries = entries.map(({ name, type }) => ({ name, type }));

@@ -74,9 +74,8 @@ export class Collection {
     const id = keyOf(current._id);
     if (keyOf(next._id) !== id) throw new Error('replace must keep the _id');
     const nextKeys = this.checkUnique(next, id);
-    for (const index of this.indexes.values()) index.remove(id, index.keysFor(current));
     this.docs.set(id, deepFreeze(next));
-    for (const [index, k] of nextKeys) index.add(id, k, next);
+    for (const [index, k] of nextKeys) index.replace(id, k, next);
     this.emit({ op: 'replace', db: this.dbName, coll: this.name, doc: next });
   }
 
@@ -84,7 +83,7 @@ export class Collection {
     const id = keyOf(doc._id);
     if (!this.docs.delete(id)) return;
     this.seq.delete(id);
-    for (const index of this.indexes.values()) index.remove(id, index.keysFor(doc));
+    for (const index of this.indexes.values()) index.remove(id);
     this.emit({ op: 'delete', db: this.dbName, coll: this.name, id: doc._id });
   }
 

@@ -1,11 +1,11 @@
 import { MongoCommandError } from '../errors';
-import { MINGO_OPTIONS, Query } from '../mingo/context';
+import { MINGO_COMPILED, Query } from '../mingo/context';
 import { type FieldRange, type IndexEntry, SortedEntries } from './sorted-entries';
 import {
   crossesArray,
   type Doc,
   formatValue,
-  indexValuesAtPath,
+  indexValuesAt,
   isPlainObject,
   keyOf,
   optionNumber,
@@ -56,6 +56,8 @@ export class Index {
   private readonly paths: string[][];
   readonly special: boolean;
   private readonly entries = new Map<string, IndexEntry>();
+  /** The keys each document is recorded under (what `keysFor` gave when it was stored). */
+  private readonly keysById = new Map<string, IndexKey[]>();
   private sorted?: SortedEntries;
   /** Per field: whether some document ever had an array along its path (sticky, as on mongod). */
   private readonly multikey: boolean[];
@@ -66,7 +68,7 @@ export class Index {
     this.paths = this.fields.map((field) => field.split('.'));
     this.multikey = this.fields.map(() => false);
     this.special = Object.values(spec.key).some((dir) => typeof dir === 'string' && SPECIAL_TYPES.has(dir));
-    if (spec.partialFilterExpression) this.partial = new Query(spec.partialFilterExpression, MINGO_OPTIONS);
+    if (spec.partialFilterExpression) this.partial = new Query(spec.partialFilterExpression, MINGO_COMPILED);
   }
 
   get name(): string {
@@ -94,14 +96,15 @@ export class Index {
   keysFor(doc: Doc): IndexKey[] {
     if (this.special) return [];
     if (this.partial && !this.partial.test(doc)) return [];
-    const perField = this.fields.map((field) => indexValuesAtPath(doc, field));
+    const perField = this.paths.map((parts) => indexValuesAt(doc, parts));
     if (this.spec.sparse && perField.every((values) => values.length === 1 && values[0] === undefined))
       return [];
-    if (perField.length === 1) {
-      // The common single-field index, without the general product below.
-      const values = perField[0] as unknown[];
-      if (values.length === 1) return [{ key: entryKey(values), values }];
-    } else if (perField.filter((values) => values.length > 1).length > 1) {
+    if (perField.every((values) => values.length === 1)) {
+      // One value per field (no array met): one key, without the general product below.
+      const values = perField.map((fieldValues) => fieldValues[0]);
+      return [{ key: entryKey(values), values }];
+    }
+    if (perField.filter((values) => values.length > 1).length > 1) {
       throw new MongoCommandError(
         'CannotIndexParallelArrays',
         `cannot index parallel arrays [${this.fields.join('] [')}]`,
@@ -129,9 +132,8 @@ export class Index {
   /** Records `doc` (stored under `id`) under each of its `keys`. */
   add(id: string, keys: IndexKey[], doc: Doc): void {
     if (keys.length === 0) return;
-    this.paths.forEach((parts, i) => {
-      if (!this.multikey[i] && crossesArray(doc, parts)) this.multikey[i] = true;
-    });
+    this.noteArrays(doc);
+    this.keysById.set(id, keys);
     for (const { key, values } of keys) {
       let entry = this.entries.get(key);
       if (!entry) {
@@ -143,7 +145,32 @@ export class Index {
     }
   }
 
-  remove(id: string, keys: IndexKey[]): void {
+  /** Whether `doc` has an array along an indexed path: that field is multikey from now on. */
+  private noteArrays(doc: Doc): void {
+    for (let i = 0; i < this.paths.length; i++) {
+      if (!this.multikey[i] && crossesArray(doc, this.paths[i] as string[])) this.multikey[i] = true;
+    }
+  }
+
+  /**
+   * Records the new version `doc` of the document stored under `id`, whose keys are now
+   * `keys`. Most updates leave indexed fields alone: then the entries stay as they are.
+   */
+  replace(id: string, keys: IndexKey[], doc: Doc): void {
+    const current = this.keysById.get(id);
+    if (current && sameKeys(current, keys)) {
+      this.noteArrays(doc);
+      return;
+    }
+    this.remove(id);
+    this.add(id, keys, doc);
+  }
+
+  /** Takes the document stored under `id` out of the entries it is recorded under. */
+  remove(id: string): void {
+    const keys = this.keysById.get(id);
+    if (!keys) return;
+    this.keysById.delete(id);
     for (const { key } of keys) {
       const entry = this.entries.get(key);
       if (!entry) continue;
@@ -172,6 +199,10 @@ export class Index {
   duplicateKeyError(ns: string, conflict: IndexKey): MongoCommandError {
     return duplicateKeyError(ns, this.name, this.spec.key, this.fields, conflict.values);
   }
+}
+
+function sameKeys(a: readonly IndexKey[], b: readonly IndexKey[]): boolean {
+  return a.length === b.length && a.every((k, i) => k.key === (b[i] as IndexKey).key);
 }
 
 export function duplicateKeyError(

@@ -12,9 +12,12 @@ export function isPlainObject(value: unknown): value is Doc {
 
 /**
  * Stored documents are frozen so that no code path (ours or mingo's) can change a
- * document in place; every write builds a new document with `deepClone`.
+ * document in place; every write builds a new document, copying what it changes.
  */
 export function deepFreeze<T>(value: T): T {
+  // A frozen object or array here is part of a stored document (a copy-on-write update
+  // shares what it left alone), frozen to the bottom already.
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
   if (Array.isArray(value)) {
     Object.freeze(value);
     for (const item of value) deepFreeze(item);
@@ -119,8 +122,18 @@ export function valuesAtPath(value: unknown, parts: readonly string[], index = 0
 
 /** Like `valuesAtPath`, with terminal arrays expanded into their elements. */
 export function indexValuesAtPath(doc: Doc, path: string): unknown[] {
+  return indexValuesAt(doc, path.split('.'));
+}
+
+/** `indexValuesAtPath` of a path already split into its segments. */
+export function indexValuesAt(doc: Doc, parts: readonly string[]): unknown[] {
+  // A field holding a scalar (most indexed fields): that value, without the general walk.
+  if (parts.length === 1) {
+    const value = doc[parts[0] as string];
+    if (!Array.isArray(value)) return [value];
+  }
   const out: unknown[] = [];
-  for (const v of valuesAtPath(doc, path.split('.'))) {
+  for (const v of valuesAtPath(doc, parts)) {
     if (Array.isArray(v)) {
       if (v.length === 0) out.push(undefined);
       else out.push(...v);
