@@ -127,13 +127,16 @@ export type BatchResult = { ok: true; outcome: SummaryOutcome } | { ok: false; e
 
 /**
  * Records summaries taken together (the worker's jobs in hand), usually with one round trip for
- * all: almost every summary is the first of its determination or payout, so each becomes the
- * conditional `$push` of `keepNewest` (added only where the policy has no entry for it, scoped
- * to the organization the summary names), all in one unordered bulk write. When every push
- * matched, each summary was recorded. Otherwise some summary is a newer revision, a repeat, or
- * names no policy of its organization, and the bulk result does not say which: each summary is
- * then decided alone by `keepNewest`, exactly as a single summary is (see `oneByOne` for how
- * the entries the bulk write added are told apart).
+ * all. A summary at revision 1 is almost always the first of its determination or payout: it
+ * becomes the conditional `$push` of `keepNewest` (added only where the policy has no entry for
+ * it). A later revision (a settlement report, a payout's next status) almost always follows the
+ * entry its revision 1 left: it becomes the conditional replacement of `keepNewest` (only an
+ * entry of a lower revision is replaced). Both kinds go in one unordered bulk write, each scoped
+ * to the organization the summary names. When every write matched, each summary was recorded or
+ * replaced as guessed. Otherwise some summary is a repeat, arrived out of order, or names no
+ * policy of its organization, and the bulk result does not say which: each summary is then
+ * decided alone by `keepNewest`, exactly as a single summary is (see `oneByOne` for how the
+ * entries the bulk write wrote are told apart).
  *
  * Within a batch, copies of one determination's (or payout's) summary count once: the highest
  * revision is written and the others are `stale` (or share its error).
@@ -162,20 +165,35 @@ export async function recordSummaries(
   try {
     const result = await writes.bulkWrite(
       unique.map(({ summary, kept, id }) => ({
-        updateOne: {
-          filter: {
-            _id: summary.policyId,
-            organizationId: summary.organizationId,
-            [`${kept.field}.${kept.key}`]: { $ne: id },
-          },
-          // What the model's timestamps add to every update made through it.
-          update: { $push: { [kept.field]: kept.entry }, $set: { updatedAt: now } },
-        },
+        updateOne:
+          kept.entry.revision === 1
+            ? {
+                filter: {
+                  _id: summary.policyId,
+                  organizationId: summary.organizationId,
+                  [`${kept.field}.${kept.key}`]: { $ne: id },
+                },
+                // What the model's timestamps add to every update made through it.
+                update: { $push: { [kept.field]: kept.entry }, $set: { updatedAt: now } },
+              }
+            : {
+                filter: {
+                  _id: summary.policyId,
+                  organizationId: summary.organizationId,
+                  [kept.field]: { $elemMatch: { [kept.key]: id, revision: { $lt: kept.entry.revision } } },
+                },
+                update: { $set: { [`${kept.field}.$`]: kept.entry, updatedAt: now } },
+              },
       })),
       { ordered: false },
     );
     if (result.matchedCount === unique.length) {
-      decided = new Map(unique.map((item) => [item, { ok: true, outcome: 'recorded' }]));
+      decided = new Map(
+        unique.map((item) => [
+          item,
+          { ok: true, outcome: item.kept.entry.revision === 1 ? 'recorded' : 'replaced' },
+        ]),
+      );
     } else {
       decided = await oneByOne(unique, tenantOf, result.matchedCount);
     }
@@ -195,9 +213,9 @@ export async function recordSummaries(
 }
 
 /**
- * Each summary decided alone, after a bulk write that added `pushed` of them. Those find their
+ * Each summary decided alone, after a bulk write that wrote `pushed` of them. Those find their
  * own entry in place (`stale`); when no other summary is stale, the stale ones are exactly
- * those the bulk write recorded, and are reported so. (When some are stale and others were
+ * those the bulk write wrote, and are reported as recorded. (When some are stale and others were
  * recorded, which is which is not known: all are reported stale. Only the log line differs.)
  */
 async function oneByOne<I extends { summary: PolicySummary; kept: Kept }>(

@@ -160,9 +160,11 @@ describe('damage assessment summaries (domain)', () => {
         of(org, { ...fresh, revision: 2, damagePercentBp: 4000 }),
       ]);
 
-      // (The new determination's outcome is only logged; beside a stale one it reads as either.)
+      // (Outcomes are only logged. The older revision makes the batch decide each summary alone,
+      // after the bulk write already replaced `first`'s entry: beside a stale summary, what the
+      // bulk write did reads as either; the entries below are what counts.)
       expect(results).toEqual([
-        { ok: true, outcome: 'replaced' },
+        { ok: true, outcome: expect.stringMatching(/^(replaced|stale)$/) },
         { ok: true, outcome: 'stale' },
         { ok: true, outcome: 'stale' },
         { ok: true, outcome: expect.stringMatching(/^(recorded|stale)$/) },
@@ -176,6 +178,62 @@ describe('damage assessment summaries (domain)', () => {
         ].sort(),
       );
       expect(entries?.find((e) => e.determinationId === fresh.determinationId)?.damagePercentBp).toBe(4000);
+    });
+
+    it('writes a batch of first summaries and later revisions of recorded ones in one bulk write, none alone', async () => {
+      const { tenant, policyId } = await buy();
+      const org = { tenant };
+      const held = [summary(policyId), summary(policyId)];
+      for (const s of held) await recordDamageAssessment(tenant, s);
+      const fresh = summary(policyId);
+      const writes = db.repositories.acrossOrganizations().policies.collection;
+      let bulkWrites = 0;
+      let alone = 0;
+
+      const results = await recordSummaries(
+        {
+          bulkWrite: (operations, options) => {
+            bulkWrites++;
+            return writes.bulkWrite(operations as never, options);
+          },
+        },
+        (organizationId) => {
+          alone++;
+          return db.repositories.forOrganization(organizationId);
+        },
+        [
+          of(org, { ...(held[0] as Summary), revision: 3, partnerSettlementStatus: 'REPORTED' }),
+          of(org, fresh),
+          of(org, { ...(held[1] as Summary), revision: 2, partnerSettlementStatus: 'OVERDUE' }),
+        ],
+      );
+
+      expect(results).toEqual([
+        { ok: true, outcome: 'replaced' },
+        { ok: true, outcome: 'recorded' },
+        { ok: true, outcome: 'replaced' },
+      ]);
+      expect({ bulkWrites, alone }).toEqual({ bulkWrites: 1, alone: 0 });
+      const entries = await stored(tenant, policyId);
+      expect(entries?.map((e) => [e.determinationId, e.revision, e.partnerSettlementStatus]).sort()).toEqual(
+        [
+          [held[0]?.determinationId, 3, 'REPORTED'],
+          [held[1]?.determinationId, 2, 'OVERDUE'],
+          [fresh.determinationId, 1, 'PENDING'],
+        ].sort(),
+      );
+    });
+
+    it('records a later revision that arrives before its first, deciding it alone', async () => {
+      const { tenant, policyId } = await buy();
+      const early = summary(policyId);
+      const results = await batch([
+        of({ tenant }, { ...early, revision: 3, partnerSettlementStatus: 'REPORTED' }),
+      ]);
+      expect(results).toEqual([{ ok: true, outcome: 'recorded' }]);
+      expect((await stored(tenant, policyId))?.map((e) => [e.determinationId, e.revision])).toEqual([
+        [early.determinationId, 3],
+      ]);
     });
 
     it("fails only the summaries naming no policy of their organization, changing nothing on another organization's", async () => {
