@@ -76,7 +76,7 @@ export async function pool(n: number, inFlight: number, task: (i: number) => Pro
  * `onBatch` sees each answered batch's determinations as it comes back.
  */
 export async function ingest(
-  platform: Platform,
+  platform: DroughtPlatform,
   items: unknown[],
   onBatch: (created: Created[]) => void = () => undefined,
 ): Promise<Created[]> {
@@ -108,6 +108,9 @@ export async function ingest(
   return all;
 }
 
+/** What a drought day drives: the platform, or its design floor (bench/support/floor-day-platform.ts). */
+export type DroughtPlatform = Pick<Platform, 'api' | 'ops' | 'opsAuth' | 'policyDb' | 'cpuNow'>;
+
 export interface DroughtRound {
   determinations: number;
   reports: number;
@@ -131,7 +134,7 @@ const countOf = (partner: Partner, event: string) =>
  * `determination.delivered` and `determination.settlement_report_recorded` events.
  */
 export async function droughtRound(
-  platform: Platform,
+  platform: DroughtPlatform,
   partners: Partner[],
   round: string,
   total: number,

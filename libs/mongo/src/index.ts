@@ -5,7 +5,7 @@ export {
   type MongoOptions,
   pingMongo,
 } from './connection';
-export { duplicateKeyFields, isDuplicateKey } from './errors';
+export { duplicateKeyFields, isDuplicateKey, type WriteError, writeErrorsOf } from './errors';
 export {
   acrossOrganizations,
   type OrganizationDocument,

@@ -31,8 +31,12 @@ export interface CoverDoc {
 export interface CoverStore {
   /** The policy's cover, or null before its first claim. */
   find(policyId: string): Promise<CoverDoc | null>;
+  /** The covers of several policies in one read; a policy before its first claim is absent. */
+  findMany(policyIds: readonly string[]): Promise<Map<string, CoverDoc>>;
   /** Creates the cover; false when it already exists (a parallel first claim won). */
   create(cover: CoverDoc): Promise<boolean>;
+  /** `create` for several covers in one write: the ids of those created (the others existed). */
+  createMany(covers: readonly CoverDoc[]): Promise<Set<string>>;
   /**
    * Sets `owedMinor`, appends `claims` (in their order) and bumps `seq`, only if `seq` is still
    * `expectedSeq`; false when another claim wrote first.
@@ -116,6 +120,90 @@ export async function claimCovers(
   requests: readonly CoverRequest[],
   options: ClaimCoverOptions = {},
 ): Promise<CoverTaken[]> {
+  checkRequests(terms, requests);
+  const maxAttempts = options.maxAttempts ?? MAX_ATTEMPTS;
+  const pause = options.pause ?? jitteredPause;
+  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+    const cover = await store.find(terms.policyId);
+    const plan = planClaims(cover, terms, requests);
+    if (await written(store, cover, terms, plan)) return plan.taken;
+    if (attempt < maxAttempts) await pause(attempt);
+  }
+  throw new AppError(
+    'SERVICE_UNAVAILABLE',
+    `The cover of policy ${terms.policyId} is being claimed by other determinations right now; retry the same idempotency key`,
+  );
+}
+
+/** A policy's determinations claiming together (`claimCovers`' arguments). */
+export interface PolicyClaims {
+  terms: CoverTerms;
+  requests: readonly CoverRequest[];
+}
+
+/** One policy's answer in `claimCoversOfPolicies`: its amounts, or why it has none. */
+export type PolicyClaimResult = { taken: CoverTaken[] } | { error: unknown };
+
+/**
+ * `claimCovers` for several policies at once (the policies of an ops-door batch), with the
+ * round trips of a batch rather than of each policy: every policy's first attempt reads its
+ * cover in one `findMany` and the policies' first covers are created in one `createMany`;
+ * claims on an existing cover are appended (one conditional write each, in parallel). A policy
+ * whose write lost a race goes on alone through `claimCovers`, which re-reads its cover: each
+ * policy's claims stay one compare-and-set of its own cover, so the amounts are those of
+ * `claimCovers` policy by policy. Answers are in the order of `policies`; one policy's failure
+ * (a cover opened with other terms, a store error) is its own.
+ */
+export async function claimCoversOfPolicies(
+  store: CoverStore,
+  policies: readonly PolicyClaims[],
+  options: ClaimCoverOptions = {},
+): Promise<PolicyClaimResult[]> {
+  const ids = policies.map((p) => p.terms.policyId);
+  if (new Set(ids).size !== ids.length) throw new Error('claimCoversOfPolicies: a policy is given twice');
+  let found: Map<string, CoverDoc>;
+  try {
+    found = await store.findMany(ids);
+  } catch (error) {
+    return policies.map(() => ({ error }));
+  }
+  const plans = policies.map(({ terms, requests }) => {
+    try {
+      checkRequests(terms, requests);
+      const cover = found.get(terms.policyId) ?? null;
+      return { cover, plan: planClaims(cover, terms, requests) };
+    } catch (error) {
+      return { error };
+    }
+  });
+  const firsts = plans.flatMap((p, i) =>
+    'plan' in p && p.cover === null && p.plan.fresh.length > 0
+      ? [firstCover(policies[i]?.terms as CoverTerms, p.plan)]
+      : [],
+  );
+  let created: Set<string> | { error: unknown } = new Set();
+  if (firsts.length > 0) created = await store.createMany(firsts).catch((error: unknown) => ({ error }));
+  return Promise.all(
+    plans.map(async (p, i): Promise<PolicyClaimResult> => {
+      if ('error' in p) return { error: p.error };
+      const { terms, requests } = policies[i] as PolicyClaims;
+      try {
+        if (p.plan.fresh.length === 0) return { taken: p.plan.taken };
+        if (p.cover === null) {
+          if (!(created instanceof Set)) return { error: created.error };
+          if (created.has(terms.policyId)) return { taken: p.plan.taken };
+        } else if (await store.append(terms.policyId, p.cover.seq, p.plan.owed.toString(), p.plan.fresh)) {
+          return { taken: p.plan.taken };
+        }
+        return { taken: await claimCovers(store, terms, requests, options) };
+      } catch (error) {
+        return { error };
+      }
+    }),
+  );
+}
+
+function checkRequests(terms: CoverTerms, requests: readonly CoverRequest[]): void {
   const sumInsured = terms.sumInsuredMinor;
   for (const { uncappedMinor: uncapped } of requests) {
     if (sumInsured < 0n || uncapped < 0n || uncapped > sumInsured) {
@@ -124,63 +212,75 @@ export async function claimCovers(
       );
     }
   }
-  const maxAttempts = options.maxAttempts ?? MAX_ATTEMPTS;
-  const pause = options.pause ?? jitteredPause;
-  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-    const cover = await store.find(terms.policyId);
-    if (cover) assertSameCover(cover, terms);
-    const stored = new Map((cover?.claims ?? []).map((claim) => [claim.determinationId, claim]));
-    const answered = new Map<string, CoverTaken>();
-    const owedBefore = cover ? BigInt(cover.owedMinor) : 0n;
-    let owed = owedBefore;
-    const fresh: CoverClaim[] = [];
-    const taken = requests.map(({ determinationId, uncappedMinor: uncapped }) => {
-      const earlier = stored.get(determinationId);
-      if (earlier) return takenFrom(earlier);
-      const known = answered.get(determinationId);
-      if (known) return known;
-      const remainingBefore = sumInsured - owed;
-      // biome-ignore lint/complexity/useMathMinMax: bigints (Math.min takes numbers only)
-      const amount = uncapped < remainingBefore ? uncapped : remainingBefore;
-      const answer: CoverTaken = {
-        amountMinor: amount,
-        uncappedMinor: uncapped,
-        remainingBeforeMinor: remainingBefore,
-        capped: amount < uncapped,
-      };
-      // A 0 is not written (see above), but its twice-given id must still get this answer.
-      answered.set(determinationId, answer);
-      if (amount === 0n) return answer;
-      owed += amount;
-      fresh.push({
-        determinationId,
-        amountMinor: amount.toString(),
-        uncappedMinor: uncapped.toString(),
-        remainingBeforeMinor: remainingBefore.toString(),
-        claimedAt: terms.at,
-      });
-      return answer;
+}
+
+/** What a set of claims takes from a cover as read: the answers, the claims to write, the new total. */
+interface ClaimPlan {
+  taken: CoverTaken[];
+  fresh: CoverClaim[];
+  owed: bigint;
+}
+
+/**
+ * The claims, in order, against the cover as read (null before the first claim): a
+ * determination that already claimed gets its claim back, one given twice gets one answer.
+ */
+function planClaims(cover: CoverDoc | null, terms: CoverTerms, requests: readonly CoverRequest[]): ClaimPlan {
+  if (cover) assertSameCover(cover, terms);
+  const sumInsured = terms.sumInsuredMinor;
+  const stored = new Map((cover?.claims ?? []).map((claim) => [claim.determinationId, claim]));
+  const answered = new Map<string, CoverTaken>();
+  let owed = cover ? BigInt(cover.owedMinor) : 0n;
+  const fresh: CoverClaim[] = [];
+  const taken = requests.map(({ determinationId, uncappedMinor: uncapped }) => {
+    const earlier = stored.get(determinationId);
+    if (earlier) return takenFrom(earlier);
+    const known = answered.get(determinationId);
+    if (known) return known;
+    const remainingBefore = sumInsured - owed;
+    // biome-ignore lint/complexity/useMathMinMax: bigints (Math.min takes numbers only)
+    const amount = uncapped < remainingBefore ? uncapped : remainingBefore;
+    const answer: CoverTaken = {
+      amountMinor: amount,
+      uncappedMinor: uncapped,
+      remainingBeforeMinor: remainingBefore,
+      capped: amount < uncapped,
+    };
+    // A 0 is not written (see claimCover), but its twice-given id must still get this answer.
+    answered.set(determinationId, answer);
+    if (amount === 0n) return answer;
+    owed += amount;
+    fresh.push({
+      determinationId,
+      amountMinor: amount.toString(),
+      uncappedMinor: uncapped.toString(),
+      remainingBeforeMinor: remainingBefore.toString(),
+      claimedAt: terms.at,
     });
-    if (fresh.length === 0) return taken;
-    const written = cover
-      ? await store.append(terms.policyId, cover.seq, owed.toString(), fresh)
-      : await store.create({
-          _id: terms.policyId,
-          organizationId: terms.organizationId,
-          currency: terms.currency,
-          exponent: terms.exponent,
-          sumInsuredMinor: sumInsured.toString(),
-          owedMinor: owed.toString(),
-          seq: 1,
-          claims: fresh,
-        });
-    if (written) return taken;
-    if (attempt < maxAttempts) await pause(attempt);
-  }
-  throw new AppError(
-    'SERVICE_UNAVAILABLE',
-    `The cover of policy ${terms.policyId} is being claimed by other determinations right now; retry the same idempotency key`,
-  );
+    return answer;
+  });
+  return { taken, fresh, owed };
+}
+
+function firstCover(terms: CoverTerms, plan: ClaimPlan): CoverDoc {
+  return {
+    _id: terms.policyId,
+    organizationId: terms.organizationId,
+    currency: terms.currency,
+    exponent: terms.exponent,
+    sumInsuredMinor: terms.sumInsuredMinor.toString(),
+    owedMinor: plan.owed.toString(),
+    seq: 1,
+    claims: plan.fresh,
+  };
+}
+
+/** The plan's one conditional write (none when it takes nothing); false when another claim wrote first. */
+async function written(store: CoverStore, cover: CoverDoc | null, terms: CoverTerms, plan: ClaimPlan) {
+  if (plan.fresh.length === 0) return true;
+  return cover
+    ? store.append(terms.policyId, cover.seq, plan.owed.toString(), plan.fresh)
+    : store.create(firstCover(terms, plan));
 }
 
 function takenFrom(claim: CoverClaim): CoverTaken {

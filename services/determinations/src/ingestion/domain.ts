@@ -7,10 +7,15 @@ import {
 import { canonicalBytes } from '@parametric/determination-verify';
 import { createEvent, outboxInsert, outboxWritten } from '@parametric/events';
 import { AppError, type FieldError, fieldErrors } from '@parametric/http';
-import { isDuplicateKey } from '@parametric/mongo';
+import { isDuplicateKey, writeErrorsOf } from '@parametric/mongo';
 import { type JobOutboxEntry, jobOutboxInsert, outboxJob, payoutOriginationJobId } from '@parametric/queue';
 import type { Clock } from '../clock';
-import { type CoverRequest, type CoverTaken, claimCovers } from '../cover/claim';
+import {
+  type CoverRequest,
+  type CoverTaken,
+  claimCoversOfPolicies,
+  type PolicyClaimResult,
+} from '../cover/claim';
 import { owedFigure, uncappedOwedMinor } from '../determinations/amount';
 import type { DeterminationDoc } from '../determinations/model';
 import { damageSummaryJob } from '../determinations/summaries';
@@ -272,30 +277,29 @@ async function takeCovers(
     }
     group.claims.push({ at: item.at, determinationId: item.determinationId, uncappedMinor: uncapped });
   }
-  const covers = new Map<number, { taken: CoverTaken } | { error: unknown }>();
-  await Promise.all(
-    [...byPolicy.values()].map(async ({ policy, claims }) => {
-      try {
-        const taken = await claimCovers(
-          deps.data.covers,
-          {
-            policyId: policy.id,
-            organizationId: policy.organizationId,
-            currency: policy.currency,
-            exponent: policy.exponent,
-            sumInsuredMinor: BigInt(policy.sumInsuredMinor),
-            at: deps.now(),
-          },
-          claims,
-        );
-        claims.forEach((claim, i) => {
-          covers.set(claim.at, { taken: taken[i] as CoverTaken });
-        });
-      } catch (err) {
-        for (const claim of claims) covers.set(claim.at, { error: err });
-      }
-    }),
+  const groups = [...byPolicy.values()];
+  const at = deps.now();
+  const results = await claimCoversOfPolicies(
+    deps.data.covers,
+    groups.map(({ policy, claims }) => ({
+      terms: {
+        policyId: policy.id,
+        organizationId: policy.organizationId,
+        currency: policy.currency,
+        exponent: policy.exponent,
+        sumInsuredMinor: BigInt(policy.sumInsuredMinor),
+        at,
+      },
+      requests: claims,
+    })),
   );
+  const covers = new Map<number, { taken: CoverTaken } | { error: unknown }>();
+  groups.forEach(({ claims }, g) => {
+    const result = results[g] as PolicyClaimResult;
+    claims.forEach((claim, i) => {
+      covers.set(claim.at, 'taken' in result ? { taken: result.taken[i] as CoverTaken } : result);
+    });
+  });
   return covers;
 }
 
@@ -545,18 +549,6 @@ async function tolerateDuplicates(write: Promise<unknown>): Promise<void> {
     const perItem = writeErrorsOf(err);
     if (!perItem || [...perItem.values()].some((e) => !isDuplicateKey(e))) throw err;
   }
-}
-
-/** A bulk write's refusals by the index of the refused operation; undefined for other errors. */
-function writeErrorsOf(err: unknown): Map<number, unknown> | undefined {
-  const writeErrors = (err as { writeErrors?: unknown } | null)?.writeErrors;
-  if (writeErrors === undefined || writeErrors === null) return undefined;
-  const list = (Array.isArray(writeErrors) ? writeErrors : [writeErrors]) as {
-    index: number;
-    code?: number;
-  }[];
-  if (list.length === 0) return undefined;
-  return new Map(list.map((e) => [e.index, e]));
 }
 
 /**

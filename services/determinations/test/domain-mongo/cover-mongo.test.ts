@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { connectMongoose, type MongooseHandle } from '@parametric/test-harness';
-import { type ClaimCoverInput, type CoverDoc, claimCover } from '../../src/cover/claim';
+import {
+  type ClaimCoverInput,
+  type CoverDoc,
+  claimCover,
+  claimCoversOfPolicies,
+} from '../../src/cover/claim';
 import { type CoverModel, coverModel } from '../../src/cover/model';
 import { mongoCoverStore } from '../../src/cover/mongo-store';
 
@@ -75,5 +80,30 @@ describe('claimCover on MongoDB, with real concurrency', () => {
     const again = await Promise.all(claims.map((c) => claimCover(store, c)));
     expect(again.map((t) => t.amountMinor)).toEqual(taken.map((t) => t.amountMinor));
     expect((await stored())?.seq).toBe(cover?.seq);
+  });
+
+  it('claims many policies at once against parallel single claims: each cover exact, first covers created once', async () => {
+    const store = mongoCoverStore(model);
+    const policies = Array.from({ length: 20 }, () => policyCover(2_000_000n));
+    // Every policy gets a 60 % determination in the batch and another alone, at the same time.
+    const batch = policies.map(({ input }) => input(1_200_000n));
+    const singles = policies.map(({ input }) => input(1_200_000n));
+    const [results, alone] = await Promise.all([
+      claimCoversOfPolicies(
+        store,
+        batch.map((c) => ({ terms: c, requests: [c] })),
+      ),
+      Promise.all(singles.map((c) => claimCover(store, c))),
+    ]);
+    for (const [i, { stored }] of policies.entries()) {
+      const result = results[i];
+      if (!result || !('taken' in result)) throw new Error(`policy ${i}: ${JSON.stringify(result)}`);
+      const amounts = [result.taken[0]?.amountMinor, alone[i]?.amountMinor].sort();
+      // One of the two owes 12,000.00, the other what is left: 8,000.00.
+      expect(amounts).toEqual([1_200_000n, 800_000n]);
+      const cover = await stored();
+      expect(cover?.owedMinor).toBe('2000000');
+      expect(cover?.claims).toHaveLength(2);
+    }
   });
 });

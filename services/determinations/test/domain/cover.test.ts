@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '@parametric/http';
 import fc from 'fast-check';
-import { type ClaimCoverInput, type CoverStore, claimCover, claimCovers } from '../../src/cover/claim';
+import {
+  type ClaimCoverInput,
+  type CoverStore,
+  claimCover,
+  claimCovers,
+  claimCoversOfPolicies,
+  type PolicyClaims,
+} from '../../src/cover/claim';
 import { uncappedOwedMinor } from '../../src/determinations/amount';
 import { policySnapshot } from './fixtures';
 import { memoryCoverStore } from './memory-cover-store';
@@ -24,6 +31,15 @@ function coverOf(sumInsuredMinor: bigint, currency = 'KES', exponent = 2) {
   });
   return { policy, input };
 }
+
+/** Every store operation runs when the scheduler says: claims' reads and writes interleave in every order. */
+const scheduled = (s: fc.Scheduler, inner: CoverStore): CoverStore => ({
+  find: s.scheduleFunction(inner.find),
+  findMany: s.scheduleFunction(inner.findMany),
+  create: s.scheduleFunction(inner.create),
+  createMany: s.scheduleFunction(inner.createMany),
+  append: s.scheduleFunction(inner.append),
+});
 
 const sumOf = (values: bigint[]) => values.reduce((a, b) => a + b, 0n);
 /** The lesser of two bigints (Math.min takes numbers only). */
@@ -220,11 +236,7 @@ describe('claimCover: the amounts owed by a policy’s determinations never exce
           const inner = memoryCoverStore();
           // Every store operation runs when the scheduler says: reads and writes of different
           // claims interleave in every order fast-check can think of.
-          const store: CoverStore = {
-            find: s.scheduleFunction(inner.find),
-            create: s.scheduleFunction(inner.create),
-            append: s.scheduleFunction(inner.append),
-          };
+          const store = scheduled(s, inner);
           const { input } = coverOf(sum, 'UGX', 0);
           const claims = bps.map((bp) => input(bp));
           // Some ingestions run twice at once (a retried key racing its first run): same id.
@@ -335,11 +347,7 @@ describe('claimCover: the amounts owed by a policy’s determinations never exce
         fc.array(fc.nat(), { maxLength: 4 }),
         async (s, sum, bps, cuts, retried) => {
           const inner = memoryCoverStore();
-          const store: CoverStore = {
-            find: s.scheduleFunction(inner.find),
-            create: s.scheduleFunction(inner.create),
-            append: s.scheduleFunction(inner.append),
-          };
+          const store = scheduled(s, inner);
           const { input } = coverOf(sum, 'UGX', 0);
           const claims = bps.map((bp) => input(bp));
           // Batches racing each other, and some determinations retried alone at the same time.
@@ -383,5 +391,161 @@ describe('claimCover: the amounts owed by a policy’s determinations never exce
       ),
       { numRuns: 300 },
     );
+  });
+
+  describe('several policies at once (an ops-door batch)', () => {
+    /** Policies with their determinations: the sum insured and each determination's bp. */
+    const policiesArb = fc.array(
+      fc.record({
+        sum: sums,
+        bps: fc.array(fc.integer({ min: 0, max: 10_000 }), { minLength: 1, maxLength: 5 }),
+      }),
+      { minLength: 1, maxLength: 5 },
+    );
+    const claimsOfPolicies = (policies: { sum: bigint; bps: number[] }[]) =>
+      policies.map(({ sum, bps }) => {
+        const { input } = coverOf(sum, 'KES', 2);
+        return bps.map((bp) => input(bp));
+      });
+    const asPolicyClaims = (claims: ClaimCoverInput[]): PolicyClaims => ({
+      terms: claims[0] as ClaimCoverInput,
+      requests: claims,
+    });
+    const coverOfPolicy = (store: ReturnType<typeof memoryCoverStore>, policyId: string) =>
+      store.all().find((c) => c._id === policyId);
+
+    it('gives each policy what claimCovers gives it, with one read and one create for all the first claims', async () => {
+      await fc.assert(
+        fc.asyncProperty(policiesArb, fc.boolean(), async (policies, claimedBefore) => {
+          const perPolicy = claimsOfPolicies(policies);
+          const alone = memoryCoverStore();
+          const inner = memoryCoverStore();
+          // Some covers exist already (earlier determinations of the policies), in both stores.
+          if (claimedBefore)
+            for (const claims of perPolicy) {
+              const earlier = { ...(claims[0] as ClaimCoverInput), determinationId: randomUUID() };
+              await claimCover(alone, earlier, { pause: noPause });
+              await claimCover(inner, earlier, { pause: noPause });
+            }
+          const expected = [];
+          for (const claims of perPolicy)
+            expected.push(await claimCovers(alone, claims[0] as ClaimCoverInput, claims, { pause: noPause }));
+
+          const calls = { find: 0, findMany: 0, create: 0, createMany: 0, append: 0 };
+          const count = <A extends unknown[], R>(name: keyof typeof calls, f: (...a: A) => R) => {
+            return (...a: A): R => {
+              calls[name]++;
+              return f(...a);
+            };
+          };
+          const counted: CoverStore = {
+            find: count('find', inner.find),
+            findMany: count('findMany', inner.findMany),
+            create: count('create', inner.create),
+            createMany: count('createMany', inner.createMany),
+            append: count('append', inner.append),
+          };
+          const results = await claimCoversOfPolicies(counted, perPolicy.map(asPolicyClaims), {
+            pause: noPause,
+          });
+
+          expect(results).toEqual(expected.map((taken) => ({ taken })));
+          for (const claims of perPolicy) {
+            const id = (claims[0] as ClaimCoverInput).policyId;
+            const mine = coverOfPolicy(inner, id);
+            const theirs = coverOfPolicy(alone, id);
+            expect(mine?.owedMinor).toBe(theirs?.owedMinor);
+            expect(mine?.claims.map((c) => c.determinationId)).toEqual(
+              theirs?.claims.map((c) => c.determinationId),
+            );
+          }
+          // No race here: nothing is read or created policy by policy.
+          expect(calls.find).toBe(0);
+          expect(calls.create).toBe(0);
+          expect(calls.findMany).toBe(1);
+          expect(calls.createMany).toBeLessThanOrEqual(1);
+          expect(calls.append).toBeLessThanOrEqual(claimedBefore ? perPolicy.length : 0);
+        }),
+        { numRuns: 200 },
+      );
+    });
+
+    it('never lets concurrent multi-policy batches and single claims take a cover twice, in any interleaving', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.scheduler(),
+          policiesArb,
+          fc.array(fc.nat(), { maxLength: 4 }),
+          async (s, policies, retried) => {
+            const inner = memoryCoverStore();
+            const store = scheduled(s, inner);
+            const perPolicy = claimsOfPolicies(policies);
+            const all = perPolicy.flat();
+            // Two batches over every policy, each with half the determinations (by position),
+            // and some determinations retried alone at the same time.
+            const halves = [0, 1].map((h) =>
+              perPolicy.map((claims) => claims.filter((_, i) => i % 2 === h)).filter((c) => c.length > 0),
+            );
+            const singles = retried.map((i) => all[i % all.length] as ClaimCoverInput);
+            const answers = await s.waitFor(
+              Promise.all([
+                ...halves.map((half) =>
+                  claimCoversOfPolicies(store, half.map(asPolicyClaims), { pause: noPause }).then((results) =>
+                    results.flatMap((r, p) => {
+                      if (!('taken' in r)) throw r.error;
+                      return (half[p] as ClaimCoverInput[]).map((c, i) => [c, r.taken[i]] as const);
+                    }),
+                  ),
+                ),
+                ...singles.map((c) =>
+                  claimCover(store, c, { pause: noPause }).then((t) => [[c, t] as const]),
+                ),
+              ]),
+            );
+
+            const byDetermination = new Map<string, bigint>();
+            for (const [claim, taken] of answers.flat()) {
+              const amount = (taken as { amountMinor: bigint }).amountMinor;
+              const before = byDetermination.get(claim.determinationId);
+              if (before !== undefined) expect(amount).toBe(before);
+              byDetermination.set(claim.determinationId, amount);
+            }
+            for (const claims of perPolicy) {
+              const sum = (claims[0] as ClaimCoverInput).sumInsuredMinor;
+              const total = sumOf(claims.map((c) => byDetermination.get(c.determinationId) as bigint));
+              expect(total <= sum).toBe(true);
+              expect(total).toBe(least(sumOf(claims.map((c) => c.uncappedMinor)), sum));
+              const cover = coverOfPolicy(inner, (claims[0] as ClaimCoverInput).policyId);
+              expect(cover?.owedMinor ?? '0').toBe(total.toString());
+              const written = cover?.claims ?? [];
+              expect(new Set(written.map((c) => c.determinationId)).size).toBe(written.length);
+              let remaining = sum;
+              for (const c of written) {
+                expect(BigInt(c.remainingBeforeMinor)).toBe(remaining);
+                expect(BigInt(c.amountMinor)).toBe(byDetermination.get(c.determinationId));
+                remaining -= BigInt(c.amountMinor);
+              }
+            }
+          },
+        ),
+        { numRuns: 300 },
+      );
+    });
+
+    it("keeps one policy's failure its own: a cover opened with other terms fails that policy only", async () => {
+      const store = memoryCoverStore();
+      const a = coverOf(1_000_000n).input;
+      const b = coverOf(1_000_000n).input;
+      await claimCover(store, a(100), { pause: noPause });
+      const otherTerms = { ...a(500), currency: 'UGX', exponent: 0 };
+      const results = await claimCoversOfPolicies(
+        store,
+        [asPolicyClaims([otherTerms]), asPolicyClaims([b(2_500)])],
+        { pause: noPause },
+      );
+      expect(results[0]).toEqual({ error: expect.any(Error) });
+      expect(results[1]).toEqual({ taken: [expect.objectContaining({ amountMinor: 250_000n })] });
+      expect(coverOfPolicy(store, otherTerms.policyId)?.claims).toHaveLength(1);
+    });
   });
 });

@@ -12,6 +12,23 @@ export function memoryCoverStore(): CoverStore & { all(): CoverDoc[] } {
       const cover = covers.get(policyId);
       return cover ? structuredClone(cover) : null;
     },
+    async findMany(policyIds) {
+      const found = new Map<string, CoverDoc>();
+      for (const id of policyIds) {
+        const cover = covers.get(id);
+        if (cover) found.set(id, structuredClone(cover));
+      }
+      return found;
+    },
+    async createMany(many) {
+      const created = new Set<string>();
+      for (const cover of many) {
+        if (covers.has(cover._id)) continue;
+        covers.set(cover._id, structuredClone(cover));
+        created.add(cover._id);
+      }
+      return created;
+    },
     async create(cover) {
       if (covers.has(cover._id)) return false;
       covers.set(cover._id, structuredClone(cover));

@@ -1,3 +1,4 @@
+import { writeErrorsOf } from '@parametric/mongo';
 import { type Connection, type InferSchemaType, type Model, Schema } from 'mongoose';
 
 /** How one attempt ended: a `2xx` answer, a failure (any other status, no answer, refused), or no URL to send to. */
@@ -89,17 +90,12 @@ export function createAttemptLedger(model: AttemptModel) {
       (err: unknown) => {
         // Duplicate keys are attempts already recorded; any other failure fails the records
         // it concerns (all of them when the error does not say which).
-        const writeErrors = (err as { writeErrors?: unknown } | null)?.writeErrors;
+        const writeErrors = writeErrorsOf(err);
         const failed = new Set<string>();
         if (writeErrors === undefined) for (const r of unique) failed.add(r._id);
-        else {
-          const list = (Array.isArray(writeErrors) ? writeErrors : [writeErrors]) as Array<{
-            index: number;
-            code?: number;
-          }>;
-          for (const w of list)
+        else
+          for (const w of writeErrors.values())
             if (w.code !== DUPLICATE_KEY) failed.add((unique[w.index] as AttemptRecord)._id);
-        }
         for (const b of batch) failed.has(b.record._id) ? b.reject(err) : b.resolve();
       },
     );

@@ -1,4 +1,5 @@
 import type { EventEnvelope } from '@parametric/events';
+import { writeErrorsOf } from '@parametric/mongo';
 import { type Batched, batchesOf } from '@parametric/queue';
 import type { DeliveryModel } from '../deliveries/model';
 import type { AttemptRow, Deliverer } from './deliverer';
@@ -11,18 +12,6 @@ export const MAX_EVENT_BATCH = 100;
 const BATCH_WINDOW_MS = 2;
 
 type Pending = Batched<EventEnvelope, void>;
-
-interface WriteErrorLike {
-  index: number;
-  code?: number;
-}
-
-/** The per-document failures of an unordered insert, or undefined for any other error. */
-function writeErrorsOf(err: unknown): WriteErrorLike[] | undefined {
-  const errors = (err as { writeErrors?: WriteErrorLike | WriteErrorLike[] } | null)?.writeErrors;
-  if (errors === undefined) return undefined;
-  return Array.isArray(errors) ? errors : [errors];
-}
 
 /**
  * Turns events from the `events` queue into their delivery rows (id = event id) and first
@@ -103,7 +92,7 @@ export function createEventConsumer(deps: {
       } catch (err) {
         const writeErrors = writeErrorsOf(err);
         if (!writeErrors) throw err;
-        for (const w of writeErrors) {
+        for (const w of writeErrors.values()) {
           const id = (rows[w.index] as (typeof rows)[number])._id;
           if (w.code === 11000) duplicates.push(id);
           else failed.set(id, err);

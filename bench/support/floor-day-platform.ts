@@ -1,0 +1,113 @@
+/**
+ * The drought day's design floor (bench/support/floor-day.ts) started as the platform is: its
+ * four roles each a process on their own MongoDB and Redis, the partners' API keys and webhook
+ * endpoints written in first (the floor has no registration: that is not the day's work), and
+ * the same surface bench/support/drought.ts drives (`api`, `ops`, `opsAuth`, `policyDb`,
+ * `cpuNow`), so the very same round runs against it.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { createHash, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import { startLocalMongo } from '@parametric/embedded-mongo';
+import { freePort } from '@parametric/local-process';
+import { startLocalRedis } from '@parametric/local-redis';
+import { startWebhookReceiver } from '@parametric/webhook-receiver';
+import mongoose from 'mongoose';
+import type { DroughtPlatform } from './drought';
+import type { Partner } from './platform';
+import { pidListeningOn, processCpuMicros, startProcess, stopProcesses, waitReady } from './run';
+
+export interface FloorDay extends DroughtPlatform {
+  partners: Partner[];
+  stop(): Promise<void>;
+}
+
+export async function startFloorDay(organizations: number): Promise<FloorDay> {
+  const [mongo, redis] = await Promise.all([startLocalMongo(), startLocalRedis()]);
+  const children: ChildProcess[] = [];
+  const partners: Partner[] = [];
+  const policyDb = mongoose.createConnection(mongo.url, { dbName: 'policy' });
+  const stop = async () => {
+    await Promise.all(partners.map((p) => p.receiver.close()));
+    await policyDb.close().catch(() => undefined);
+    await stopProcesses(children);
+    await Promise.all([mongo.stop(), redis.stop()]);
+  };
+  try {
+    await policyDb.asPromise();
+    const keys: Array<{ _id: string; organizationId: string }> = [];
+    const endpoints: Array<{ _id: string; url: string; secret: string }> = [];
+    for (let i = 0; i < organizations; i++) {
+      const secret = randomBytes(32).toString('hex');
+      const receiver = await startWebhookReceiver({ secret });
+      const partner = { id: randomUUID(), apiKey: `pk_floor_${randomBytes(24).toString('hex')}`, receiver };
+      partners.push(partner);
+      keys.push({
+        _id: createHash('sha256').update(partner.apiKey).digest('hex'),
+        organizationId: partner.id,
+      });
+      endpoints.push({ _id: partner.id, url: receiver.url, secret });
+    }
+    await policyDb
+      .getClient()
+      .db('gateway')
+      .collection('api_keys')
+      .insertMany(keys as never[]);
+    await policyDb
+      .getClient()
+      .db('webhooks')
+      .collection('webhook_endpoints')
+      .insertMany(endpoints as never[]);
+
+    const [gatewayPort, determinationsPort, policyPort, webhooksPort] = await Promise.all(
+      Array.from({ length: 4 }, () => freePort()),
+    );
+    const url = (port: number | undefined) => `http://127.0.0.1:${port}`;
+    const opsToken = randomBytes(24).toString('hex');
+    const signingKey = generateKeyPairSync('ed25519').privateKey.export({
+      type: 'pkcs8',
+      format: 'pem',
+    }) as string;
+    const shared = { ...process.env, MONGO_URL: mongo.url, REDIS_URL: redis.url };
+    const names: string[] = [];
+    const start = (name: string, port: number | undefined, env: Record<string, string>) => {
+      children.push(
+        startProcess('bench/support/floor-day.ts', {
+          ...shared,
+          FLOOR_ROLE: name,
+          PORT: String(port),
+          ...env,
+        }),
+      );
+      names.push(name);
+    };
+    start('policy', policyPort, {});
+    start('webhooks', webhooksPort, {});
+    start('determinations', determinationsPort, {
+      FLOOR_POLICY_URL: url(policyPort),
+      FLOOR_SIGNING_KEY: signingKey,
+    });
+    start('gateway', gatewayPort, {
+      FLOOR_DETERMINATIONS_URL: url(determinationsPort),
+      FLOOR_OPS_TOKEN: opsToken,
+    });
+    await waitReady([gatewayPort, determinationsPort, policyPort, webhooksPort]);
+    const pids: Record<string, number | undefined> = {
+      ...Object.fromEntries(names.map((name, i) => [name, children[i]?.pid])),
+      mongo: pidListeningOn(Number(new URL(mongo.url).port)),
+      redis: pidListeningOn(Number(new URL(redis.url).port)),
+    };
+    return {
+      api: `${url(gatewayPort)}/api`,
+      ops: `${url(gatewayPort)}/ops`,
+      opsAuth: { authorization: `Bearer ${opsToken}` },
+      policyDb,
+      cpuNow: () =>
+        Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, processCpuMicros(pid)])),
+      partners,
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
