@@ -250,7 +250,7 @@ async function determinations(): Promise<void> {
             determinationId: d._id,
             revision: d.revision,
           },
-          opts: { jobId: `${d._id}:${d.revision}` },
+          opts: { jobId: `${d._id}-${d.revision}` },
         })),
       ),
     ]);
@@ -479,7 +479,8 @@ async function webhooks(): Promise<void> {
       const endpoint = endpoints.get(job.data.organizationId);
       if (!endpoint) throw new Error(`no endpoint for ${job.data.organizationId}`);
       const body = JSON.stringify(job.data);
-      const deliveryId = randomUUID();
+      // The platform's delivery id is the event's (receivers de-duplicate on it and check it is the signed body's id).
+      const deliveryId = job.data.id;
       const timestamp = String(Math.floor(Date.now() / 1000));
       const signature = createHmac('sha256', endpoint.secret).update(`${timestamp}.${body}`).digest('hex');
       const started = new Date();
