@@ -131,12 +131,14 @@ export type BatchResult = { ok: true; outcome: SummaryOutcome } | { ok: false; e
  * becomes the conditional `$push` of `keepNewest` (added only where the policy has no entry for
  * it). A later revision (a settlement report, a payout's next status) almost always follows the
  * entry its revision 1 left: it becomes the conditional replacement of `keepNewest` (only an
- * entry of a lower revision is replaced). Both kinds go in one unordered bulk write, each scoped
- * to the organization the summary names. When every write matched, each summary was recorded or
- * replaced as guessed. Otherwise some summary is a repeat, arrived out of order, or names no
- * policy of its organization, and the bulk result does not say which: each summary is then
- * decided alone by `keepNewest`, exactly as a single summary is (see `oneByOne` for how the
- * entries the bulk write wrote are told apart).
+ * entry of a lower revision is replaced). Each kind goes in one unordered bulk write (the two in
+ * parallel), each write scoped to the organization the summary names. When every write of a kind
+ * matched, each of its summaries was recorded or replaced as guessed. Otherwise some summary of
+ * that kind is a repeat, arrived out of order, or names no policy of its organization, and the
+ * bulk result does not say which: each summary of that kind is then decided alone by
+ * `keepNewest`, exactly as a single summary is (see `oneByOne` for how the entries the bulk write
+ * wrote are told apart). A batch whose write fails outright (MongoDB unreachable) fails whole:
+ * every summary is retried, and recording one again changes nothing.
  *
  * Within a batch, copies of one determination's (or payout's) summary count once: the highest
  * revision is written and the others are `stale` (or share its error).
@@ -161,54 +163,74 @@ export async function recordSummaries(
   }
   const unique = [...writer.values()];
 
-  let decided: Map<Item, BatchResult>;
-  try {
-    const result = await writes.bulkWrite(
-      unique.map(({ summary, kept, id }) => ({
-        updateOne:
-          kept.entry.revision === 1
-            ? {
-                filter: {
-                  _id: summary.policyId,
-                  organizationId: summary.organizationId,
-                  [`${kept.field}.${kept.key}`]: { $ne: id },
-                },
-                // What the model's timestamps add to every update made through it.
-                update: { $push: { [kept.field]: kept.entry }, $set: { updatedAt: now } },
-              }
-            : {
-                filter: {
-                  _id: summary.policyId,
-                  organizationId: summary.organizationId,
-                  [kept.field]: { $elemMatch: { [kept.key]: id, revision: { $lt: kept.entry.revision } } },
-                },
-                update: { $set: { [`${kept.field}.$`]: kept.entry, updatedAt: now } },
-              },
-      })),
-      { ordered: false },
-    );
-    if (result.matchedCount === unique.length) {
-      decided = new Map(
-        unique.map((item) => [
-          item,
-          { ok: true, outcome: item.kept.entry.revision === 1 ? 'recorded' : 'replaced' },
-        ]),
-      );
-    } else {
-      decided = await oneByOne(unique, tenantOf, result.matchedCount);
+  let unreachable: unknown;
+  const writeTogether = async (group: Item[]): Promise<Map<Item, BatchResult> | undefined> => {
+    try {
+      const result = await writes.bulkWrite(group.map(conditionalWrite(now)), { ordered: false });
+      if (result.matchedCount === group.length)
+        return new Map(
+          group.map((item) => [
+            item,
+            { ok: true, outcome: item.kept.entry.revision === 1 ? 'recorded' : 'replaced' },
+          ]),
+        );
+      return await oneByOne(group, tenantOf, result.matchedCount);
+    } catch (err) {
+      // Per-document write errors: the other writes were applied; decide each alone. Anything
+      // else (MongoDB unreachable): nothing is known, every summary of the batch fails (retried).
+      const bulk = err as { writeErrors?: unknown; result?: { matchedCount?: number } } | null;
+      if (bulk?.writeErrors === undefined) {
+        unreachable = err;
+        return undefined;
+      }
+      return oneByOne(group, tenantOf, bulk.result?.matchedCount ?? -1);
     }
-  } catch (err) {
-    // Per-document write errors: the other pushes were applied; decide each alone. Anything
-    // else (MongoDB unreachable): nothing is known, every summary of the batch fails (retried).
-    const bulk = err as { writeErrors?: unknown; result?: { matchedCount?: number } } | null;
-    if (bulk?.writeErrors === undefined) return items.map(() => ({ ok: false, error: err }));
-    decided = await oneByOne(unique, tenantOf, bulk.result?.matchedCount ?? -1);
-  }
+  };
+  const groups = await Promise.all(
+    [
+      unique.filter((item) => item.kept.entry.revision === 1),
+      unique.filter((item) => item.kept.entry.revision !== 1),
+    ]
+      .filter((group) => group.length > 0)
+      .map(writeTogether),
+  );
+  if (groups.some((group) => group === undefined))
+    return items.map(() => ({ ok: false, error: unreachable }));
+  const decided = new Map(groups.flatMap((group) => [...(group as Map<Item, BatchResult>)]));
   return items.map((item) => {
     const held = writer.get(item.slot) as Item;
     const result = decided.get(held) as BatchResult;
     if (held === item || !result.ok) return result;
     return { ok: true, outcome: 'stale' };
+  });
+}
+
+/**
+ * A summary's guessed write (see `recordSummaries`): revision 1 the conditional `$push` of
+ * `keepNewest`, a later revision its conditional replacement; each scoped to the organization
+ * the summary names.
+ */
+function conditionalWrite(now: Date) {
+  return ({ summary, kept, id }: { summary: PolicySummary; kept: Kept; id: string }) => ({
+    updateOne:
+      kept.entry.revision === 1
+        ? {
+            filter: {
+              _id: summary.policyId,
+              organizationId: summary.organizationId,
+              [`${kept.field}.${kept.key}`]: { $ne: id },
+            },
+            // What the model's timestamps add to every update made through it.
+            update: { $push: { [kept.field]: kept.entry }, $set: { updatedAt: now } },
+          }
+        : {
+            filter: {
+              _id: summary.policyId,
+              organizationId: summary.organizationId,
+              [kept.field]: { $elemMatch: { [kept.key]: id, revision: { $lt: kept.entry.revision } } },
+            },
+            update: { $set: { [`${kept.field}.$`]: kept.entry, updatedAt: now } },
+          },
   });
 }
 

@@ -180,7 +180,7 @@ describe('damage assessment summaries (domain)', () => {
       expect(entries?.find((e) => e.determinationId === fresh.determinationId)?.damagePercentBp).toBe(4000);
     });
 
-    it('writes a batch of first summaries and later revisions of recorded ones in one bulk write, none alone', async () => {
+    it('writes a batch of first summaries and later revisions of recorded ones in one bulk write per kind, none alone', async () => {
       const { tenant, policyId } = await buy();
       const org = { tenant };
       const held = [summary(policyId), summary(policyId)];
@@ -213,7 +213,7 @@ describe('damage assessment summaries (domain)', () => {
         { ok: true, outcome: 'recorded' },
         { ok: true, outcome: 'replaced' },
       ]);
-      expect({ bulkWrites, alone }).toEqual({ bulkWrites: 1, alone: 0 });
+      expect({ bulkWrites, alone }).toEqual({ bulkWrites: 2, alone: 0 });
       const entries = await stored(tenant, policyId);
       expect(entries?.map((e) => [e.determinationId, e.revision, e.partnerSettlementStatus]).sort()).toEqual(
         [
@@ -224,16 +224,37 @@ describe('damage assessment summaries (domain)', () => {
       );
     });
 
-    it('records a later revision that arrives before its first, deciding it alone', async () => {
+    it('records a later revision that arrives before its first, deciding only it alone', async () => {
       const { tenant, policyId } = await buy();
       const early = summary(policyId);
-      const results = await batch([
-        of({ tenant }, { ...early, revision: 3, partnerSettlementStatus: 'REPORTED' }),
+      const firsts = [summary(policyId), summary(policyId)];
+      const alone: string[] = [];
+      const results = await recordSummaries(
+        db.repositories.acrossOrganizations().policies.collection as never,
+        (organizationId) => {
+          alone.push(organizationId);
+          return db.repositories.forOrganization(organizationId);
+        },
+        [
+          of({ tenant }, firsts[0] as Summary),
+          of({ tenant }, { ...early, revision: 3, partnerSettlementStatus: 'REPORTED' }),
+          of({ tenant }, firsts[1] as Summary),
+        ],
+      );
+      expect(results).toEqual([
+        { ok: true, outcome: 'recorded' },
+        { ok: true, outcome: 'recorded' },
+        { ok: true, outcome: 'recorded' },
       ]);
-      expect(results).toEqual([{ ok: true, outcome: 'recorded' }]);
-      expect((await stored(tenant, policyId))?.map((e) => [e.determinationId, e.revision])).toEqual([
-        [early.determinationId, 3],
-      ]);
+      // Only the early revision was decided alone; the firsts' bulk write matched.
+      expect(alone).toHaveLength(1);
+      expect((await stored(tenant, policyId))?.map((e) => [e.determinationId, e.revision]).sort()).toEqual(
+        [
+          [firsts[0]?.determinationId, 1],
+          [early.determinationId, 3],
+          [firsts[1]?.determinationId, 1],
+        ].sort(),
+      );
     });
 
     it("fails only the summaries naming no policy of their organization, changing nothing on another organization's", async () => {
