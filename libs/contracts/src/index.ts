@@ -2,7 +2,14 @@ export * from './common';
 export * from './determinations/ingest';
 export * from './determinations/routes';
 export * from './determinations/schemas';
-export { OPS_ROUTES, opsDocument, PARTNER_ROUTES, partnerDocument, type ServiceName } from './documents';
+export {
+  API_VERSION,
+  OPS_ROUTES,
+  opsDocument,
+  PARTNER_ROUTES,
+  partnerDocument,
+  type ServiceName,
+} from './documents';
 export * from './gateway';
 export * from './ops';
 export * from './payments/payouts';

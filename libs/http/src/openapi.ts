@@ -139,6 +139,8 @@ function operationOf(route: RouteContract): ZodOpenApiOperationObject {
 
 export interface DocumentOptions {
   title: string;
+  /** `info.version`: semver; its major changes with every breaking change (docs/api.md, "Versioning"). */
+  version: string;
   description: string;
   /** Where the routes' paths are rooted, e.g. `/api`. */
   serverUrl: string;
@@ -150,7 +152,7 @@ export interface DocumentOptions {
   schemas?: Record<string, z.ZodType>;
 }
 
-/** The OpenAPI 3.1.0 document of a set of route contracts (version 1.0.0: docs/api.md, "Versioning"). */
+/** The OpenAPI 3.1.0 document of a set of route contracts. */
 export function openApiDocument(options: DocumentOptions) {
   const paths: ZodOpenApiPathsObject = {};
   for (const route of options.routes) {
@@ -161,7 +163,7 @@ export function openApiDocument(options: DocumentOptions) {
   }
   return createDocument({
     openapi: '3.1.0',
-    info: { title: options.title, version: '1.0.0', description: options.description },
+    info: { title: options.title, version: options.version, description: options.description },
     servers: [{ url: options.serverUrl }],
     tags: options.tags,
     paths,

@@ -1,4 +1,6 @@
-import { OPS_ROUTES, PARTNER_ROUTES } from '@parametric/contracts';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { API_VERSION, OPS_ROUTES, PARTNER_ROUTES } from '@parametric/contracts';
 import { EVENT_NAMES } from '@parametric/events';
 import { expressPath } from '@parametric/http';
 import { mountedRoutes } from '../../../test/contract/express-routes';
@@ -15,18 +17,24 @@ afterAll(async () => {
   await t.stop();
 });
 
+/** The committed snapshot of a served document (test/unit/openapi-snapshot.test.ts keeps it current). */
+const snapshot = (name: 'partner' | 'ops') =>
+  JSON.parse(readFileSync(path.join(__dirname, `../../../docs/openapi/${name}.json`), 'utf8'));
+
 const count = (routes: Record<string, readonly unknown[]>) => Object.values(routes).flat().length;
 const operationsOf = (doc: { paths: Record<string, Record<string, unknown>> }) =>
   Object.values(doc.paths).flatMap((item) => Object.keys(item)).length;
 
 describe('GET /api/openapi.json', () => {
-  it('serves the OpenAPI 3.1.0 document (interface 1.0.0) without a key, with every partner route of every service', async () => {
+  it('serves the OpenAPI 3.1.0 document (interface API_VERSION) without a key, with every partner route of every service', async () => {
     const reply = await t.api('GET', '/openapi.json');
     expect(reply.status).toBe(200);
     expect(reply.headers.get('content-type')).toMatch(/^application\/json/);
     expect(reply.body.openapi).toBe('3.1.0');
-    expect(reply.body.info.version).toBe('1.0.0');
+    expect(reply.body.info.version).toBe(API_VERSION);
     expect(operationsOf(reply.body)).toBe(count(PARTNER_ROUTES));
+    // What partners fetch is what docs/openapi/ records.
+    expect(reply.body).toEqual(snapshot('partner'));
     expect(reply.body.paths['/policies/purchase'].post.operationId).toBe('purchasePolicy');
     expect(reply.body.paths['/organizations/me/webhook'].put.operationId).toBe('setWebhook');
     expect(reply.body.components.securitySchemes.apiKey).toEqual(
@@ -94,6 +102,7 @@ describe('GET /ops/openapi.json', () => {
     expect(reply.status).toBe(200);
     expect(reply.body.openapi).toBe('3.1.0');
     expect(operationsOf(reply.body)).toBe(count(OPS_ROUTES));
+    expect(reply.body).toEqual(snapshot('ops'));
     expect(reply.body.components.securitySchemes.opsBearer).toEqual(
       expect.objectContaining({ type: 'http', scheme: 'bearer' }),
     );

@@ -30,6 +30,7 @@ const SECRET = 'test-internal-signing-secret-0123';
 /** The routes' own OpenAPI document, to hold every response to it (closed objects). */
 const document = openApiDocument({
   title: 'quotes',
+  version: '1.0.0',
   description: 'quotes',
   serverUrl: '/api',
   routes: QUOTE_ROUTES,
