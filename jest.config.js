@@ -24,13 +24,14 @@ const shared = {
       '@swc/jest',
       { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
     ],
-    // jose ships ES modules only; Node 20 jest cannot require them untransformed.
-    '/node_modules/jose/.+\\.js$': [
+    // jose and canonicalize ship ES modules only, and jest's module loader (unlike Node 24's
+    // `require`) cannot require an ES module: they are compiled to CommonJS like our sources.
+    '/node_modules/(jose|canonicalize)/.+\\.js$': [
       '@swc/jest',
       { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } },
     ],
   },
-  transformIgnorePatterns: ['/node_modules/(?!jose/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(jose|canonicalize)/)'],
   modulePathIgnorePatterns: ['<rootDir>/.tmp/'],
 };
 
