@@ -1,7 +1,12 @@
 #!/usr/bin/env node
 // Installs dependencies when node_modules is missing or was installed from other manifests,
 // so that `npm start` and `npm test` work on a fresh clone with no separate install step.
-// Plain JavaScript on purpose: it runs before any dependency exists.
+// `npm ci`: exactly the committed lockfile, never rewriting it (`npm test`'s first step fails
+// when a package.json and the lockfile drift: scripts/test.js, `lockfile`). Adding or changing a
+// dependency is `npm install`, which updates the lockfile; the next `npm test` then installs
+// afresh from it once.
+// Plain CommonJS in syntax Node 20 parses: it runs before any dependency exists, under the
+// machine's node (scripts/node24.js switches to Node 24 only after it).
 const { spawnSync } = require('node:child_process');
 const { createHash } = require('node:crypto');
 const { existsSync, readdirSync, readFileSync, writeFileSync } = require('node:fs');
@@ -29,17 +34,14 @@ function manifestsHash() {
   return hash.digest('hex');
 }
 
-const wanted = manifestsHash();
-if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== wanted) {
-  console.log('[setup] installing dependencies…');
-  // `npm install` rather than `npm ci`: npm 11 leaves other platforms' optional binaries
-  // (biome, swc, esbuild) out of the lockfile and `npm ci` then refuses it as out of sync.
-  const result = spawnSync('npm', ['install', '--no-audit', '--no-fund'], {
+if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== manifestsHash()) {
+  console.log('[setup] installing dependencies (npm ci)…');
+  const result = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], {
     cwd: root,
     stdio: 'inherit',
     // mongodb-memory-server's postinstall would try to download a mongod; we never need it to.
-    env: { ...process.env, MONGOMS_DISABLE_POSTINSTALL: '1' },
+    env: Object.assign({}, process.env, { MONGOMS_DISABLE_POSTINSTALL: '1' }),
   });
-  if (result.status !== 0) process.exit(result.status ?? 1);
+  if (result.status !== 0) process.exit(result.status === null ? 1 : result.status);
   writeFileSync(stamp, manifestsHash());
 }
