@@ -111,6 +111,16 @@ if (require.main === module) {
   const child = spawn(command, args, { stdio: 'inherit', env: supportedEnv() });
   // Ctrl-C reaches the child from the terminal too; scripts/foreground.ts expects the second one.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+  // Whatever ran this (npm) killed outright: this process would live on, holding the command's
+  // parent place, and the command (scripts/foreground.ts watches its parent's pid) would never
+  // learn of it. Its parent changing is the sign; the command gets the SIGTERM npm would send.
+  const parent = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(watch);
+    child.kill('SIGTERM');
+  }, 250);
+  watch.unref();
   child.on('error', (err) => {
     console.error(`[node24] ${command}: ${err.message}`);
     process.exit(1);
