@@ -24,7 +24,9 @@ ENV NODE_ENV=production \
 # ---------------------------------------------------------------------------------------------
 # manifests: only the lockfile and the package.json of the root and of every workspace, at
 # their paths: those of libs/ and services/ in /manifests, those of tools/ apart in
-# /tool-manifests (only the tools image installs them). This stage re-runs on any source change
+# /tool-manifests (only the tools image installs them); with them the root's `postinstall`
+# (scripts/ensure-install.js) and the manifest of its dev-only `node24` package, which `npm ci`
+# needs to find where the lockfile says. This stage re-runs on any source change
 # (it is a copy), but its output changes only when a manifest does, so the installs below stay
 # cached while only code changes.
 FROM base AS manifests
@@ -33,6 +35,9 @@ RUN set -eu; \
     mkdir -p /manifests /tool-manifests; \
     cd /src; \
     cp package.json package-lock.json /manifests/; \
+    mkdir -p /manifests/scripts/node24; \
+    cp scripts/ensure-install.js /manifests/scripts/; \
+    cp scripts/node24/package.json /manifests/scripts/node24/; \
     for manifest in libs/*/package.json services/*/package.json tools/*/package.json; do \
       [ -f "$manifest" ] || continue; \
       case "$manifest" in tools/*) into=/tool-manifests ;; *) into=/manifests ;; esac; \
@@ -42,23 +47,23 @@ RUN set -eu; \
 
 # ---------------------------------------------------------------------------------------------
 # deps: production dependencies of the libs and services, shared by every service's image (the
-# tools/ workspaces are absent here, so npm installs nothing of theirs).
-# `npm install`, not `npm ci`: the lockfile lacks other platforms' optional binaries
-# (esbuild, swc) and npm ci rejects it as out of sync.
+# tools/ workspaces are absent here, so npm installs nothing of theirs). `npm ci`: exactly the
+# committed lockfile, which holds every platform's optional binaries (`npm test` checks it
+# against every package.json: scripts/test.js, `lockfile`).
 FROM base AS deps
 COPY --from=manifests /manifests/ ./
-RUN npm install --omit=dev --no-audit --no-fund \
+RUN npm ci --omit=dev --no-audit --no-fund \
  && npm cache clean --force
 
 # ---------------------------------------------------------------------------------------------
 # build: every dependency (typescript and the @types packages are dev dependencies), then tsc
-# over every workspace's src/ into dist/ (type errors fail the build). The root's `node24`
-# dev dependency (a second Node.js for local test runs, under scripts/) is dropped first: the
-# image neither needs nor has it. Shared by every service's image; only its output is kept.
+# over every workspace's src/ into dist/ (type errors fail the build). `npm ci` installs the
+# lockfile as it is, so the root's dev-only `node24` package (Node 24 for machines whose node is
+# older: scripts/node24.js) comes too; no image keeps anything of this stage but dist/.
+# Shared by every service's image.
 FROM base AS build
 COPY --from=manifests /manifests/ ./
-RUN npm pkg delete devDependencies.node24 \
- && npm install --include=dev --no-audit --no-fund
+RUN npm ci --include=dev --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/build.js ./scripts/build.js
 COPY libs ./libs
@@ -73,7 +78,7 @@ RUN node scripts/build.js
 FROM base AS tools-deps
 COPY --from=manifests /manifests/ ./
 COPY --from=manifests /tool-manifests/ ./
-RUN npm install --omit=dev --no-audit --no-fund \
+RUN npm ci --omit=dev --no-audit --no-fund \
  && npm cache clean --force
 
 FROM base AS tools

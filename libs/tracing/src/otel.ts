@@ -22,22 +22,22 @@ export interface Otel {
 export async function startOtel(options: OtelOptions): Promise<Otel> {
   // Required here, not imported at the top: loading the SDK is part of turning export on.
   const api = require('@opentelemetry/api') as typeof import('@opentelemetry/api');
-  const { BasicTracerProvider, BatchSpanProcessor, AlwaysOnSampler } =
-    require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
+  const { TracerProvider, BatchSpanProcessor, AlwaysOnSampler } =
+    require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
   const { OTLPTraceExporter } =
     require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
   const { resourceFromAttributes } =
     require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
 
-  const provider = new BasicTracerProvider({
+  const provider = new TracerProvider({
     // We decide what is recorded, not the caller's flags (a partner's `traceparent` may say 00).
     sampler: new AlwaysOnSampler(),
     resource: resourceFromAttributes({ 'service.name': options.serviceName }),
     spanProcessors: [
-      new BatchSpanProcessor(
-        new OTLPTraceExporter({ url: `${options.endpoint.replace(/\/+$/, '')}/v1/traces` }),
-        { scheduledDelayMillis: 1000 },
-      ),
+      new BatchSpanProcessor({
+        exporter: new OTLPTraceExporter({ url: `${options.endpoint.replace(/\/+$/, '')}/v1/traces` }),
+        scheduledDelayMillis: 1000,
+      }),
     ],
   });
   const tracer = provider.getTracer('@parametric/tracing');

@@ -1,4 +1,5 @@
-import { Pool } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import { type Dispatcher, Pool } from 'undici';
 
 export interface UpstreamReply {
   status: number;
@@ -28,30 +29,33 @@ export interface Upstreams {
 /**
  * An undici dispatch handler (its native interface, so undici wraps nothing) that gathers the
  * answer's bytes: `pool.request` made a readable stream per answer and read it back out into a
- * string, which a relayed answer has no use for.
+ * string, which a relayed answer has no use for. undici 8 hands the headers over already parsed
+ * (lower-case names, a repeated header as a list), as its `request` gives them.
  */
-function collect(resolve: (reply: UpstreamReply) => void, reject: (err: Error) => void) {
+function collect(
+  resolve: (reply: UpstreamReply) => void,
+  reject: (err: Error) => void,
+): Dispatcher.DispatchHandler {
   let status = 0;
-  let rawHeaders: Buffer[] = [];
+  let headers: IncomingHttpHeaders = {};
   const chunks: Buffer[] = [];
   return {
-    onConnect() {},
-    onHeaders(statusCode: number, headers: Buffer[]) {
+    // Optional in undici's types, but its Request refuses a handler without it.
+    onRequestStart() {},
+    onResponseStart(_controller, statusCode, responseHeaders) {
       status = statusCode;
-      rawHeaders = headers;
-      return true;
+      headers = responseHeaders;
     },
-    onData(chunk: Buffer) {
+    onResponseData(_controller, chunk) {
       chunks.push(chunk);
-      return true;
     },
-    onComplete() {
+    onResponseEnd() {
       const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-      const headers = headersOf(rawHeaders);
       resolve({
         status,
         header: (name) => {
-          const value = headers[name];
+          // Own properties only: the parsed headers are a plain object, with a prototype.
+          const value = Object.hasOwn(headers, name) ? headers[name] : undefined;
           return Array.isArray(value) ? value.join(', ') : value;
         },
         body,
@@ -60,22 +64,10 @@ function collect(resolve: (reply: UpstreamReply) => void, reject: (err: Error) =
         },
       });
     },
-    onError: reject,
+    onResponseError(_controller, err) {
+      reject(err);
+    },
   };
-}
-
-/** Raw header pairs by lower-case name, several values as a list, as undici's `request` gives them. */
-function headersOf(raw: Buffer[]): Record<string, string | string[]> {
-  const headers: Record<string, string | string[]> = Object.create(null);
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = (raw[i] as Buffer).toString('latin1').toLowerCase();
-    const value = (raw[i + 1] as Buffer).toString('latin1');
-    const known = headers[name];
-    if (known === undefined) headers[name] = value;
-    else if (typeof known === 'string') headers[name] = [known, value];
-    else known.push(value);
-  }
-  return headers;
 }
 
 /**
