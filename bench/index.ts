@@ -120,7 +120,7 @@ function parseArgs(argv: string[]): { which: 'current' | '24' | 'both'; only?: s
   return { which, only };
 }
 
-/** Every `bench:<name>` script of the root package.json that runs `tsx bench/<file>.ts`. */
+/** Every `bench:<name>` script of the root package.json that runs `tsx bench/<file>.ts` (under scripts/node24.js). */
 function benchmarks(only?: string[]): Benchmark[] {
   const scripts = (
     JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
@@ -130,7 +130,7 @@ function benchmarks(only?: string[]): Benchmark[] {
   const all: Benchmark[] = [];
   for (const [key, command] of Object.entries(scripts)) {
     const name = /^bench:(.+)$/.exec(key)?.[1];
-    const script = /^tsx (bench\/\S+\.ts)$/.exec(command)?.[1];
+    const script = /^(?:node scripts\/node24\.js )?tsx (bench\/\S+\.ts)$/.exec(command)?.[1];
     if (name && script) {
       // Its default mode, whatever BENCH_MODE the caller's environment has.
       all.push(MODES[name] ? { name, script, env: { BENCH_MODE: 'day' } } : { name, script });
