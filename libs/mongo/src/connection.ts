@@ -10,6 +10,11 @@ export interface MongoOptions {
   socketTimeoutMS?: number;
   /** How long opening a connection may take (a retried operation opens one). */
   connectTimeoutMS?: number;
+  /**
+   * Whether mongoose builds the schemas' indexes when a model is made. Off in production, where
+   * the `migrate` command builds them before a rollout (libs/mongo/src/indexes.ts); on by default.
+   */
+  autoIndex?: boolean;
 }
 
 /**
@@ -30,13 +35,14 @@ export async function connectMongo({
   serverSelectionTimeoutMS = 10_000,
   socketTimeoutMS = MONGO_SOCKET_TIMEOUT_MS,
   connectTimeoutMS = MONGO_CONNECT_TIMEOUT_MS,
+  autoIndex = true,
 }: MongoOptions): Promise<Connection> {
   const connection = mongoose.createConnection(url, {
     dbName,
     serverSelectionTimeoutMS,
     socketTimeoutMS,
     connectTimeoutMS,
-    autoIndex: true,
+    autoIndex,
   });
   // A close we asked for (a stop) is routine; losing the server is what an operator must see.
   let closing = false;
