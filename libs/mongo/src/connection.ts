@@ -43,6 +43,13 @@ export async function connectMongo({
     socketTimeoutMS,
     connectTimeoutMS,
     autoIndex,
+    // The platform's MongoDB is a replica set (docs/deploy.md, "MongoDB and Redis"): a write is
+    // answered once a majority holds it, so a failover cannot roll back what a partner was told
+    // was recorded (a policy, a payment); reads go to the primary, so a read follows the write
+    // the same request or the previous one made. Both are the driver's defaults, said here so
+    // that a connection string's `w=1` or `readPreference=secondary` cannot weaken them.
+    writeConcern: { w: 'majority' },
+    readPreference: 'primary',
   });
   // A close we asked for (a stop) is routine; losing the server is what an operator must see.
   let closing = false;
