@@ -235,11 +235,19 @@ const ports: Check = (p, name) =>
 const probes: Check = (p, name) =>
   problemsOf((problem) => {
     const container = containerOf(p, name);
-    const paths = { livenessProbe: '/healthz', startupProbe: '/healthz', readinessProbe: '/readyz' };
-    for (const [probe, path] of Object.entries(paths)) {
+    // Readiness is probed where outside traffic arrives (the payments callback listener; the
+    // gateway's partner port is `http`), liveness and start-up on the internal `http` port: so a
+    // service with a second, public listener has both of its ports probed.
+    const readinessPort = service(name).publicPorts[0] ?? 'http';
+    const probed = {
+      livenessProbe: ['/healthz', 'http'],
+      startupProbe: ['/healthz', 'http'],
+      readinessProbe: ['/readyz', readinessPort],
+    };
+    for (const [probe, [path, port]] of Object.entries(probed)) {
       if (at(container, `${probe}.httpGet.path`) !== path) problem(`${probe} does not GET ${path}`);
-      if (probePort(container, probe) !== portNumber(container, 'http'))
-        problem(`${probe} is not on port http`);
+      if (probePort(container, probe) !== portNumber(container, port as string))
+        problem(`${probe} is not on port ${port}`);
     }
   });
 
@@ -376,7 +384,10 @@ const environment: Check = (p, name) =>
 const DEPLOYMENT_CHECKS: [string, Check][] = [
   ['runs parametric/<name>:<tag> with at least 2 replicas', image],
   ['names its ports as the service expects, and its port variables match them', ports],
-  ['liveness and startup probes GET /healthz, readiness GET /readyz, all on port http', probes],
+  [
+    'liveness and startup probes GET /healthz on port http, readiness GET /readyz on its public port (else http)',
+    probes,
+  ],
   ['the startup probe allows at least 30 s to boot before liveness can kill the pod', startup],
   ['the grace period covers the preStop pause plus the service’s graceful shutdown', shutdown],
   ['runs as non-root uid 1000, read-only root, no privilege escalation, all capabilities dropped', security],
@@ -1015,10 +1026,16 @@ describe('each check fails on a broken copy of the manifests', () => {
       (p) => ((configMapOf(p).data as Obj).PAYMENTS_CALLBACK_PORT = '3002'),
     ],
     [
-      'probes on the callbacks port',
+      'readiness back on the internal port only (the callback listener unprobed)',
       probes,
       'payments',
-      (p, n) => (objAt(containerOf(p, n), 'readinessProbe.httpGet').port = 'callbacks'),
+      (p, n) => (objAt(containerOf(p, n), 'readinessProbe.httpGet').port = 'http'),
+    ],
+    [
+      'liveness on the callbacks port',
+      probes,
+      'payments',
+      (p, n) => (objAt(containerOf(p, n), 'livenessProbe.httpGet').port = 'callbacks'),
     ],
     [
       'a longer M-Pesa timeout',

@@ -9,6 +9,7 @@
 
 import { Deployment, type IDeployment } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler, type IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
+import { type IJob, Job } from 'kubernetes-models/batch/v1';
 import { type INetworkPolicy, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { type IPodDisruptionBudget, PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import {
@@ -175,6 +176,7 @@ const MODELS: Record<string, (o: Obj) => { validate(): void }> = {
   ConfigMap: (o) => new ConfigMap(o as unknown as IConfigMap),
   Service: (o) => new Service(o as unknown as IService),
   Deployment: (o) => new Deployment(o as unknown as IDeployment),
+  Job: (o) => new Job(o as unknown as IJob),
   PodDisruptionBudget: (o) => new PodDisruptionBudget(o as unknown as IPodDisruptionBudget),
   NetworkPolicy: (o) => new NetworkPolicy(o as unknown as INetworkPolicy),
   HorizontalPodAutoscaler: (o) => new HorizontalPodAutoscaler(o as unknown as IHorizontalPodAutoscaler),

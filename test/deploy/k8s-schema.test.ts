@@ -6,6 +6,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { Deployment, type IDeployment } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler, type IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
+import { type IJob, Job } from 'kubernetes-models/batch/v1';
 import {
   type IIngress,
   type INetworkPolicy,
@@ -44,6 +45,7 @@ import {
  */
 const MODELS: Record<string, (obj: Obj) => { validate(): void }> = {
   'apps/v1/Deployment': (o) => new Deployment(o as unknown as IDeployment),
+  'batch/v1/Job': (o) => new Job(o as unknown as IJob),
   'v1/Service': (o) => new Service(o as unknown as IService),
   'v1/ConfigMap': (o) => new ConfigMap(o as unknown as IConfigMap),
   'v1/Secret': (o) => new Secret(o as unknown as ISecret),

@@ -60,5 +60,5 @@ export {
 } from './mount';
 export { type DocumentOptions, openApiDocument, paginationSchema } from './openapi';
 export { answerOptions } from './options';
-export { healthRoutes, type Listening, listen, metricsRoutes } from './serve';
+export { type HealthCheck, healthRoutes, type Listening, listen, metricsRoutes, runChecks } from './serve';
 export { fieldErrors, invalidInput, MAX_PAGE_LIMIT, paginationQuery, parseInput, uuid } from './validation';

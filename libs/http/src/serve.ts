@@ -9,23 +9,37 @@ import {
   Router,
 } from 'express';
 
+/** A dependency check: true when the dependency answers (bounded by `healthRoutes`). */
+export type HealthCheck = () => Promise<boolean>;
+
 /**
- * `/healthz`: the process is up. `/readyz`: every dependency check answers true within
- * `timeoutMs` (a hung or failing check counts as down), else 503 with which one failed.
+ * `/healthz`: the process is up. `/readyz`: every check of `checks` (what the pod cannot serve
+ * without) answers true within `timeoutMs` (a hung or failing check counts as down), else 503
+ * with which one failed. The `degraded` checks are dependencies the pod serves without (a
+ * fallback covers them): one that is down is listed under `degraded` in the body, and the pod
+ * stays ready, so losing a shared dependency does not take every replica out of its Service.
  */
-export function healthRoutes(checks: Record<string, () => Promise<boolean>>, timeoutMs = 2_000) {
+export function healthRoutes(
+  checks: Record<string, HealthCheck>,
+  options: { timeoutMs?: number; degraded?: Record<string, HealthCheck> } = {},
+) {
+  const { timeoutMs = 2_000, degraded = {} } = options;
   const router = Router();
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
   router.get('/readyz', async (_req, res) => {
-    const names = Object.keys(checks);
-    const results = await Promise.all(
-      names.map((name) => withinTime((checks[name] as () => Promise<boolean>)(), timeoutMs)),
-    );
-    const status = Object.fromEntries(names.map((name, i) => [name, results[i] as boolean]));
-    const ready = results.every(Boolean);
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks: status });
+    const [status, optional] = await Promise.all([
+      runChecks(checks, timeoutMs),
+      runChecks(degraded, timeoutMs),
+    ]);
+    const ready = Object.values(status).every(Boolean);
+    const down = Object.keys(optional).filter((name) => !optional[name]);
+    res.status(ready ? 200 : 503).json({
+      status: ready ? 'ready' : 'not ready',
+      checks: status,
+      ...(Object.keys(degraded).length > 0 ? { degraded: down } : {}),
+    });
   });
   // Every other request passes by without entering the router: leaving an express router costs
   // a turn of the event loop (setImmediate), on every request of every service. The stack stays
@@ -56,6 +70,18 @@ export function metricsRoutes(handler: RequestHandler) {
 }
 
 const METRICS_PATH = /^\/metrics\/?$/i;
+
+/** Every check's answer, each within `timeoutMs`, by name. */
+export async function runChecks(
+  checks: Record<string, HealthCheck>,
+  timeoutMs: number,
+): Promise<Record<string, boolean>> {
+  const names = Object.keys(checks);
+  const results = await Promise.all(
+    names.map((name) => withinTime((checks[name] as HealthCheck)(), timeoutMs)),
+  );
+  return Object.fromEntries(names.map((name, i) => [name, results[i] as boolean]));
+}
 
 async function withinTime(check: Promise<boolean>, timeoutMs: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;

@@ -10,6 +10,11 @@ export interface MongoOptions {
   socketTimeoutMS?: number;
   /** How long opening a connection may take (a retried operation opens one). */
   connectTimeoutMS?: number;
+  /**
+   * Whether mongoose builds the schemas' indexes when a model is made. Off in production, where
+   * the `migrate` command builds them before a rollout (libs/mongo/src/indexes.ts); on by default.
+   */
+  autoIndex?: boolean;
 }
 
 /**
@@ -30,13 +35,21 @@ export async function connectMongo({
   serverSelectionTimeoutMS = 10_000,
   socketTimeoutMS = MONGO_SOCKET_TIMEOUT_MS,
   connectTimeoutMS = MONGO_CONNECT_TIMEOUT_MS,
+  autoIndex = true,
 }: MongoOptions): Promise<Connection> {
   const connection = mongoose.createConnection(url, {
     dbName,
     serverSelectionTimeoutMS,
     socketTimeoutMS,
     connectTimeoutMS,
-    autoIndex: true,
+    autoIndex,
+    // The platform's MongoDB is a replica set (docs/deploy.md, "MongoDB and Redis"): a write is
+    // answered once a majority holds it, so a failover cannot roll back what a partner was told
+    // was recorded (a policy, a payment); reads go to the primary, so a read follows the write
+    // the same request or the previous one made. Both are the driver's defaults, said here so
+    // that a connection string's `w=1` or `readPreference=secondary` cannot weaken them.
+    writeConcern: { w: 'majority' },
+    readPreference: 'primary',
   });
   // A close we asked for (a stop) is routine; losing the server is what an operator must see.
   let closing = false;

@@ -7,6 +7,16 @@ export {
 } from './connection';
 export { duplicateKeyFields, isDuplicateKey, type WriteError, writeErrorsOf } from './errors';
 export {
+  type DeclaredIndex,
+  declaredIndexes,
+  describeIndex,
+  type IndexConflict,
+  type IndexedModel,
+  type IndexReport,
+  migrateIndexes,
+  missingUniqueIndexes,
+} from './indexes';
+export {
   acrossOrganizations,
   type OrganizationDocument,
   organizationDocument,

@@ -1,4 +1,11 @@
 export {
+  type MigrationConfig,
+  type MigrationDeclaration,
+  migrate,
+  migrationConfigSchema,
+  runMigration,
+} from './migrate';
+export {
   onStopRequests,
   PARENT_CHECK_MS,
   REPEAT_WINDOW_MS,
@@ -7,6 +14,7 @@ export {
   type StopRequestOptions,
   stopRequests,
 } from './process';
+export { INDEX_CHECK_TIMEOUT_MS, INDEX_RECHECK_MS, type IndexWatch, watchUniqueIndexes } from './readiness';
 export { type Running, runService, SHUTDOWN_DEADLINE_MS, startSpanExport } from './run';
 export {
   type ApiDeclaration,

@@ -5,6 +5,7 @@ import {
   type Binding,
   createApp,
   finishApp,
+  type HealthCheck,
   healthRoutes,
   type InternalContext,
   type Listening,
@@ -16,7 +17,7 @@ import {
 } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import { createMetrics, type HttpMetricsOptions, type Metrics, type OutboxModel } from '@parametric/metrics';
-import { connectMongo, pingMongo } from '@parametric/mongo';
+import { connectMongo, type IndexedModel, pingMongo } from '@parametric/mongo';
 import {
   createProducer,
   createQueueStats,
@@ -32,9 +33,15 @@ import { connectFailFast } from '@parametric/redis';
 import { type Express, type Request, type RequestHandler, Router } from 'express';
 import type { Redis } from 'ioredis';
 import type { Collection, Connection } from 'mongoose';
+import { type IndexWatch, observeDegraded, watchUniqueIndexes } from './readiness';
 
 /** What every service's config holds (libs/config `platformService`, plus the runtime's knobs). */
 export interface PlatformConfig {
+  /**
+   * `production`: the service builds no index (the `migrate` command does, before a rollout) and
+   * stays not-ready until its unique indexes exist. Anything else builds them at start.
+   */
+  NODE_ENV?: 'production' | 'development' | 'test';
   MONGO_URL: string;
   MONGO_DB: string;
   REDIS_URL: string;
@@ -46,9 +53,14 @@ export interface PlatformConfig {
   OUTBOX_POLL_MS?: number;
   /** Workers and sweeps run in this process (an API-only replica sets false). Default true. */
   RUN_WORKERS?: boolean;
+  /** In production, how often a missing unique index is looked for again (default INDEX_RECHECK_MS). */
+  INDEX_RECHECK_MS?: number;
 }
 
-/** A service's data (its `repositories.ts`): made on the connection, its indexes built by `init`. */
+/**
+ * A service's data (its `repositories.ts`): made on the connection; `init` waits for its models
+ * (and, outside production, their indexes) to be set up.
+ */
 export interface Repositories {
   init(): Promise<unknown>;
 }
@@ -141,8 +153,12 @@ export interface ListenerDeclaration {
     beforeBody?: RequestHandler[];
     loggedPath?: (path: string) => string;
   };
-  /** Extra `/readyz` checks beside MongoDB's; `false`: no health routes on this port. */
-  health?: Record<string, () => Promise<boolean>> | false;
+  /**
+   * Extra `/readyz` checks beside MongoDB's, for what this port cannot serve without (a
+   * dependency with a fallback belongs in the service's `degradesAround`); `false`: no health
+   * routes on this port.
+   */
+  health?: Record<string, HealthCheck> | false;
   /** Where `GET /metrics` is mounted on this port (`/ops` on the gateway's); none by default. */
   metricsAt?: string;
   mount(app: Express): void;
@@ -158,6 +174,12 @@ export interface ServiceParts<Q extends QueueName, X extends object, P = unknown
   sweeps?: SweepsDeclaration;
   /** Closed in this order, after the workers and relays and before the producers. */
   close?: ReadonlyArray<Closable>;
+  /**
+   * Dependencies the service serves without (a fallback covers them, e.g. the gateway's rate
+   * limits in memory while Redis is away): reported under `degraded` in every `/readyz` and as
+   * `dependency_degraded{dependency}`, never making the pod not-ready (./readiness.ts).
+   */
+  degradesAround?: Record<string, HealthCheck>;
   /** What the running service offers besides its listeners (tests, benchmarks). */
   expose?: X;
 }
@@ -176,6 +198,12 @@ export interface ServiceDeclaration<
    * (the gateway's auth stamps in Redis) is connected here, through `stores`.
    */
   repositories(connection: Connection, stores: RepositoryStores<C>): R | Promise<R>;
+  /**
+   * Every model of the service on the connection (those `repositories` uses): their declared
+   * indexes are what the `migrate` command creates and, in production, what the service checks
+   * for at start (libs/runtime/src/migrate.ts, ./readiness.ts).
+   */
+  models(connection: Connection): readonly IndexedModel[];
   /** The queues the service produces to: one producer each, in `kit.producers`. */
   produces: readonly Q[];
   /** The queues whose depth `/metrics` reports: those it produces to or consumes from. */
@@ -207,7 +235,7 @@ export const STOP_STEP_MS = 5_000;
 type Step = { name: string; closers: Closable[] };
 
 /**
- * Starts a service from its declaration: MongoDB → repositories (indexes built) → producers →
+ * Starts a service from its declaration: MongoDB → (in production) the unique indexes checked → repositories (elsewhere their indexes built) → producers →
  * the service's parts → relays (kicked once, for what a previous run left) → workers and sweeps
  * (where they run) → the HTTP listeners. Stops in order: HTTP first (no new work), then queue
  * stats, workers and sweeps, relays, the service's own resources, producers, Redis, MongoDB,
@@ -252,8 +280,26 @@ export async function startService<
   };
 
   try {
-    const connection = await connectMongo({ url: config.MONGO_URL, dbName: config.MONGO_DB, logger });
+    // In production the indexes are the migrate Job's (docs/deploy.md): a pod that built them
+    // would hold its start behind a build on a large collection, every replica at once.
+    const production = config.NODE_ENV === 'production';
+    const connection = await connectMongo({
+      url: config.MONGO_URL,
+      dbName: config.MONGO_DB,
+      logger,
+      autoIndex: !production,
+    });
     steps.mongo.closers.push(connection);
+    let indexes: IndexWatch | undefined;
+    if (production) {
+      indexes = await watchUniqueIndexes({
+        connection,
+        models: declaration.models(connection),
+        logger,
+        intervalMs: config.INDEX_RECHECK_MS,
+      });
+      steps.stats.closers.push({ close: () => indexes?.stop() });
+    }
     const connectRedis = async (purpose: string) => {
       const redis = await connectFailFast(config.REDIS_URL, logger, purpose);
       steps.redis.closers.push({ close: () => quitRedis(redis) });
@@ -301,6 +347,12 @@ export async function startService<
     };
     const parts = await declaration.build(kit);
     steps.own.closers.push(...(parts.close ?? []));
+    const degradesAround = parts.degradesAround ?? {};
+    observeDegraded(metrics, degradesAround);
+    const required: Record<string, HealthCheck> = {
+      mongo: () => pingMongo(connection),
+      ...(indexes ? { indexes: indexes.check } : {}),
+    };
 
     const relays: OutboxRelay[] = [];
     const relayed = new Set<RelayedModel>();
@@ -333,7 +385,7 @@ export async function startService<
           metrics: metrics.http,
         });
         if (declared.health !== false) {
-          app.use(healthRoutes({ mongo: () => pingMongo(connection), ...declared.health }));
+          app.use(healthRoutes({ ...required, ...declared.health }, { degraded: degradesAround }));
         }
         if (declared.metricsAt) app.use(declared.metricsAt, metricsRoutes(metrics.handler));
         declared.mount(app);

@@ -31,6 +31,7 @@ function recordingService(
   return {
     name: 'webhooks',
     repositories: () => ({ init: async () => undefined }),
+    models: () => [],
     produces: ['events'],
     queueStats: ['events'],
     build: ({ config }) => ({
@@ -101,6 +102,7 @@ describe('startService', () => {
     const failing: ServiceDeclaration<PlatformConfig, { init(): Promise<void> }, never, object> = {
       name: 'webhooks',
       repositories: () => ({ init: async () => undefined }),
+      models: () => [],
       produces: [],
       queueStats: [],
       build: () => ({

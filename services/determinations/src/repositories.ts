@@ -11,6 +11,20 @@ import {
 import { ingestionKeyModel } from './ingestion/model';
 import { reportModel } from './reports/model';
 
+/** Every model of the service (its `migrate` command creates their indexes). */
+function determinationModelsOn(connection: Connection) {
+  return {
+    determinations: determinationModel(connection),
+    evidence: evidenceModel(connection),
+    reports: reportModel(connection),
+    ingestionKeys: ingestionKeyModel(connection),
+    covers: coverModel(connection),
+  };
+}
+
+export const determinationModels = (connection: Connection) =>
+  Object.values(determinationModelsOn(connection));
+
 type Tenanted<T> = Omit<T, 'organizationId'> & { organizationId: string };
 
 /**
@@ -19,13 +33,7 @@ type Tenanted<T> = Omit<T, 'organizationId'> & { organizationId: string };
  * organization through the policy; the overdue sweep; the outbox relays; ops reads).
  */
 export function determinationRepositories(connection: Connection) {
-  const models = {
-    determinations: determinationModel(connection),
-    evidence: evidenceModel(connection),
-    reports: reportModel(connection),
-    ingestionKeys: ingestionKeyModel(connection),
-    covers: coverModel(connection),
-  };
+  const models = determinationModelsOn(connection);
   return {
     init: () => Promise.all(Object.values(models).map((model) => model.init())),
     forOrganization: (organizationId: string) => ({

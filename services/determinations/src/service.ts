@@ -13,7 +13,11 @@ import { startIngestWorker } from './ingestion/worker';
 import { JWKS_MAX_AGE_SECONDS, jwksRoutes } from './jwks/routes';
 import { determinationMetrics } from './metrics';
 import { overdueSweeps } from './overdue/sweep';
-import { type DeterminationRepositories, determinationRepositories } from './repositories';
+import {
+  type DeterminationRepositories,
+  determinationModels,
+  determinationRepositories,
+} from './repositories';
 import { loadSigningKeys, type SigningKeys } from './signing/keys';
 
 export interface RunningDeterminations {
@@ -47,6 +51,7 @@ export function determinationsService(
   return {
     name: 'determinations',
     repositories: determinationRepositories,
+    models: determinationModels,
     produces: ['events', 'policy-summaries', 'payout-originations', 'determination-sweeps'],
     queueStats: [
       'events',

@@ -40,7 +40,12 @@ import { organizationRoutes, type PartnerContext, registrationRoutes } from './p
 import { rateLimit } from './rate-limit/limiter';
 import { redisLimit } from './rate-limit/limits';
 import { loginThrottle } from './rate-limit/login-throttle';
-import { type GatewayRepositories, gatewayRepositories, type TenantGatewayData } from './repositories';
+import {
+  type GatewayRepositories,
+  gatewayModels,
+  gatewayRepositories,
+  type TenantGatewayData,
+} from './repositories';
 import { createSessions } from './sessions/domain';
 import { createUsers } from './users/domain';
 import { signInRoutes, type UserRoutesContext, userRoutes } from './users/routes';
@@ -136,6 +141,7 @@ export function gatewayService(
         versions,
       });
     },
+    models: gatewayModels,
     produces: ['events'],
     queueStats: ['events'],
     metrics: { routeOf: (req) => partnerTemplate(req) ?? opsTemplate(req) },
@@ -393,7 +399,6 @@ async function buildGateway(
         port: config.GATEWAY_PORT,
         host: config.GATEWAY_HOST,
         app: { beforeBody: [early] },
-        health: { redis: async () => (await redis.ping()) === 'PONG' },
         mount: mountPartner,
       },
       {
@@ -421,6 +426,11 @@ async function buildGateway(
       },
     ],
     close: [{ close: () => versions.stop() }, upstreams, inspected],
+    // Without Redis the gateway still serves: rate limits fall back to memory (rate-limit/),
+    // authentication reads MongoDB instead of the stamps (auth/versions.ts), events wait in the
+    // outbox. Every replica leaving the Service because the one Redis went away would turn a
+    // degradation into an outage.
+    degradesAround: { redis: async () => (await redis.ping()) === 'PONG' },
   };
 }
 

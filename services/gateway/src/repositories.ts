@@ -6,6 +6,17 @@ import { organizationModel } from './organizations/model';
 import { refreshTokenModel, sessionModel } from './sessions/model';
 import { adminRosterModel, userModel } from './users/model';
 
+/** Every model of the gateway (its `migrate` command creates their indexes). */
+export const gatewayModels = (connection: Connection) => [
+  organizationModel(connection),
+  apiKeyModel(connection),
+  userModel(connection),
+  adminRosterModel(connection),
+  sessionModel(connection),
+  refreshTokenModel(connection),
+  auditModel(connection),
+];
+
 /**
  * The gateway's data, two ways in: bound to one organization (partner handlers, and ops
  * actions on one organization), or across organizations (registration creating a tenant,

@@ -1,26 +1,40 @@
 import { startLocalRedis } from '@parametric/local-redis';
-import { createLogger } from '@parametric/logger';
-import { startGateway } from '../src/gateway';
-import { call, testConfig } from './support';
+import { parseExposition } from '@parametric/metrics';
+import { call, startTestGateway, type TestGateway } from './support';
+
+const redisDegraded = async (gateway: TestGateway) => {
+  const metrics = await gateway.ops('GET', '/metrics');
+  expect(metrics.status).toBe(200);
+  const sample = parseExposition(String(metrics.body)).find(
+    (s) => s.name === 'dependency_degraded' && s.labels.dependency === 'redis',
+  );
+  return sample?.value;
+};
 
 describe('health endpoints', () => {
-  it('/healthz answers while the process runs; /readyz reports MongoDB and Redis, and 503 once Redis is gone', async () => {
+  it('/readyz stays 200 while Redis is gone (rate limits fall back to memory): the degradation is in its body and in dependency_degraded, and a partner request is still served', async () => {
     const redis = await startLocalRedis({});
-    const gateway = await startGateway(
-      testConfig({ REDIS_URL: redis.url }),
-      createLogger({ name: 'gw', level: 'silent' }),
-    );
-    const base = gateway.partnerUrl.replace(/\/api$/, '');
+    const gateway = await startTestGateway({ REDIS_URL: redis.url });
+    const base = gateway.gateway.partnerUrl.replace(/\/api$/, '');
     try {
+      const org = await gateway.register();
       expect((await call('GET', `${base}/healthz`)).body).toEqual({ status: 'ok' });
       const ready = await call('GET', `${base}/readyz`);
-      expect(ready.status).toBe(200);
-      expect(ready.body).toEqual({ status: 'ready', checks: { mongo: true, redis: true } });
+      expect([ready.status, ready.body]).toEqual([
+        200,
+        { status: 'ready', checks: { mongo: true }, degraded: [] },
+      ]);
+      expect(await redisDegraded(gateway)).toBe(0);
 
       await redis.stop();
-      const notReady = await call('GET', `${base}/readyz`);
-      expect(notReady.status).toBe(503);
-      expect(notReady.body.checks).toEqual({ mongo: true, redis: false });
+      const degraded = await call('GET', `${base}/readyz`);
+      expect([degraded.status, degraded.body]).toEqual([
+        200,
+        { status: 'ready', checks: { mongo: true }, degraded: ['redis'] },
+      ]);
+      expect(await redisDegraded(gateway)).toBe(1);
+      const served = await gateway.api('GET', '/organizations/me', { key: org.apiKey });
+      expect([served.status, served.body.data.id]).toEqual([200, org.id]);
       expect((await call('GET', `${base}/healthz`)).status).toBe(200);
     } finally {
       await gateway.stop();

@@ -6,14 +6,11 @@ import { tenantLedgerOf, tenantPayoutStoreOf } from './payouts/store';
 import { transactionModel } from './premiums/model';
 import { quotesOf } from './quotes/domain';
 import { quoteModel } from './quotes/model';
+import { rateReferenceModel } from './quotes/reference';
 
-/**
- * The payments service's data: bound to one organization (partner requests), or across
- * organizations (provider callbacks find their transaction by the provider's id; the sweeps;
- * the outbox relays).
- */
-export function paymentRepositories(connection: Connection) {
-  const models = {
+/** The models `repositories` uses (its `migrate` command creates their indexes). */
+function paymentModelsOn(connection: Connection) {
+  return {
     transactions: transactionModel(connection),
     callbacks: callbackModel(connection),
     quotes: quoteModel(connection),
@@ -21,6 +18,21 @@ export function paymentRepositories(connection: Connection) {
     payoutAttempts: payoutAttemptModel(connection),
     payoutSweepState: sweepStateModel(connection),
   };
+}
+
+/** Every model of the service: the repositories' and the quotes' rate reference (quotes/reference.ts). */
+export const paymentModels = (connection: Connection) => [
+  ...Object.values(paymentModelsOn(connection)),
+  rateReferenceModel(connection),
+];
+
+/**
+ * The payments service's data: bound to one organization (partner requests), or across
+ * organizations (provider callbacks find their transaction by the provider's id; the sweeps;
+ * the outbox relays).
+ */
+export function paymentRepositories(connection: Connection) {
+  const models = paymentModelsOn(connection);
   return {
     init: () => Promise.all(Object.values(models).map((model) => model.init())),
     forOrganization: (organizationId: string) => {

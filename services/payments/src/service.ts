@@ -20,7 +20,7 @@ import { createDaraja, parseStkCallback } from './provider';
 import { rateSourceFrom } from './quotes/config';
 import { createQuote, quotesOf } from './quotes/domain';
 import { quoteRoutes } from './quotes/routes';
-import { type PaymentRepositories, paymentRepositories } from './repositories';
+import { type PaymentRepositories, paymentModels, paymentRepositories } from './repositories';
 import { paymentSweeps } from './sweeps';
 
 export interface RunningPayments {
@@ -53,6 +53,7 @@ export function paymentsService(
   return {
     name: 'payments',
     repositories: paymentRepositories,
+    models: paymentModels,
     produces: ['events', 'policy-activations', 'payment-sweeps', 'payout-attempts', 'policy-summaries'],
     queueStats: [
       'events',

@@ -6,6 +6,20 @@ import { plotModel } from './plots/model';
 import { policyModel } from './policies/model';
 import { capacityModel, licenceModel } from './underwriting/model';
 
+/** Every model of the service (its `migrate` command creates their indexes). */
+function policyModelsOn(connection: Connection) {
+  return {
+    farmers: farmerModel(connection),
+    plots: plotModel(connection),
+    herds: herdModel(connection),
+    policies: policyModel(connection),
+    licences: licenceModel(connection),
+    capacity: capacityModel(connection),
+  };
+}
+
+export const policyModels = (connection: Connection) => Object.values(policyModelsOn(connection));
+
 /** Tenant bindings kept for reuse (see `forOrganization`). */
 const TENANT_BINDINGS_KEPT = 10_000;
 
@@ -15,14 +29,7 @@ const TENANT_BINDINGS_KEPT = 10_000;
  * farmer id, the sweeps, the activation worker's look-ups, the outbox relay).
  */
 export function policyRepositories(connection: Connection) {
-  const models = {
-    farmers: farmerModel(connection),
-    plots: plotModel(connection),
-    herds: herdModel(connection),
-    policies: policyModel(connection),
-    licences: licenceModel(connection),
-    capacity: capacityModel(connection),
-  };
+  const models = policyModelsOn(connection);
   const bind = (organizationId: string) =>
     Object.freeze({
       organizationId,

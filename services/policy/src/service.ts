@@ -15,7 +15,7 @@ import { policyOpsRoutes } from './policies/ops-routes';
 import { policyRoutes } from './policies/routes';
 import { startSummaryWorker } from './policies/summaries-worker';
 import { policySweeps } from './policies/sweeps';
-import { type PolicyRepositories, policyRepositories } from './repositories';
+import { type PolicyRepositories, policyModels, policyRepositories } from './repositories';
 import { underwritingOpsRoutes } from './underwriting/ops-routes';
 
 /** Seconds: a local chain confirms in well under a second, a public one in tens of seconds. */
@@ -49,6 +49,7 @@ export function policyService(
   return {
     name: 'policy',
     repositories: policyRepositories,
+    models: policyModels,
     produces: ['events', 'policy-activations', 'policy-sweeps'],
     queueStats: ['events', 'policy-activations', 'policy-sweeps', 'policy-summaries'],
     async build({ config, logger, repositories, producers, metrics, queue, connectRedis, sweeps }) {

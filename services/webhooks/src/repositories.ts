@@ -4,6 +4,13 @@ import { type AttemptModel, attemptModel } from './deliveries/attempts';
 import { type DeliveryModel, deliveryModel } from './deliveries/model';
 import { type EndpointModel, endpointModel } from './endpoints/model';
 
+/** Every model of the service (its `migrate` command creates their indexes). */
+export const webhookModels = (connection: Connection) => [
+  endpointModel(connection),
+  deliveryModel(connection),
+  attemptModel(connection),
+];
+
 /**
  * The webhooks service's data, two ways in: bound to one organization (what partner request
  * handlers get), or across organizations (the event consumer, the deliverer and the

@@ -10,7 +10,7 @@ import { deliveryMetrics } from './delivery/metrics';
 import { startReconciler } from './delivery/reconciler';
 import { createSender } from './delivery/send';
 import { guardedLookup } from './delivery/target-guard';
-import { type WebhookRepositories, webhookRepositories } from './repositories';
+import { type WebhookRepositories, webhookModels, webhookRepositories } from './repositories';
 import { type PartnerContext, webhookRoutes } from './routes';
 
 export interface RunningWebhooks {
@@ -32,6 +32,7 @@ export const webhooksService: ServiceDeclaration<
 > = {
   name: 'webhooks',
   repositories: webhookRepositories,
+  models: webhookModels,
   produces: ['webhook-deliveries'],
   queueStats: ['events', 'webhook-deliveries'],
   async build({ config, logger, repositories, producers, metrics, queue, connectRedis }) {
