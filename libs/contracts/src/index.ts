@@ -4,6 +4,7 @@ export * from './determinations/routes';
 export * from './determinations/schemas';
 export { OPS_ROUTES, opsDocument, PARTNER_ROUTES, partnerDocument, type ServiceName } from './documents';
 export * from './gateway';
+export * from './operators';
 export * from './ops';
 export * from './payments/payouts';
 export * from './payments/premiums';
