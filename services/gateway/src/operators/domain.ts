@@ -8,7 +8,7 @@ import type { OperatorTokens } from '../credentials/access-tokens';
 import { assertAcceptablePassword, hashPassword } from '../credentials/passwords';
 import { hashCredential, randomSecret } from '../credentials/secrets';
 import type { LoginThrottle } from '../rate-limit/login-throttle';
-import { badRefresh, checkSignIn, spendRefreshToken } from '../sessions/core';
+import { badRefresh, checkSignIn, spendRefreshToken, tokensAnswer } from '../sessions/core';
 import type { OperatorRefreshTokenModel, OperatorSessionModel } from '../sessions/model';
 import type { SessionEndReason } from '../sessions/reasons';
 import { invalidInvitation, newInvitation } from '../users/domain';
@@ -249,11 +249,5 @@ async function issueTokens(deps: OperatorsDeps, operatorId: string, sessionId: s
     expiresAt: refreshExpiry(deps, now),
   });
   const access = await deps.tokens.issue(operatorId, sessionId);
-  return {
-    accessToken: access.token,
-    tokenType: 'Bearer' as const,
-    expiresIn: access.expiresIn,
-    refreshToken,
-    refreshExpiresIn: deps.refreshTtlSeconds,
-  };
+  return tokensAnswer(access, refreshToken, deps.refreshTtlSeconds);
 }

@@ -64,3 +64,18 @@ export async function spendRefreshToken(
   }
   if (token.expiresAt.getTime() <= now.getTime()) throw badRefresh();
 }
+
+/** The sign-in answer of either audience (the contracts' `tokensSchema`). */
+export function tokensAnswer(
+  access: { token: string; expiresIn: number },
+  refreshToken: string,
+  refreshTtlSeconds: number,
+) {
+  return {
+    accessToken: access.token,
+    tokenType: 'Bearer' as const,
+    expiresIn: access.expiresIn,
+    refreshToken,
+    refreshExpiresIn: refreshTtlSeconds,
+  };
+}

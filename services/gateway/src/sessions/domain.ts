@@ -8,7 +8,7 @@ import type { OrganizationDoc } from '../organizations/model';
 import type { LoginThrottle } from '../rate-limit/login-throttle';
 import type { GatewayDataAcross, TenantGatewayData } from '../repositories';
 import type { UserDoc } from '../users/model';
-import { badCredentials, badRefresh, checkSignIn, spendRefreshToken } from './core';
+import { badCredentials, badRefresh, checkSignIn, spendRefreshToken, tokensAnswer } from './core';
 import type { SessionEndReason } from './reasons';
 
 export interface SignInDeps {
@@ -151,11 +151,5 @@ async function issueTokens(
     role,
     capabilities: ROLE_CAPABILITIES[role],
   });
-  return {
-    accessToken: access.token,
-    tokenType: 'Bearer' as const,
-    expiresIn: access.expiresIn,
-    refreshToken,
-    refreshExpiresIn: deps.refreshTtlSeconds,
-  };
+  return tokensAnswer(access, refreshToken, deps.refreshTtlSeconds);
 }
