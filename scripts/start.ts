@@ -11,7 +11,8 @@
  *   goes to the gateway only, when set; otherwise the gateway makes a key of its own, and
  *   dashboard sign-ins end when the run stops.
  * - A demo organization, registered once the platform is up, with a dashboard admin
- *   (admin@demo.example; its password DEMO_ADMIN_PASSWORD, else generated for this run).
+ *   (admin@demo.example; its password DEMO_ADMIN_PASSWORD, else generated for this run), and
+ *   an OPS_ADMIN operator (ops-admin@local.example; OPS_ADMIN_PASSWORD, else generated).
  * - Third parties as local stand-ins: a webhook receiver (the partner's endpoint), the M-Pesa
  *   simulator (Daraja, with M-Pesa credentials generated for this run, given to payments and
  *   to the simulator only) and the rate simulator (Coinbase's exchange rates).
@@ -104,21 +105,69 @@ function signingKeys(): string {
 const DEMO_ADMIN_EMAIL = 'admin@demo.example';
 
 /**
- * The demo admin's password: DEMO_ADMIN_PASSWORD as set (never printed), else one generated
- * for this run: 24 random base64url characters, which pass the gateway's rules (12 to 256
- * characters, not a common password, not containing the email's local part).
+ * A person's password (the demo admin's, DEMO_ADMIN_PASSWORD; the ops admin's,
+ * OPS_ADMIN_PASSWORD): the variable as set (never printed), else one generated for this run: 24
+ * random base64url characters, which pass the gateway's rules (12 to 256 characters, not a
+ * common password, not containing the email's local part).
  */
-function demoAdminPassword(): { value: string; supplied: boolean } {
-  const supplied = process.env.DEMO_ADMIN_PASSWORD;
+function personPassword(variable: string, email: string): { value: string; supplied: boolean } {
+  const supplied = process.env[variable];
   if (supplied) return { value: supplied, supplied: true };
-  const local = DEMO_ADMIN_EMAIL.split('@')[0] ?? '';
+  const local = email.split('@')[0] ?? '';
   const make = () => {
     for (;;) {
       const value = randomBytes(18).toString('base64url');
       if (!value.toLowerCase().includes(local)) return value;
     }
   };
-  return { value: ours('DEMO_ADMIN_PASSWORD', make), supplied: false };
+  return { value: ours(variable, make), supplied: false };
+}
+
+/** The first operator (OPS_ADMIN), made with the shared ops token as production's would be (docs/ops.md). */
+const OPS_ADMIN_EMAIL = 'ops-admin@local.example';
+
+/**
+ * Invites the ops admin with the ops token and accepts the invitation with its password; an
+ * operator already there (an earlier run against this MONGO_URL or data directory) is kept.
+ */
+async function opsAdmin(opsUrl: string, opsToken: string, password: string): Promise<string | undefined> {
+  const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${opsUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(10_000),
+    });
+  const invited = await post(
+    '/operators',
+    { email: OPS_ADMIN_EMAIL, role: 'OPS_ADMIN' },
+    { authorization: `Bearer ${opsToken}` },
+  );
+  if (invited.status === 409)
+    return `${OPS_ADMIN_EMAIL} already exists (an earlier run): its password is that run's`;
+  if (invited.status !== 201) return `not created (${invited.status} ${await invited.text()})`;
+  const { data } = (await invited.json()) as { data: { invitationToken: string } };
+  const accepted = await post('/auth/accept-invitation', { token: data.invitationToken, password });
+  if (accepted.status !== 200) return `invitation not accepted (${accepted.status} ${await accepted.text()})`;
+  return undefined;
+}
+
+/** The banner's ops sign-in: the ops admin and a ready-to-paste sign-in, or why there is none. */
+function opsSection(
+  opsUrl: string,
+  problem: string | undefined,
+  password: { value: string; supplied: boolean },
+) {
+  if (problem) return `  Ops sign-in:          ${problem}`;
+  // As for the demo admin: a password the operator set is read from the shell, never printed.
+  const body = password.supplied
+    ? `"$(node -p 'JSON.stringify({ email: "${OPS_ADMIN_EMAIL}", password: process.env.OPS_ADMIN_PASSWORD })')"`
+    : `'{"email":"${OPS_ADMIN_EMAIL}","password":"${password.value}"}'`;
+  return `  Ops sign-in:          ${OPS_ADMIN_EMAIL} (OPS_ADMIN), password ${password.supplied ? '$OPS_ADMIN_PASSWORD (as you set it)' : `${password.value}   (generated for this run; OPS_ADMIN_PASSWORD sets one)`}
+Sign in as the ops admin (operators, roles and the break-glass token: docs/ops.md):
+     OPS_ACCESS=$(curl -s -X POST ${opsUrl}/auth/login -H 'content-type: application/json' -d ${body} \\
+       | node -p 'JSON.parse(require("fs").readFileSync(0, "utf8")).data.accessToken')
+     curl -s ${opsUrl}/auth/session -H "Authorization: Bearer $OPS_ACCESS"`;
 }
 
 interface DemoOrganization {
@@ -282,14 +331,15 @@ Sign in as the demo admin:
 /**
  * The environment every process inherits: this process's, less every secret some service is
  * given (tools/topology: each goes to the services that hold it, as in Kubernetes and
- * docker-compose, never to the others nor to the stand-ins) and less DEMO_ADMIN_PASSWORD, which
- * no service reads. The payments tunables (MPESA_TIMEOUT_MS, MPESA_B2C_MAX_PER_SECOND, …),
+ * docker-compose, never to the others nor to the stand-ins) and less DEMO_ADMIN_PASSWORD and
+ * OPS_ADMIN_PASSWORD, which no service reads. The payments tunables (MPESA_TIMEOUT_MS, MPESA_B2C_MAX_PER_SECOND, …),
  * MPESA_SIMULATOR_CALLBACK_DELAY_MS, RATE_SIMULATOR_KES_PER_USDC and the gateway's dashboard
  * tunables (ACCESS_TOKEN_TTL_SECONDS, LOGIN_ACCOUNT_FAILURES, …) stay: they pass through.
  */
 function inheritedEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  for (const key of [...secretNames(), 'DEMO_ADMIN_PASSWORD', PLATFORM_PROCESS_ENV]) delete env[key];
+  for (const key of [...secretNames(), 'DEMO_ADMIN_PASSWORD', 'OPS_ADMIN_PASSWORD', PLATFORM_PROCESS_ENV])
+    delete env[key];
   return env;
 }
 
@@ -486,7 +536,7 @@ async function main(): Promise<void> {
   const mpesaSimulatorPort = ports['mpesa-simulator']?.http;
 
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-  const password = demoAdminPassword();
+  const password = personPassword('DEMO_ADMIN_PASSWORD', DEMO_ADMIN_EMAIL);
   const demo = await demoOrganization(gatewayUrl, password.value).catch((err: unknown) => ({
     status: 0,
     problem: err instanceof Error ? err.message : String(err),
@@ -495,6 +545,12 @@ async function main(): Promise<void> {
   const organizationId = 'organization' in demo ? demo.organization.id : '<organizationId>';
   const apiKey = 'organization' in demo ? demo.organization.apiKey : '<apiKey>';
   const opsBearer = `Authorization: Bearer ${shown('OPS_TOKEN', opsToken)}`;
+  const opsUrl = `http://127.0.0.1:${opsPort}/ops`;
+  const opsPassword = personPassword('OPS_ADMIN_PASSWORD', OPS_ADMIN_EMAIL);
+  const opsProblem = await opsAdmin(opsUrl, opsToken, opsPassword.value).catch(
+    (err: unknown) => `not created (${err instanceof Error ? err.message : String(err)})`,
+  );
+  if (opsProblem) console.warn(`[start] the ops admin: ${opsProblem}`);
 
   // An observation period from now to 30 days on: it overlaps the cover of any policy activated
   // after the platform came up (cover starts at activation).
@@ -524,7 +580,7 @@ Platform is up.
   Data:                 ${dataDir ? `kept in ${dataDir} across restarts` : 'in memory, gone when the platform stops (npm start -- --data-dir ./data keeps it)'}
   Partner API base URL: ${gatewayUrl}/api
   API reference:        ${gatewayUrl}/api/docs   (OpenAPI document: /api/openapi.json)
-  Ops API:              http://127.0.0.1:${opsPort}/ops   (${opsBearer})
+  Ops API:              http://127.0.0.1:${opsPort}/ops   (break-glass: ${opsBearer}; refused in production)
   Metrics:              http://127.0.0.1:${opsPort}/ops/metrics   (Prometheus, same token; each service: /metrics on its port)
   Queue dashboard:      http://127.0.0.1:${opsPort}/ops/queues   (in a browser: any user name, the ops token as password;
                         read-only unless QUEUE_DASHBOARD_WRITABLE=true)
@@ -543,6 +599,7 @@ Platform is up.
   Webhook receiver:     http://127.0.0.1:${receiverPort}/hooks   (local partner endpoint; GET /_received lists what arrived,
                         PUT /_secret {"secret": "..."} with the secret returned by PUT /api/organizations/me/webhook)
 ${demoSection(gatewayUrl, demo, password)}
+${opsSection(opsUrl, opsProblem, opsPassword)}
 Try: curl -s ${gatewayUrl}/api/organizations/me -H 'x-api-key: ${apiKey}'
      curl -s ${gatewayUrl}/api/.well-known/jwks.json
      # Register another organization (adminEmail and adminPassword add its first dashboard user):

@@ -3,6 +3,7 @@ import { PARTNER_ROUTES, type ServiceName } from '@parametric/contracts';
 import {
   type Capability,
   type InternalContext,
+  type PartnerCapability,
   ROLE_CAPABILITIES,
   ROLES,
   type Role,
@@ -127,7 +128,7 @@ describe.each(SERVICES)('the %s service, called directly', (service) => {
     (route) => route.auth === 'partner',
   );
   const cases = routes.flatMap((route) =>
-    ROLES.filter((role) => !ROLE_CAPABILITIES[role].includes(route.capability as Capability)).map(
+    ROLES.filter((role) => !ROLE_CAPABILITIES[role].includes(route.capability as PartnerCapability)).map(
       (role) => [route.operationId, role, route] as const,
     ),
   );

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { PARTNER_ROUTES, partnerDocument } from '@parametric/contracts';
 import {
   CAPABILITIES,
-  type Capability,
+  type PartnerCapability,
   ROLE_CAPABILITIES,
   type RouteContract,
   roleHas,
@@ -19,7 +19,7 @@ describe('capabilities (docs/api.md, Capabilities)', () => {
     for (const route of keyed) {
       expect({
         route: route.operationId,
-        known: CAPABILITIES.includes(route.capability as Capability),
+        known: CAPABILITIES.includes(route.capability as PartnerCapability),
       }).toEqual({
         route: route.operationId,
         known: true,

@@ -3,6 +3,7 @@ import { determinationIngestInput } from './determinations/ingest';
 import { DETERMINATION_OPS_ROUTES, DETERMINATION_ROUTES } from './determinations/routes';
 import { webhookEvents } from './events';
 import { GATEWAY_ROUTES, META_ROUTES } from './gateway';
+import { OPERATOR_ROUTES } from './operators';
 import { GATEWAY_OPS_ROUTES, getOpsOpenApiDocument, POLICY_OPS_ROUTES } from './ops';
 import { PAYOUT_OPS_ROUTES, PAYOUT_ROUTES } from './payments/payouts';
 import { PREMIUM_ROUTES } from './payments/premiums';
@@ -26,7 +27,7 @@ export const PARTNER_ROUTES: Readonly<Record<ServiceName, readonly RouteContract
 
 /** Every ops route, by the service that serves it. */
 export const OPS_ROUTES: Readonly<Record<ServiceName, readonly RouteContract[]>> = {
-  gateway: [...GATEWAY_OPS_ROUTES, getOpsOpenApiDocument],
+  gateway: [...GATEWAY_OPS_ROUTES, ...OPERATOR_ROUTES, getOpsOpenApiDocument],
   policy: POLICY_OPS_ROUTES,
   payments: PAYOUT_OPS_ROUTES,
   determinations: DETERMINATION_OPS_ROUTES,
@@ -93,10 +94,16 @@ export function opsDocument() {
     title: 'Parametric insurance ops API',
     version: API_VERSION,
     description:
-      'Admin actions partners cannot take themselves: KYB, service tier, (de)activation, key rotation, farmer KYC, licences and capacity, policy lookup, determination ingestion. Bearer token `OPS_TOKEN`; never a partner key. See docs/ops.md.',
+      'Admin actions partners cannot take themselves: KYB, service tier, (de)activation, key rotation, farmer KYC, licences and capacity, policy lookup, determination ingestion. Bearer: an operator’s access token (`POST /ops/auth/login`), each route needing the capability it names (`x-capability`), which the operator’s role grants; the shared `OPS_TOKEN` is break-glass. Never a partner key. See docs/ops.md.',
     serverUrl: '/ops',
     routes: all(OPS_ROUTES),
-    securitySchemes: { opsBearer: { type: 'http', scheme: 'bearer', description: 'The ops token' } },
+    securitySchemes: {
+      opsBearer: {
+        type: 'http',
+        scheme: 'bearer',
+        description: 'An operator access token (or the break-glass ops token)',
+      },
+    },
     schemas: { DeterminationIngest: determinationIngestInput },
   });
   return ops;

@@ -11,6 +11,7 @@ export {
   type ServiceName,
 } from './documents';
 export * from './gateway';
+export * from './operators';
 export * from './ops';
 export * from './payments/payouts';
 export * from './payments/premiums';

@@ -1,4 +1,4 @@
-import { defineRoute } from '@parametric/http';
+import { defineRoute, type OpsCapability } from '@parametric/http';
 import { MARKET_CURRENCY, MARKETS } from '@parametric/money';
 import { z } from 'zod';
 import { idParams, mobileMoneyMarketsText, pageQuery, timestamp, uuid } from './common';
@@ -126,6 +126,7 @@ const opsOrganizationRoute = <const P extends string, const B extends z.ZodType 
   path: P,
   summary: string,
   body: B,
+  capability: OpsCapability,
   description?: string,
 ) =>
   defineRoute({
@@ -136,6 +137,7 @@ const opsOrganizationRoute = <const P extends string, const B extends z.ZodType 
     ...(description ? { description } : {}),
     tags: ['Organizations'],
     auth: 'opsBearer',
+    capability,
     params: idParams,
     body,
     responses: { 200: { description: 'The organization as ops see it', data: opsOrganizationSchema } },
@@ -149,6 +151,7 @@ export const opsGetOrganization = defineRoute({
   summary: 'Read an organization',
   tags: ['Organizations'],
   auth: 'opsBearer',
+  capability: 'ops.organization:read',
   params: idParams,
   responses: {
     200: {
@@ -165,12 +168,14 @@ export const opsSetKyb = opsOrganizationRoute(
   '/organizations/{id}/kyb',
   'Record a KYB decision (emits kyb.verified / kyb.rejected; repeating the current status emits nothing)',
   kybBody,
+  'ops.organization:write',
 );
 export const opsSetServiceTier = opsOrganizationRoute(
   'opsSetServiceTier',
   '/organizations/{id}/service-tier',
   'Change the service tier (existing policies keep the settlement mode frozen at sale)',
   tierBody,
+  'ops.service-tier:write',
   `\`DETERMINATION_AND_SETTLEMENT\` (Tier 2) collects premiums and pays farmers by mobile money, so it is open only to an organization whose market has a provider (${mobileMoneyMarketsText()}): elsewhere the change is \`400 INVALID_INPUT\` naming \`serviceTier\` and the market, and nothing changes. Back to \`DETERMINATION\` is always allowed.`,
 );
 export const opsDeactivate = opsOrganizationRoute(
@@ -178,12 +183,14 @@ export const opsDeactivate = opsOrganizationRoute(
   '/organizations/{id}/deactivate',
   'Deactivate an organization (its key and its users’ dashboard tokens then get 403, sign-in too)',
   undefined,
+  'ops.organization:write',
 );
 export const opsActivate = opsOrganizationRoute(
   'opsActivateOrganization',
   '/organizations/{id}/activate',
   'Re-activate an organization',
   undefined,
+  'ops.organization:write',
 );
 
 export const opsRotateApiKey = defineRoute({
@@ -193,6 +200,7 @@ export const opsRotateApiKey = defineRoute({
   summary: "Rotate an organization's API key (e.g. after it revoked its only key)",
   tags: ['Organizations'],
   auth: 'opsBearer',
+  capability: 'ops.api-key:rotate',
   params: idParams,
   responses: { 200: { description: 'The new credentials, once', data: credentialsSchema } },
   errors: [],
@@ -209,6 +217,7 @@ export const opsGetFarmer = defineRoute({
   description: 'The payments service reads the phone number a Tier 2 payout goes to here.',
   tags: ['Farmers'],
   auth: 'opsBearer',
+  capability: 'ops.farmer:read',
   params: idParams,
   responses: { 200: { description: 'The farmer and its organization', data: opsFarmerSchema } },
   errors: [],
@@ -221,6 +230,7 @@ export const opsSetFarmerKyc = defineRoute({
   summary: "Record a farmer's KYC decision",
   tags: ['Farmers'],
   auth: 'opsBearer',
+  capability: 'ops.farmer:write',
   params: idParams,
   body: kycBody,
   responses: {
@@ -236,6 +246,7 @@ export const opsRecordLicence = defineRoute({
   summary: 'Record a regulator licence (one per market; replaces the previous one)',
   tags: ['Underwriting'],
   auth: 'opsBearer',
+  capability: 'ops.underwriting:write',
   params: idParams,
   body: licenceBody,
   responses: { 200: { description: 'The licence', data: licenceSchema } },
@@ -249,6 +260,7 @@ export const opsRecordCapacity = defineRoute({
   summary: 'Record underwriting capacity and the solvency attestation',
   tags: ['Underwriting'],
   auth: 'opsBearer',
+  capability: 'ops.underwriting:write',
   params: idParams,
   body: capacityBody,
   responses: { 200: { description: 'The capacity', data: capacitySchema } },
@@ -262,6 +274,7 @@ export const opsGetUnderwriting = defineRoute({
   summary: "An organization's licences and capacity",
   tags: ['Underwriting'],
   auth: 'opsBearer',
+  capability: 'ops.organization:read',
   params: idParams,
   responses: {
     200: {
@@ -302,6 +315,7 @@ export const opsGetPolicy = defineRoute({
   summary: 'Read any organization’s policy by id',
   tags: ['Policies'],
   auth: 'opsBearer',
+  capability: 'ops.policy:read',
   params: idParams,
   responses: { 200: { description: 'The policy as ops see it', data: opsPolicySchema } },
   errors: [],
@@ -316,6 +330,7 @@ export const opsGetPolicyByNumber = defineRoute({
     'Policy numbers are unique across the platform. A malformed number is 400, an unknown one 404.',
   tags: ['Policies'],
   auth: 'opsBearer',
+  capability: 'ops.policy:read',
   params: z.object({
     policyNumber: z
       .string()
@@ -346,6 +361,7 @@ export const opsLookupPolicies = defineRoute({
     'The policies found among `policyIds` and `policyNumbers`, each once, in no particular order; ids and numbers that name no policy are left out. Changes nothing (POST only to carry up to 1,000 of each).',
   tags: ['Policies'],
   auth: 'opsBearer',
+  capability: 'ops.policy:read',
   changesNothing: true,
   body: opsLookupPoliciesBody,
   responses: {
@@ -365,6 +381,7 @@ export const getOpsOpenApiDocument = defineRoute({
   description: 'The OpenAPI 3.1.0 document of the ops API (needs the ops token).',
   tags: ['Meta'],
   auth: 'opsBearer',
+  capability: 'ops.document:read',
   ignoresQuery: true,
   responses: { 200: { description: 'The OpenAPI document', contentType: 'application/json' } },
   errors: [],
@@ -376,7 +393,18 @@ export const auditEntrySchema = z
   .object({
     id: z.string(),
     at: z.string().meta({ description: 'When the action was answered (ISO 8601)' }),
-    actor: z.string().meta({ description: 'Who: the ops token that acted, as `ops-token:<fingerprint>`' }),
+    actor: z.string().meta({
+      description:
+        'Who: `operator:<id>` for an operator, `ops-token:<fingerprint>` for the break-glass ops token',
+    }),
+    actorKind: z
+      .enum(['operator', 'client', 'break-glass'])
+      .nullable()
+      .meta({ description: 'What kind of caller acted (null on entries recorded before operators existed)' }),
+    actorEmail: z.string().nullable().meta({ description: 'The operator’s email; null for anyone else' }),
+    actorRole: z.string().nullable().meta({
+      description: 'The role the action was taken with (`BREAK_GLASS` for the shared token)',
+    }),
     action: z.string().meta({
       description:
         'The operationId of the ops route, e.g. `opsSetKyb`; `opsQueueDashboard` for a job retried or removed through the queue dashboard (`/ops/queues`)',
@@ -410,6 +438,12 @@ export const auditQuery = pageQuery
       .string()
       .regex(/^ops[A-Za-z]+$/, 'must be an ops operationId, e.g. opsSetKyb')
       .optional(),
+    actor: z
+      .string()
+      .min(1)
+      .max(254)
+      .optional()
+      .meta({ description: 'An operator’s id or email, or an entry’s `actor` (`ops-token:<fingerprint>`)' }),
     from: timestamp.optional(),
     to: timestamp.optional(),
   })
@@ -424,6 +458,7 @@ export const opsListAudit = defineRoute({
     'Every ops action that changes something (KYB, service tier, activation, key rotation, licences, capacity, KYC, determination ingestion, payout retries…), newest first: who, what, when, the answer, and before/after. Refused attempts change nothing and are not recorded. Append-only: no route edits or deletes an entry.',
   tags: ['Audit'],
   auth: 'opsBearer',
+  capability: 'ops.audit:read',
   query: auditQuery,
   responses: { 200: { description: 'A page of audit entries', item: auditEntrySchema } },
   errors: [],

@@ -24,13 +24,42 @@ export const CAPABILITIES = [
   'determination:read',
   'settlement-report:write',
 ] as const;
-export type Capability = (typeof CAPABILITIES)[number];
+export type PartnerCapability = (typeof CAPABILITIES)[number];
+
+/**
+ * What an ops caller may do (docs/ops.md, "Operators and roles"; issue 25): every ops route
+ * declares one, as partner routes declare theirs, and `mountRoutes` checks it with the same
+ * `assertCapability`. A separate vocabulary (`ops.` prefix), so no partner role ever holds one and
+ * no ops role a partner one. Which ops role has which is the table in libs/contracts (operators.ts).
+ */
+export const OPS_CAPABILITIES = [
+  'ops.organization:read',
+  'ops.organization:write',
+  'ops.service-tier:write',
+  'ops.api-key:rotate',
+  'ops.underwriting:write',
+  'ops.farmer:read',
+  'ops.farmer:write',
+  'ops.policy:read',
+  'ops.payout:write',
+  'ops.determination:read',
+  'ops.determination:ingest',
+  'ops.audit:read',
+  'ops.document:read',
+  'ops.operator:manage',
+  'ops.session:read',
+  'ops.queues:read',
+  'ops.queues:write',
+] as const;
+export type OpsCapability = (typeof OPS_CAPABILITIES)[number];
+
+export type Capability = PartnerCapability | OpsCapability;
 
 export const ROLES = ['ORG_ADMIN', 'ORG_OPERATOR', 'ORG_FINANCE', 'ORG_VIEWER'] as const;
 export type Role = (typeof ROLES)[number];
 
 /** The one table of roles and their capabilities (docs/api.md repeats it). */
-export const ROLE_CAPABILITIES: Readonly<Record<Role, readonly Capability[]>> = {
+export const ROLE_CAPABILITIES: Readonly<Record<Role, readonly PartnerCapability[]>> = {
   ORG_ADMIN: CAPABILITIES,
   ORG_OPERATOR: [
     'organization:read',
@@ -54,12 +83,12 @@ export const ROLE_CAPABILITIES: Readonly<Record<Role, readonly Capability[]>> = 
 };
 
 /** A role's capabilities in the table; none for a role it does not name. */
-export function capabilitiesOf(role: string): readonly Capability[] {
-  return (ROLE_CAPABILITIES as Record<string, readonly Capability[] | undefined>)[role] ?? [];
+export function capabilitiesOf(role: string): readonly PartnerCapability[] {
+  return (ROLE_CAPABILITIES as Record<string, readonly PartnerCapability[] | undefined>)[role] ?? [];
 }
 
 export function roleHas(role: string, capability: Capability): boolean {
-  return capabilitiesOf(role).includes(capability);
+  return (capabilitiesOf(role) as readonly Capability[]).includes(capability);
 }
 
 /**

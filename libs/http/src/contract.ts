@@ -48,7 +48,7 @@ export interface RouteContract {
   auth: Auth;
   /**
    * The capability (`resource:action`, capabilities.ts) a caller's role must have: every
-   * partner route declares one, `mountRoutes` refuses a caller without it, and the document
+   * partner and ops route declares one, `mountRoutes` refuses a caller without it, and the document
    * shows it as `x-capability`.
    */
   capability?: Capability;
@@ -109,7 +109,10 @@ export function errorCodesOf(contract: RouteContract): ErrorCode[] {
     codes.add('FORBIDDEN');
     codes.add('RATE_LIMIT_EXCEEDED');
   }
-  if (contract.auth === 'opsBearer') codes.add('UNAUTHORIZED');
+  if (contract.auth === 'opsBearer') {
+    codes.add('UNAUTHORIZED');
+    codes.add('FORBIDDEN');
+  }
   // Routes without a caller are limited per client address (the gateway's anonymous limit).
   if (contract.auth === 'none') codes.add('RATE_LIMIT_EXCEEDED');
   codes.add('INTERNAL_ERROR');

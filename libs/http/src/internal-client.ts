@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { currentTrace, outbound } from '@parametric/tracing';
 import type { z } from 'zod';
+import { OPS_CAPABILITIES } from './capabilities';
 import { AppError } from './errors';
 import { signContext } from './internal-context';
 
@@ -69,7 +70,11 @@ async function internalRequest<S extends z.ZodType>(
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
           'x-request-id': requestId,
           ...(traceparent ? { traceparent } : {}),
-          ...signContext({ role: 'OPS', requestId, issuedAt: Date.now() }, options.signingSecret),
+          // A service's own call: trusted by the signing secret, like the rest of the internal network.
+          ...signContext(
+            { role: 'SERVICE', capabilities: [...OPS_CAPABILITIES], requestId, issuedAt: Date.now() },
+            options.signingSecret,
+          ),
         },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         signal: AbortSignal.timeout(options.timeoutMs),

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
-import { capabilitiesOf } from './capabilities';
+import { capabilitiesOf, OPS_CAPABILITIES } from './capabilities';
 import { AppError } from './errors';
 
 /**
@@ -36,9 +36,18 @@ export const internalContextSchema = z.strictObject({
 });
 export type InternalContext = z.infer<typeof internalContextSchema>;
 
-/** An ops action forwarded by the gateway's ops API (after it checked the ops token). */
+/**
+ * An ops action forwarded by the gateway's ops API (after it verified the caller and checked the
+ * route's capability), or a service calling another's ops route (internal-client.ts).
+ */
 export const opsContextSchema = z.strictObject({
-  role: z.literal('OPS'),
+  /**
+   * Who acts, for the refusal's message: an ops role (`UNDERWRITER`…), `CLIENT` for a machine
+   * client, `BREAK_GLASS` for the shared ops token, `SERVICE` for a service's own call.
+   */
+  role: z.string().regex(/^[A-Z_]+$/),
+  /** What the caller may do; `mountRoutes` checks the route's capability against it again. */
+  capabilities: z.array(z.enum(OPS_CAPABILITIES)),
   requestId: z.string().min(1).max(64),
   issuedAt: z.number().int(),
 });
@@ -125,13 +134,18 @@ export function requireInternalContext(secret: string) {
   };
 }
 
-/** Service-side guard for `/ops/*` routes: only ops actions the gateway signed get through. */
+/**
+ * Service-side guard for `/ops/*` routes: only ops actions the gateway signed get through, as the
+ * caller the signed role and capabilities make (whose capability `mountRoutes` checks).
+ */
 export function requireOpsContext(secret: string) {
   return (req: Request, _res: Response, next: NextFunction): void => {
-    if (!verifyOpsContext(req.headers, secret)) {
+    const context = verifyOpsContext(req.headers, secret);
+    if (!context) {
       next(AppError.unauthorized('Missing or invalid ops context'));
       return;
     }
+    req.caller = { role: context.role, capabilities: context.capabilities };
     next();
   };
 }

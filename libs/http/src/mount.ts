@@ -85,8 +85,8 @@ export function mountRoutes<Ctx>(
 ): Router {
   for (const binding of bindings) {
     const { contract } = binding;
-    if (contract.auth === 'partner' && !contract.capability) {
-      throw new Error(`${contract.operationId} is a partner route that declares no capability`);
+    if (contract.auth !== 'none' && !contract.capability) {
+      throw new Error(`${contract.operationId} is a ${contract.auth} route that declares no capability`);
     }
     router[contract.method](
       expressPath(contract.path),

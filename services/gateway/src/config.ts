@@ -6,7 +6,13 @@ export const gatewayConfigSchema = z.object({
   ...platformService('GATEWAY', 'gateway'),
   OPS_HOST: z.string().default('0.0.0.0'),
   OPS_PORT: port(3001),
+  /**
+   * The shared ops token: break-glass since operators sign in (issue 25; docs/ops.md). Accepted
+   * outside production; in production only while OPS_BREAK_GLASS is true, every use audited,
+   * counted (`ops_break_glass_requests_total`) and alerted.
+   */
   OPS_TOKEN: secret(),
+  OPS_BREAK_GLASS: flag(false),
   API_KEY_PEPPER: secret(),
   RATE_LIMIT_POINTS: positiveInt(100),
   RATE_LIMIT_WINDOW_SECONDS: positiveInt(60),

@@ -1,5 +1,5 @@
 import { OPS_ROUTES, PARTNER_ROUTES } from '@parametric/contracts';
-import { answerOptions, MAX_OPS_BODY_BYTES, mountRoutes } from '@parametric/http';
+import { answerOptions, MAX_OPS_BODY_BYTES, mountRoutes, OPS_CAPABILITIES } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import { routeTemplates } from '@parametric/metrics';
 import { openQueues } from '@parametric/queue';
@@ -13,15 +13,15 @@ import { type Express, type NextFunction, type Request, type Response, Router } 
 import type { Redis } from 'ioredis';
 import { createApiKeys } from './api-keys/domain';
 import { auditRoutes } from './audit/routes';
-import { opsActor, recordOpsActions } from './audit/trail';
+import { recordOpsActions } from './audit/trail';
 import { beforeBody } from './auth/before-body';
-import { requireCapability } from './auth/capabilities';
-import { requireOpsToken } from './auth/ops-token';
+import { capabilityGuards, requireCapability } from './auth/capabilities';
+import { auditActorOf, authenticateOps, opsCallerOf } from './auth/ops-caller';
 import { authenticate, principalCache, principalOf, requirePrincipalCounting } from './auth/principal';
 import { type AuthVersions, authVersions } from './auth/versions';
 import { type Clock, systemClock } from './clock';
 import { dashboardTokenKeys, type GatewayConfig } from './config';
-import { accessTokens } from './credentials/access-tokens';
+import { accessTokens, operatorTokens } from './credentials/access-tokens';
 import { dummyHash } from './credentials/passwords';
 import { docsAssets, docsRoutes, opsDocsRoutes } from './docs/routes';
 import {
@@ -32,6 +32,8 @@ import {
 } from './forwarding/routes';
 import { upstreams as createUpstreams } from './forwarding/upstreams';
 import { webhookUrlLookup } from './forwarding/webhook-url';
+import { createOperators } from './operators/domain';
+import { operatorRoutes, operatorSignInRoutes } from './operators/routes';
 import { createOps } from './ops/domain';
 import { QUEUE_DASHBOARD_PATH, queueDashboard } from './ops/queue-dashboard';
 import { opsRoutes, requireKnownOrganization } from './ops/routes';
@@ -202,12 +204,25 @@ async function buildGateway(
   };
   const clientIp = (req: Request) => req.ip ?? req.socket.remoteAddress ?? 'unknown';
 
+  const breakGlassRequests = metrics.counter(
+    'ops_break_glass_requests_total',
+    'Ops requests made with the shared ops token (break-glass; docs/ops.md), each also audited',
+    [],
+  );
+
   const pepper = config.API_KEY_PEPPER;
-  const tokens = accessTokens(dashboardTokenKeys(config), {
+  const tokenKeys = dashboardTokenKeys(config);
+  const tokenOptions = {
     issuer: config.DASHBOARD_TOKEN_ISSUER,
     ttlSeconds: config.ACCESS_TOKEN_TTL_SECONDS,
     clock,
-  });
+  };
+  const tokens = accessTokens(tokenKeys, tokenOptions);
+  const loginThrottleSettings = {
+    accountFailures: config.LOGIN_ACCOUNT_FAILURES,
+    ipFailures: config.LOGIN_IP_FAILURES,
+    windowSeconds: config.LOGIN_WINDOW_SECONDS,
+  };
   // The domain modules, bound once to what they need; a request hands them a tenant and its input.
   const apiKeys = createApiKeys({ pepper, clock });
   const sessions = createSessions({
@@ -216,11 +231,7 @@ async function buildGateway(
     pepper,
     accessTokens: tokens,
     refreshTtlSeconds: config.REFRESH_TOKEN_TTL_SECONDS,
-    throttle: loginThrottle(redis, config.REDIS_PREFIX, {
-      accountFailures: config.LOGIN_ACCOUNT_FAILURES,
-      ipFailures: config.LOGIN_IP_FAILURES,
-      windowSeconds: config.LOGIN_WINDOW_SECONDS,
-    }),
+    throttle: loginThrottle(redis, config.REDIS_PREFIX, loginThrottleSettings),
     dummyHash: await dummyHash(),
     logger,
     clock,
@@ -232,6 +243,18 @@ async function buildGateway(
     clock,
   });
   const organizationDomain = createOrganizations({ repositories, pepper, users, clock });
+  const operators = createOperators({
+    ...repositories.operatorData(),
+    pepper,
+    invitationTtlSeconds: config.INVITATION_TTL_SECONDS,
+    refreshTtlSeconds: config.REFRESH_TOKEN_TTL_SECONDS,
+    tokens: operatorTokens(tokenKeys, tokenOptions),
+    // Its own counters: an operator's failures never lock a dashboard user of the same email out.
+    throttle: loginThrottle(redis, `${config.REDIS_PREFIX}ops:`, loginThrottleSettings),
+    dummyHash: await dummyHash(),
+    logger,
+    clock,
+  });
   const ops = createOps({ clock });
   const upstreams = createUpstreams({ connections: config.FORWARD_CONNECTIONS });
   const webhookUrlOf = webhookUrlLookup({
@@ -364,7 +387,7 @@ async function buildGateway(
         queues: inspected.queues,
         writable: config.QUEUE_DASHBOARD_WRITABLE,
         audit,
-        actor: opsActor(config.OPS_TOKEN),
+        actorOf: (req) => auditActorOf(opsCallerOf(req)),
         logger,
         clock,
       }),
@@ -374,13 +397,15 @@ async function buildGateway(
       recordOpsActions({
         audit,
         organizationView: (organizationId) => ops.view(repositories.forOrganization(organizationId)),
-        opsToken: config.OPS_TOKEN,
+        actorOf: (req) => auditActorOf(opsCallerOf(req)),
         logger,
         clock,
       }),
       answerOptions(Object.values(OPS_ROUTES).flat()),
       mountRoutes(Router(), opsDocsRoutes, () => undefined),
       mountRoutes(Router(), auditRoutes, () => auditContext),
+      mountRoutes(Router(), operatorSignInRoutes, (req) => ({ operators, clientIp: clientIp(req) })),
+      mountRoutes(Router(), operatorRoutes, (req) => ({ operators, caller: opsCallerOf(req) })),
       mountRoutes(Router(), opsRoutes, () => opsContext),
     );
     // Underwriting lives in the policy service, which cannot tell whether an organization exists.
@@ -406,16 +431,23 @@ async function buildGateway(
         port: config.OPS_PORT,
         host: config.OPS_HOST,
         // The determination batch door takes up to 1,000 assessments in one body.
-        // The ops token is checked before a body (up to 16 MiB) is read.
+        // The caller and the route's capability are checked before a body (up to 16 MiB) is read.
         app: {
           maxBodyBytes: MAX_OPS_BODY_BYTES,
           deadlineMs: config.OPS_REQUEST_DEADLINE_MS,
           beforeBody: [
             Router().use(
               '/ops',
-              requireOpsToken(config.OPS_TOKEN, () => authFailures.inc({ reason: 'ops_token' }), {
+              authenticateOps({
+                opsToken: config.OPS_TOKEN,
+                breakGlassAllowed: config.NODE_ENV !== 'production' || config.OPS_BREAK_GLASS,
+                operators,
+                refused: (reason) => authFailures.inc({ reason }),
+                breakGlassUsed: () => breakGlassRequests.inc(),
                 browserPath: '/queues',
+                scrapePath: '/metrics',
               }),
+              requireCapability(capabilityGuards(Object.values(OPS_ROUTES).flat(), OPS_CAPABILITIES), null),
             ),
           ],
         },

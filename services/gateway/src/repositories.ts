@@ -2,8 +2,14 @@ import { acrossOrganizations, organizationDocument, scopedTo } from '@parametric
 import type { Connection } from 'mongoose';
 import { apiKeyModel } from './api-keys/model';
 import { auditModel } from './audit/model';
+import { operatorModel } from './operators/model';
 import { organizationModel } from './organizations/model';
-import { refreshTokenModel, sessionModel } from './sessions/model';
+import {
+  operatorRefreshTokenModel,
+  operatorSessionModel,
+  refreshTokenModel,
+  sessionModel,
+} from './sessions/model';
 import { adminRosterModel, userModel } from './users/model';
 
 /** Every model of the gateway (its `migrate` command creates their indexes). */
@@ -41,11 +47,31 @@ export function gatewayRepositories(
   const sessions = sessionModel(connection);
   const refreshTokens = refreshTokenModel(connection);
   const audit = auditModel(connection);
+  const operators = operatorModel(connection);
+  const operatorSessions = operatorSessionModel(connection);
+  const operatorRefreshTokens = operatorRefreshTokenModel(connection);
   return {
     init: () =>
       Promise.all(
-        [organizations, apiKeys, users, adminRosters, sessions, refreshTokens, audit].map((m) => m.init()),
+        [
+          organizations,
+          apiKeys,
+          users,
+          adminRosters,
+          sessions,
+          refreshTokens,
+          audit,
+          operators,
+          operatorSessions,
+          operatorRefreshTokens,
+        ].map((m) => m.init()),
       ),
+    /** Operators and their sign-in sessions: the platform's own people, of no organization. */
+    operatorData: () => ({
+      operators,
+      sessions: operatorSessions,
+      refreshTokens: operatorRefreshTokens,
+    }),
     forOrganization: (organizationId: string) => ({
       organizationId,
       /** See `authChanged` above: call after writing the organization, its key, a user or a session. */

@@ -221,3 +221,39 @@ export async function startTestGateway(
     },
   };
 }
+
+let operatorInvitations = 0;
+
+export interface SignedInOperator {
+  id: string;
+  email: string;
+  accessToken: string;
+  refreshToken: string;
+}
+
+/**
+ * An operator with `role`, as a person gets one: invited with the break-glass ops token (how the
+ * first operator is made; docs/ops.md), invitation accepted, signed in on the ops API.
+ */
+export async function signInOperator(
+  gateway: Pick<TestGateway, 'ops' | 'gateway'>,
+  role: 'OPS_ADMIN' | 'UNDERWRITER' | 'FINANCE' | 'SUPPORT',
+): Promise<SignedInOperator> {
+  operatorInvitations++;
+  const email = `operator-${operatorInvitations}-${Date.now()}@ops.example`;
+  const invited = await gateway.ops('POST', '/operators', { body: { email, role } });
+  if (invited.status !== 201) throw new Error(`operator invitation failed: ${JSON.stringify(invited.body)}`);
+  const base = gateway.gateway.opsUrl;
+  const accepted = await call('POST', `${base}/auth/accept-invitation`, {
+    body: { token: invited.body.data.invitationToken, password: GOOD_PASSWORD },
+  });
+  if (accepted.status !== 200) throw new Error(`acceptance failed: ${JSON.stringify(accepted.body)}`);
+  const login = await call('POST', `${base}/auth/login`, { body: { email, password: GOOD_PASSWORD } });
+  if (login.status !== 200) throw new Error(`operator sign-in failed: ${JSON.stringify(login.body)}`);
+  return {
+    id: invited.body.data.operator.id,
+    email,
+    accessToken: login.body.data.accessToken,
+    refreshToken: login.body.data.refreshToken,
+  };
+}

@@ -1,4 +1,4 @@
-import { signContext } from '@parametric/http';
+import { OPS_CAPABILITIES, signContext } from '@parametric/http';
 import { createLogger } from '@parametric/logger';
 import { type RunningPolicy, startPolicy } from '../src/service';
 import { policyTestConfig } from './support';
@@ -31,7 +31,16 @@ describe('OPTIONS on the policy service', () => {
       },
       secret,
     );
-  const ops = () => signContext({ role: 'OPS', requestId: 'options-test', issuedAt: Date.now() }, secret);
+  const ops = () =>
+    signContext(
+      {
+        role: 'SERVICE',
+        capabilities: [...OPS_CAPABILITIES],
+        requestId: 'options-test',
+        issuedAt: Date.now(),
+      },
+      secret,
+    );
   const options = (path: string, headers: Record<string, string>) =>
     fetch(`${policy.url}${path}`, { method: 'OPTIONS', headers });
 

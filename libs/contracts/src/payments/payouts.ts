@@ -199,6 +199,7 @@ export const opsOriginatePayout = defineRoute({
     'What the `payout-originations` queue and the origination sweep do, by hand, for one determination: one payout per determination (`200` with the existing one when it is already there). The amount, policy and organization come from the determination: an unknown determination is `404 NOT_FOUND`; one that is unattributed, untriggered or owes nothing is `400 INVALID_INPUT`; a Tier 1 one is `403 TIER_NOT_ENTITLED`; no current (or no plausible) exchange rate is `502 PAYMENT_ERROR` with nothing written; the determinations or policy service unreachable is `503`. Less than M-Pesa’s minimum owed gives a `FAILED` payout (`BELOW_PROVIDER_MINIMUM`) and `payout.failed`.',
   tags: ['Payouts'],
   auth: 'opsBearer',
+  capability: 'ops.payout:write',
   body: originatePayoutBody,
   responses: {
     201: { description: 'The payout, originated', data: opsPayoutSchema },

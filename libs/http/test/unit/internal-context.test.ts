@@ -261,7 +261,12 @@ describe('ops context (gateway ops API → services)', () => {
     requestId: 'r-1',
     issuedAt: Date.now(),
   };
-  const opsContext = { role: 'OPS' as const, requestId: 'r-2', issuedAt: Date.now() };
+  const opsContext = {
+    role: 'SUPPORT',
+    capabilities: ['ops.policy:read' as const],
+    requestId: 'r-2',
+    issuedAt: Date.now(),
+  };
 
   it('round-trips a signed ops context', () => {
     expect(verifyOpsContext(signContext(opsContext, SECRET), SECRET)).toEqual(opsContext);

@@ -9,6 +9,11 @@ const auditEntrySchema = new Schema(
     _id: { type: String, required: true },
     at: { type: Date, required: true },
     actor: { type: String, required: true },
+    /** `operator`, `client` or `break-glass` (issue 25); absent on entries written before. */
+    actorKind: { type: String, default: null },
+    actorEmail: { type: String, default: null },
+    /** The role (or, for a client, the scopes) the action was taken with. */
+    actorRole: { type: String, default: null },
     action: { type: String, required: true },
     method: { type: String, required: true },
     path: { type: String, required: true },
@@ -26,6 +31,9 @@ const auditEntrySchema = new Schema(
 auditEntrySchema.index({ at: -1, _id: -1 });
 // Serves GET /ops/audit?organizationId=: one organization's trail, newest first.
 auditEntrySchema.index({ organizationId: 1, at: -1 });
+// Serves GET /ops/audit?actor=: one operator's (or client's) trail, newest first.
+auditEntrySchema.index({ actor: 1, at: -1 });
+auditEntrySchema.index({ actorEmail: 1, at: -1 });
 // Serves GET /ops/audit?action=: every time one kind of action was taken.
 auditEntrySchema.index({ action: 1, at: -1 });
 

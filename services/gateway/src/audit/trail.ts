@@ -6,6 +6,16 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Clock } from '../clock';
 import type { AuditEntryDoc, AuditModel } from './model';
 
+type AuditActorKind = 'operator' | 'client' | 'break-glass';
+
+/** How an entry names who acted. */
+export interface AuditActor {
+  actor: string;
+  actorKind: AuditActorKind;
+  actorEmail: string | null;
+  actorRole: string | null;
+}
+
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** A stored request or answer larger than this is summarised (a 1,000-assessment batch is ~1 MB). */
 const MAX_STORED_JSON = 16 * 1024;
@@ -37,11 +47,14 @@ interface Matcher {
 
 const GATEWAY_OWNED = new Set<RouteContract>(GATEWAY_OPS_ROUTES as readonly RouteContract[]);
 
+// Sign-in routes (no caller) are not ops actions: the sign-in log has them.
 const MATCHERS: Matcher[] = Object.values(OPS_ROUTES)
   .flat()
   .filter(
     (contract) =>
-      WRITE_METHODS.has(contract.method.toUpperCase()) && !(contract as RouteContract).changesNothing,
+      WRITE_METHODS.has(contract.method.toUpperCase()) &&
+      !(contract as RouteContract).changesNothing &&
+      contract.auth !== 'none',
   )
   .map((contract) => ({
     contract,
@@ -55,14 +68,14 @@ function idOf(segment: string): string {
   return parsed.success ? parsed.data : segment;
 }
 
-/** Who acted: the ops token, by a fingerprint that names it without revealing it. */
+/** The shared ops token (break-glass), by a fingerprint that names it without revealing it. */
 export function opsActor(token: string): string {
   return `ops-token:${createHash('sha256').update(token).digest('hex').slice(0, 12)}`;
 }
 
 /**
  * Records every ops action that changes something, once it is answered and before the answer
- * leaves: who (the token's fingerprint), what (the route's operationId, the path, the body),
+ * leaves: who (the operator's id, email and role, or the break-glass token's fingerprint), what (the route's operationId, the path, the body),
  * when, the answer, and for actions on an organization the organization before and after.
  * Refused attempts change nothing and are not recorded. Mount after the ops token check.
  */
@@ -73,11 +86,11 @@ export function recordOpsActions(deps: {
    * for an organization that does not exist. Handed in, so the trail depends on no ops module.
    */
   organizationView: (organizationId: string) => Promise<unknown>;
-  opsToken: string;
+  /** Who acts (auth/ops-caller.ts `auditActorOf`), handed in so the trail depends on no auth module. */
+  actorOf: (req: Request) => AuditActor;
   logger: Logger;
   clock: Clock;
 }) {
-  const actor = opsActor(deps.opsToken);
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const method = req.method.toUpperCase();
     if (!WRITE_METHODS.has(method)) return next();
@@ -108,7 +121,7 @@ export function recordOpsActions(deps: {
       const entry: AuditEntryDoc = {
         _id: randomUUID(),
         at: deps.clock(),
-        actor,
+        ...deps.actorOf(req),
         action: matcher.contract.operationId,
         method,
         path: `/ops${req.path}`,
@@ -197,6 +210,7 @@ export async function listAudit(
     limit: number;
     organizationId?: string;
     action?: string;
+    actor?: string;
     from?: string;
     to?: string;
   },
@@ -204,6 +218,11 @@ export async function listAudit(
   const filter: Record<string, unknown> = {};
   if (query.organizationId) filter.organizationId = query.organizationId;
   if (query.action) filter.action = query.action;
+  // An operator by id (`operator:<id>` or the bare id) or by email; a client or the token by its actor.
+  if (query.actor) {
+    const actor = query.actor;
+    filter.$or = [{ actor }, { actor: `operator:${actor}` }, { actorEmail: actor.toLowerCase() }];
+  }
   if (query.from || query.to) {
     filter.at = {
       ...(query.from ? { $gte: new Date(query.from) } : {}),
@@ -227,6 +246,9 @@ export function auditEntryView(entry: AuditEntryDoc) {
     id: entry._id,
     at: entry.at.toISOString(),
     actor: entry.actor,
+    actorKind: (entry.actorKind ?? null) as AuditActorKind | null,
+    actorEmail: entry.actorEmail ?? null,
+    actorRole: entry.actorRole ?? null,
     action: entry.action,
     method: entry.method,
     path: entry.path,

@@ -7,7 +7,6 @@ import {
   type RouteContract,
 } from '@parametric/http';
 import type { NextFunction, Request, Response } from 'express';
-import { principalOf } from './principal';
 
 const DOT_SEGMENT = /(^|\/)(\.|%2e){1,2}(\/|$)/i;
 
@@ -21,12 +20,18 @@ interface Guard {
   first?: string;
 }
 
-/** Every partner route (served here or forwarded) as a method + path pattern and its capability. */
-export function capabilityGuards(routes: readonly RouteContract[]): Guard[] {
+/**
+ * Every route that needs a caller (served here or forwarded) as a method + path pattern and its
+ * capability, one of `known`: the partner API's, or the ops API's (OPS_CAPABILITIES).
+ */
+export function capabilityGuards(
+  routes: readonly RouteContract[],
+  known: readonly string[] = CAPABILITIES,
+): Guard[] {
   return routes
-    .filter((route) => route.auth === 'partner')
+    .filter((route) => route.auth !== 'none')
     .map((route) => {
-      if (!route.capability || !(CAPABILITIES as readonly string[]).includes(route.capability)) {
+      if (!route.capability || !known.includes(route.capability)) {
         throw new Error(`${route.operationId} declares no known capability`);
       }
       const source = route.path
@@ -71,13 +76,18 @@ function guardIndex(guards: readonly Guard[]): (method: string, path: string) =>
 }
 
 /**
- * The capability check for every partner route, in one place before the gateway's own handlers
- * and forwarding: `403 FORBIDDEN` naming the capability the caller's role lacks (`assertCapability`,
- * which `mountRoutes` runs again in the gateway's own routes and in every service). A path that
- * is no partner route is `404` for a caller with a narrower role than `ORG_ADMIN`, so nothing
- * undeclared is reachable with a dashboard token.
+ * The capability check for every partner (or ops) route, in one place before the gateway's own
+ * handlers and forwarding: `403 FORBIDDEN` naming the capability the caller's role lacks
+ * (`assertCapability`, which `mountRoutes` runs again in the gateway's own routes and in every
+ * service). On the partner API a path that is no partner route is `404` for a caller with a
+ * narrower role than `ORG_ADMIN`, so nothing undeclared is reachable with a dashboard token. The
+ * ops API passes `narrowerThan: null`: what it serves besides its contracts (the queue dashboard,
+ * metrics) checks its own capability or needs none beyond a caller.
  */
-export function requireCapability(guards: Guard[] = capabilityGuards(Object.values(PARTNER_ROUTES).flat())) {
+export function requireCapability(
+  guards: Guard[] = capabilityGuards(Object.values(PARTNER_ROUTES).flat()),
+  narrowerThan: readonly string[] | null = CAPABILITIES,
+) {
   const candidatesOf = guardIndex(guards);
   return (req: Request, _res: Response, next: NextFunction): void => {
     // The path checked must be the path served: URL parsers on the way (fetch, proxies) resolve
@@ -87,16 +97,22 @@ export function requireCapability(guards: Guard[] = capabilityGuards(Object.valu
       next(AppError.invalid('Path segments "." and ".." are not allowed'));
       return;
     }
-    const principal = principalOf(req);
     const path = req.path;
     const method = req.method === 'HEAD' ? 'GET' : req.method;
     const guard = candidatesOf(method, path)?.find((g) => g.pattern.test(path));
+    const caller = req.caller;
+    // Only a route that needs none (ops sign-in) is reached without a caller.
+    if (!caller) {
+      if (guard) throw new Error('authentication must run before the capability check');
+      next();
+      return;
+    }
     if (!guard) {
-      const narrower = principal.capabilities.length < CAPABILITIES.length;
+      const narrower = narrowerThan !== null && caller.capabilities.length < narrowerThan.length;
       next(narrower ? new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}`) : undefined);
       return;
     }
-    assertCapability(principal, guard.capability);
+    assertCapability(caller, guard.capability);
     next();
   };
 }

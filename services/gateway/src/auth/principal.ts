@@ -1,4 +1,4 @@
-import { AppError, type Capability, ROLE_CAPABILITIES, type Role, roleHas } from '@parametric/http';
+import { AppError, type PartnerCapability, ROLE_CAPABILITIES, type Role, roleHas } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { ApiKeyDoc } from '../api-keys/model';
@@ -23,7 +23,7 @@ export type Principal =
       kind: 'apiKey';
       organization: OrganizationDoc;
       role: 'ORG_ADMIN';
-      capabilities: readonly Capability[];
+      capabilities: readonly PartnerCapability[];
       keyHash: string;
       /** What the partner rate limit counts against: the organization (`organizationLimitKey`). */
       limitKey: string;
@@ -32,7 +32,7 @@ export type Principal =
       kind: 'user';
       organization: OrganizationDoc;
       role: Role;
-      capabilities: readonly Capability[];
+      capabilities: readonly PartnerCapability[];
       user: UserDoc;
       sessionId: string;
       limitKey: string;

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Ed25519KeyBundle } from '@parametric/ed25519-keys';
-import { CAPABILITIES, type Capability, ROLES, type Role } from '@parametric/http';
+import { CAPABILITIES, type PartnerCapability, ROLES, type Role } from '@parametric/http';
 import { errors, jwtVerify, SignJWT } from 'jose';
 import { z } from 'zod';
 import { type Clock, systemClock } from '../clock';
 
 /**
- * The only audience our tokens carry, and the only one the gateway accepts (docs/api.md,
+ * The audience of dashboard tokens, the only one the partner API accepts (docs/api.md,
  * "Dashboard users and tokens").
  */
 export const DASHBOARD_AUDIENCE = 'dashboard';
@@ -31,7 +31,7 @@ export interface AccessTokenIssuer {
     organizationId: string;
     sessionId: string;
     role: Role;
-    capabilities: readonly Capability[];
+    capabilities: readonly PartnerCapability[];
   }): Promise<{ token: string; expiresIn: number }>;
   /** The claims of a valid token, or undefined for anything else (never throws for bad input). */
   verify(token: string): Promise<AccessClaims | undefined>;
@@ -52,6 +52,48 @@ export function accessTokens(
   keys: Ed25519KeyBundle,
   options: { issuer: string; ttlSeconds: number; clock?: Clock },
 ): AccessTokenIssuer {
+  const core = signedTokens(keys, { ...options, audience: DASHBOARD_AUDIENCE, claims: accessClaimsSchema });
+  return {
+    issue: ({ userId, organizationId, sessionId, role, capabilities }) =>
+      core.issue(userId, { org: organizationId, sid: sessionId, role, caps: [...capabilities] }),
+    verify: core.verify,
+  };
+}
+
+/** The audience of operators' access tokens (ops API only; never accepted on the partner API). */
+export const OPS_AUDIENCE = 'ops';
+
+/** What an operator's access token says: who, which sign-in session. The role is read per request. */
+export const operatorClaimsSchema = z.object({
+  sub: z.uuid(),
+  sid: z.uuid(),
+  jti: z.uuid(),
+  iat: z.number().int(),
+  exp: z.number().int(),
+});
+export type OperatorClaims = z.infer<typeof operatorClaimsSchema>;
+
+/**
+ * Operators' access tokens: the same keys, issuer and checks as dashboard tokens, another
+ * audience, so neither API ever accepts the other's token (one identity core, two audiences).
+ */
+export function operatorTokens(
+  keys: Ed25519KeyBundle,
+  options: { issuer: string; ttlSeconds: number; clock?: Clock },
+) {
+  const core = signedTokens(keys, { ...options, audience: OPS_AUDIENCE, claims: operatorClaimsSchema });
+  return {
+    issue: (operatorId: string, sessionId: string) => core.issue(operatorId, { sid: sessionId }),
+    verify: core.verify,
+  };
+}
+export type OperatorTokens = ReturnType<typeof operatorTokens>;
+
+/** Signing and verifying one audience's tokens, remembering those that verified. */
+function signedTokens<C extends { iat: number; exp: number }>(
+  keys: Ed25519KeyBundle,
+  options: { issuer: string; ttlSeconds: number; clock?: Clock; audience: string; claims: z.ZodType<C> },
+) {
   const clock = options.clock ?? systemClock;
   const byKid = new Map(keys.keys.map((k) => [k.kid, k.publicKey]));
   const maxTokenAge = options.ttlSeconds + 5;
@@ -61,14 +103,14 @@ export function accessTokens(
    * it would fail jose's time checks. Whether its session and user still hold is not a property
    * of the token, and is checked on every request by the caller.
    */
-  const verified = new Map<string, AccessClaims>();
-  const stillInTime = (claims: AccessClaims) => {
+  const verified = new Map<string, C>();
+  const stillInTime = (claims: C) => {
     const now = Math.floor(clock().getTime() / 1000);
     return (
       claims.exp > now - CLOCK_TOLERANCE_SECONDS && now - claims.iat - CLOCK_TOLERANCE_SECONDS <= maxTokenAge
     );
   };
-  const remember = (token: string, claims: AccessClaims) => {
+  const remember = (token: string, claims: C) => {
     if (verified.size >= VERIFIED_TOKENS_KEPT) {
       // The oldest first: Map keeps insertion order.
       const oldest = verified.keys().next();
@@ -77,20 +119,20 @@ export function accessTokens(
     verified.set(token, claims);
   };
   return {
-    async issue({ userId, organizationId, sessionId, role, capabilities }) {
+    async issue(subject: string, claims: Record<string, unknown>) {
       const now = Math.floor(clock().getTime() / 1000);
-      const token = await new SignJWT({ org: organizationId, sid: sessionId, role, caps: [...capabilities] })
+      const token = await new SignJWT(claims)
         .setProtectedHeader({ alg: 'EdDSA', kid: keys.activeKid, typ: 'JWT' })
-        .setSubject(userId)
+        .setSubject(subject)
         .setIssuer(options.issuer)
-        .setAudience(DASHBOARD_AUDIENCE)
+        .setAudience(options.audience)
         .setIssuedAt(now)
         .setExpirationTime(now + options.ttlSeconds)
         .setJti(randomUUID())
         .sign(keys.activePrivateKey);
       return { token, expiresIn: options.ttlSeconds };
     },
-    async verify(token) {
+    async verify(token: string): Promise<C | undefined> {
       const known = verified.get(token);
       if (known) {
         if (stillInTime(known)) return known;
@@ -107,7 +149,7 @@ export function accessTokens(
           },
           {
             algorithms: ['EdDSA'],
-            audience: DASHBOARD_AUDIENCE,
+            audience: options.audience,
             issuer: options.issuer,
             typ: 'JWT',
             requiredClaims: ['sub', 'iat', 'exp', 'jti'],
@@ -116,7 +158,7 @@ export function accessTokens(
             currentDate: clock(),
           },
         );
-        const claims = accessClaimsSchema.safeParse(payload);
+        const claims = options.claims.safeParse(payload);
         if (!claims.success) return undefined;
         remember(token, claims.data);
         return claims.data;

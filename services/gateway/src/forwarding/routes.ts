@@ -1,5 +1,5 @@
 import { OPS_ROUTES } from '@parametric/contracts';
-import { AppError, signContext } from '@parametric/http';
+import { AppError, type OpsCapability, signContext } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import { outbound } from '@parametric/tracing';
 import { type NextFunction, type Request, type Response, Router } from 'express';
@@ -98,14 +98,24 @@ export const FORWARDED_OPS_ROUTES: ReadonlyArray<{ path: RegExp; service: Servic
   service === 'gateway' ? [] : routes.map((route) => ({ path: templatePattern(route.path), service })),
 );
 
-/** Forwards an ops request (the ops token already checked) with a signed ops context. */
+/**
+ * Forwards an ops request (the caller and the route's capability already checked) with a signed
+ * ops context naming the caller's role and capabilities, which the service checks again.
+ */
 export function opsForwardingRoutes(deps: ForwardingDeps): Router {
   const router = Router();
   router.use(async (req: Request, res: Response, next: NextFunction) => {
     const match = FORWARDED_OPS_ROUTES.find((r) => r.path.test(req.path));
     if (!match) return next();
     // issuedAt: the receiving service checks it against its own system clock (libs/http internal-context.ts).
-    const context = { role: 'OPS' as const, requestId: String(req.id), issuedAt: Date.now() };
+    const caller = req.caller;
+    if (!caller) throw new Error('authenticateOps must run before ops forwarding');
+    const context = {
+      role: caller.role,
+      capabilities: caller.capabilities as OpsCapability[],
+      requestId: String(req.id),
+      issuedAt: Date.now(),
+    };
     await forward(req, res, deps.upstreams, {
       service: match.service,
       base: deps.serviceUrls[match.service],

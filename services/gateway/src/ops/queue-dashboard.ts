@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
-import { AppError } from '@parametric/http';
+import { AppError, assertCapability } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import type { Queue } from 'bullmq';
 import { type NextFunction, type Request, type Response, Router } from 'express';
 import type { AuditModel } from '../audit/model';
+import type { AuditActor } from '../audit/trail';
 import type { Clock } from '../clock';
 
 /** Where the dashboard lives on the ops port (behind the ops token, like the rest of `/ops`). */
@@ -24,7 +25,7 @@ export function queueDashboard(deps: {
   queues: Queue[];
   writable: boolean;
   audit: AuditModel;
-  actor: string;
+  actorOf: (req: Request) => AuditActor;
   logger: Logger;
   clock: Clock;
 }): Router {
@@ -38,6 +39,12 @@ export function queueDashboard(deps: {
     options: { uiConfig: { boardTitle: 'Platform queues' } },
   });
   const router = Router();
+  // Reading needs `ops.queues:read` (every ops role); a retry or removal `ops.queues:write` (OPS_ADMIN).
+  router.use((req: Request, _res: Response, next: NextFunction) => {
+    if (!req.caller) throw new Error('authenticateOps must run before the queue dashboard');
+    assertCapability(req.caller, READS.has(req.method) ? 'ops.queues:read' : 'ops.queues:write');
+    next();
+  });
   router.use(deps.writable ? recordActions(deps) : refuseWrites);
   router.use(server.getRouter());
   return router;
@@ -56,7 +63,12 @@ function refuseWrites(req: Request, _res: Response, next: NextFunction): void {
   );
 }
 
-function recordActions(deps: { audit: AuditModel; actor: string; logger: Logger; clock: Clock }) {
+function recordActions(deps: {
+  audit: AuditModel;
+  actorOf: (req: Request) => AuditActor;
+  logger: Logger;
+  clock: Clock;
+}) {
   return (req: Request, res: Response, next: NextFunction): void => {
     if (READS.has(req.method)) {
       next();
@@ -68,7 +80,7 @@ function recordActions(deps: { audit: AuditModel; actor: string; logger: Logger;
         .create({
           _id: randomUUID(),
           at: deps.clock(),
-          actor: deps.actor,
+          ...deps.actorOf(req),
           action: 'opsQueueDashboard',
           method: req.method,
           path: `${QUEUE_DASHBOARD_PATH}${req.path}`,

@@ -3,12 +3,12 @@ import { AppError, ROLE_CAPABILITIES, type Role } from '@parametric/http';
 import type { Logger } from '@parametric/logger';
 import type { Clock } from '../clock';
 import type { AccessTokenIssuer } from '../credentials/access-tokens';
-import { hashPassword, needsRehash, verifyPassword } from '../credentials/passwords';
 import { hashCredential, randomSecret } from '../credentials/secrets';
 import type { OrganizationDoc } from '../organizations/model';
 import type { LoginThrottle } from '../rate-limit/login-throttle';
 import type { GatewayDataAcross, TenantGatewayData } from '../repositories';
 import type { UserDoc } from '../users/model';
+import { badCredentials, badRefresh, checkSignIn, spendRefreshToken, tokensAnswer } from './core';
 import type { SessionEndReason } from './reasons';
 
 export interface SignInDeps {
@@ -35,31 +35,20 @@ export function createSessions(deps: SignInDeps) {
 
 export type Sessions = ReturnType<typeof createSessions>;
 
-const badCredentials = () => AppError.unauthorized('Invalid email or password');
-const badRefresh = () => AppError.unauthorized('Invalid, expired or revoked refresh token; sign in again');
-
 /**
  * Signs a user in. Unknown email, wrong password, invited or deactivated user: one answer,
  * after one scrypt either way, and one failure counted against the account and the address.
  */
 async function login(deps: SignInDeps, input: { email: string; password: string }, clientIp: string) {
   await deps.throttle.assertAllowed(input.email, clientIp);
-  const user = await deps.across.users.findOne({ email: input.email }).lean<UserDoc>();
-  const matches = await verifyPassword(input.password, user?.passwordHash ?? deps.dummyHash);
-  if (!user || !matches || user.status !== 'ACTIVE') {
-    await deps.throttle.recordFailure(input.email, clientIp);
-    throw badCredentials();
-  }
+  const found = await deps.across.users.findOne({ email: input.email }).lean<UserDoc>();
+  const { account: user, rehash } = await checkSignIn(deps, found, input, clientIp);
   const organization = await organizationOf(deps, user.organizationId);
-  await deps.throttle.recordSuccess(input.email);
 
   const tenant = deps.tenantOf(user.organizationId);
   const sessionId = randomUUID();
   const now = deps.clock();
   await tenant.sessions.create({ _id: sessionId, userId: user._id, expiresAt: refreshExpiry(deps, now) });
-  const rehash = needsRehash(user.passwordHash ?? '')
-    ? { passwordHash: await hashPassword(input.password) }
-    : {};
   await tenant.users.updateOne({ _id: user._id }, { $set: { lastLoginAt: now, ...rehash } });
   // The user's other sessions show lastLoginAt (GET /auth/session) from what gateways cached.
   await tenant.authChanged();
@@ -77,19 +66,13 @@ async function refresh(deps: SignInDeps, refreshToken: string) {
   if (!token) throw badRefresh();
   const tenant = deps.tenantOf(token.organizationId);
   const now = deps.clock();
-  const spent = await tenant.refreshTokens.findOneAndUpdate(
-    { _id: tokenHash, spentAt: null },
-    { $set: { spentAt: now } },
-  );
-  if (!spent) {
+  await spendRefreshToken(tenant.refreshTokens, token, now, async () => {
     await endSession(tenant, token.sessionId, 'REFRESH_TOKEN_REUSED', now);
     deps.logger.warn(
       { userId: token.userId, organizationId: token.organizationId, sessionId: token.sessionId },
       'a spent refresh token was presented again: session revoked',
     );
-    throw AppError.unauthorized('This refresh token was already used; the session is revoked, sign in again');
-  }
-  if (token.expiresAt.getTime() <= now.getTime()) throw badRefresh();
+  });
   const [session, user] = await Promise.all([
     tenant.sessions.findById(token.sessionId).lean(),
     tenant.users.findById(token.userId).lean<UserDoc>(),
@@ -168,11 +151,5 @@ async function issueTokens(
     role,
     capabilities: ROLE_CAPABILITIES[role],
   });
-  return {
-    accessToken: access.token,
-    tokenType: 'Bearer' as const,
-    expiresIn: access.expiresIn,
-    refreshToken,
-    refreshExpiresIn: deps.refreshTtlSeconds,
-  };
+  return tokensAnswer(access, refreshToken, deps.refreshTtlSeconds);
 }

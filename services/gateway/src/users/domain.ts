@@ -43,7 +43,8 @@ const emailTaken = () =>
     { field: 'email', message: 'is already used by a dashboard user' },
   ]);
 
-function newInvitation(deps: UsersDeps) {
+/** A one-time invitation token, its HMAC (what is stored) and its expiry; operators' too. */
+export function newInvitation(deps: Pick<UsersDeps, 'pepper' | 'clock' | 'invitationTtlSeconds'>) {
   const token = randomSecret('piv');
   return {
     token,
@@ -178,7 +179,7 @@ async function updateUser(deps: UsersDeps, tenant: TenantGatewayData, userId: st
   return userView(updated);
 }
 
-const invalidInvitation = () =>
+export const invalidInvitation = () =>
   AppError.invalid('The invitation token is not valid', [
     { field: 'token', message: 'is unknown, already used, replaced by a newer invitation, or expired' },
   ]);

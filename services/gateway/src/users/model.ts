@@ -3,6 +3,20 @@ import { USER_STATUSES } from '@parametric/contracts';
 import { ROLES } from '@parametric/http';
 import { type Connection, type InferSchemaType, type Model, Schema } from 'mongoose';
 
+/**
+ * What every person who signs in with a password has, a dashboard user or an operator
+ * (operators/model.ts): status, the password only as a scrypt hash, the invitation.
+ */
+export const personFields = {
+  status: { type: String, required: true, enum: USER_STATUSES, default: 'INVITED' },
+  passwordHash: { type: String, default: null },
+  /** HMAC of the one-time invitation token while INVITED; cleared once redeemed. */
+  invitationHash: { type: String, default: null },
+  invitationExpiresAt: { type: Date, default: null },
+  lastLoginAt: { type: Date, default: null },
+  deactivatedAt: { type: Date, default: null },
+} as const;
+
 /** Dashboard users: many per organization; the password only as a scrypt hash. */
 const userSchema = new Schema(
   {
@@ -11,13 +25,7 @@ const userSchema = new Schema(
     email: { type: String, required: true },
     name: { type: String, required: true },
     role: { type: String, required: true, enum: ROLES },
-    status: { type: String, required: true, enum: USER_STATUSES, default: 'INVITED' },
-    passwordHash: { type: String, default: null },
-    /** HMAC of the one-time invitation token while INVITED; cleared once redeemed. */
-    invitationHash: { type: String, default: null },
-    invitationExpiresAt: { type: Date, default: null },
-    lastLoginAt: { type: Date, default: null },
-    deactivatedAt: { type: Date, default: null },
+    ...personFields,
   },
   { timestamps: true, versionKey: false },
 );
