@@ -10,7 +10,7 @@ import type { Connection, Model } from 'mongoose';
  */
 
 // biome-ignore lint/suspicious/noExplicitAny: any model of any document type; only its schema and collection are read.
-export type IndexedModel = Model<any>;
+export type IndexedModel = Model<any, any, any, any>;
 
 /** The options that make two indexes on the same keys behave differently. */
 const COMPARED_OPTIONS = [

@@ -1,5 +1,6 @@
 import { createLogger } from '@parametric/logger';
 import { parseExposition } from '@parametric/metrics';
+import type { IndexedModel } from '@parametric/mongo';
 import {
   captureLogs,
   eventually,
@@ -13,7 +14,7 @@ import { migrate, type PlatformConfig, type ServiceDeclaration, startService } f
 
 const receipts = new Schema({ organizationId: String, reference: String });
 receipts.index({ organizationId: 1, reference: 1 }, { unique: true });
-const receiptModels = (connection: Connection) => [
+const receiptModels = (connection: Connection): IndexedModel[] => [
   connection.models.Receipt ?? connection.model('Receipt', receipts, 'receipts'),
 ];
 
