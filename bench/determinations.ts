@@ -17,7 +17,9 @@
  *   platform's CPU per determination (CPU of every platform process over the round: services,
  *   MongoDB, Redis; not this load generator nor the receivers), and beside them the bare rate of
  *   RFC 8785 canonicalization + SHA-256 + Ed25519 in this process. A sample is read back through
- *   the partner API and verified with the published JWKS.
+ *   the partner API and verified with the published JWKS. Each round is followed by the same
+ *   round against the day's design floor (bench/support/floor-day.ts: the same hops and stores,
+ *   its own MongoDB and Redis), and both are printed with their ratio.
  * - `tier2` (target 2): PAYOUTS (2,000) triggered Tier 2 determinations at once → PAYOUTS payouts
  *   COMPLETED, each paid exactly once: the simulator's B2C log has one accepted request per payout
  *   under the payout's own id, no id twice. The pace is the B2C log's over the saturated window
