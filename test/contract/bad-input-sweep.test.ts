@@ -87,6 +87,7 @@ function realParams(route: RouteContract, api: 'partner' | 'ops'): Record<string
     payments: path.startsWith('/payments/quotes') ? o.quoteId : o.paymentId,
     payouts: o.payoutId,
     determinations: o.determinationId,
+    operators: operatorId,
     organizations: path.includes('/webhook/deliveries/')
       ? o.deliveryId
       : path.startsWith('/organizations/me/users')
@@ -151,6 +152,12 @@ function validBody(route: RouteContract): unknown {
     opsRecordLicence: { market: 'KE', licenceNumber: 'IRA/2026/0042', expiresAt: '2099-06-30T00:00:00Z' },
     opsRecordCapacity: { amount: 10_000_000, currency: 'KES', solvencyAttestedUntil: '2099-06-30T00:00:00Z' },
     opsOriginatePayout: { determinationId: o.determinationId },
+    opsCreateOperator: { email: 'sweep-operator@insurer.example', role: 'SUPPORT' },
+    opsUpdateOperator: { role: 'FINANCE' },
+    opsAcceptInvitation: { token: 'no-such-invitation-token', password: 'maize-harvest-2026-long' },
+    opsLogin: { email: 'nobody@insurer.example', password: 'maize-harvest-2026-long' },
+    opsRefreshSession: { refreshToken: 'no-such-refresh-token' },
+    opsLogout: { refreshToken: 'no-such-refresh-token' },
     opsIngestDetermination: assessment({ policyId: o.activePolicyId }),
     opsIngestDeterminationBatch: { items: [assessment({ policyId: o.activePolicyId })] },
   };
@@ -362,7 +369,7 @@ function casesFor({ route, api }: SweptRoute): fc.Arbitrary<Case> {
           ],
           ['the key as a bearer token', { 'x-api-key': null, authorization: `Bearer ${o.apiKey}` }],
         ]
-      : api === 'ops'
+      : api === 'ops' && route.auth !== 'none'
         ? [
             ['no token', { authorization: null }],
             ['a wrong token', { authorization: 'Bearer wrong-ops-token-0123456789abcdef' }],
@@ -471,6 +478,7 @@ function problemsWith(route: RouteContract, c: Case, answer: Answer, written: st
 }
 
 let baseline: Map<string, string>;
+let operatorId: string;
 
 beforeAll(async () => {
   mongo = await MongoClient.connect(testMongoUrl());
@@ -501,6 +509,15 @@ beforeAll(async () => {
     };
   });
   o = await own();
+  // An operator for the ops routes that name one (`/operators/{id}`): operators are the insurer's
+  // people, not an organization's resources, so ownEveryResource has none.
+  const invited = await fetch(`${p.gateway.gateway.opsUrl}/operators`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${OPS_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'sweep-target@insurer.example', role: 'SUPPORT' }),
+  });
+  if (invited.status !== 201) throw new Error(`inviting the sweep's operator: ${invited.status}`);
+  operatorId = ((await invited.json()) as { data: { operator: { id: string } } }).data.operator.id;
   baseline = await quiet();
 }, 90_000);
 
