@@ -84,7 +84,7 @@ describe('npm start --data-dir', () => {
     expect(running.output()).toContain(`kept in ${dir} across restarts`);
     const demoId = banner(running, /Demo organization: +Demo Co-op, id (\S+)/);
     const demoKey = banner(running, /x-api-key: ([^;\s]+);/);
-    const opsToken = banner(running, /Authorization: Bearer ([^)\s]+)\)/);
+    const opsToken = banner(running, /Authorization: Bearer ([^);\s]+)[);]/);
     const registryAddress = banner(running, /PolicyRegistry at (0x[0-9a-fA-F]{40})/);
     const jwksBefore = (await (await fetch(`${api}/.well-known/jwks.json`)).json()) as { keys: unknown[] };
     const registered = await call(
@@ -122,7 +122,7 @@ describe('npm start --data-dir', () => {
     running = await bootPlatform(env, { args: ['--data-dir', dir], detached: true });
     expect(banner(running, /Demo organization: +Demo Co-op, id (\S+)/)).toBe(demoId);
     expect(banner(running, /x-api-key: ([^;\s]+);/)).toBe(demoKey);
-    expect(banner(running, /Authorization: Bearer ([^)\s]+)\)/)).toBe(opsToken);
+    expect(banner(running, /Authorization: Bearer ([^);\s]+)[);]/)).toBe(opsToken);
     expect(banner(running, /PolicyRegistry at (0x[0-9a-fA-F]{40})/)).toBe(registryAddress);
     expect(running.output()).toContain('(kept; state in');
     expect((await fetch(`${api}/.well-known/jwks.json`).then((r) => r.json())) as unknown).toEqual(

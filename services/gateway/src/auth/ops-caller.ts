@@ -3,7 +3,6 @@ import { AppError, OPS_CAPABILITIES, type OpsCapability } from '@parametric/http
 import type { NextFunction, Request, Response } from 'express';
 import { opsActor } from '../audit/trail';
 import { sameSecret } from '../credentials/secrets';
-import type { Operators } from '../operators/domain';
 
 /**
  * Who calls the ops API (issue 25; docs/ops.md, "Operators and roles"): an operator signed in
@@ -38,7 +37,12 @@ export interface OpsAuthDeps {
   opsToken: string;
   /** Whether the shared token is accepted: always outside production, else only with OPS_BREAK_GLASS. */
   breakGlassAllowed: boolean;
-  operators: Pick<Operators, 'resolve'>;
+  /**
+   * An operator's access token to the operator, while they and their session are active
+   * (`createOperators(…).resolve`, operators/domain.ts). Declared here, not imported, so that
+   * authentication does not depend on the operators' rules above it.
+   */
+  operators: { resolve(token: string): Promise<{ _id: string; email: string; role: string } | undefined> };
   refused: (reason: OpsRefusal) => void;
   /** Hears every request the shared token makes (the break-glass metric). */
   breakGlassUsed: () => void;
