@@ -333,11 +333,12 @@ async function determinations(): Promise<void> {
       };
     });
     await stored.insertMany(docs as never);
+    const freshAt = new Map(fresh.map((f, at) => [f.item, at]));
     res.status(200).json({
       data: {
         summary: { created: docs.length },
         results: items.map((item, i) => {
-          const at = fresh.findIndex((f) => f.item === item);
+          const at = freshAt.get(item) ?? -1;
           return at < 0
             ? { status: claims.has(i) ? 409 : 404 }
             : {
