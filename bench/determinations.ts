@@ -244,7 +244,7 @@ Drought day: ${TOTAL.toLocaleString('en')} determinations, ${ORGANIZATIONS} orga
 }
 
 function burstLine(label: string, b: PayoutBurst, b2cPerSecond: number): string {
-  return `${label}: ${b.completed}/${b.payouts} payouts COMPLETED (${b.failed} FAILED) after ${b.seconds.toFixed(1)} s (ingest answered after ${b.ingestSeconds.toFixed(1)} s); B2C accepted ${b.b2c.accepted}, ids repeated ${b.b2c.repeatedIds}, unmatched ${b.b2c.unmatched}; ${b.b2c.rate.toFixed(2)}/s over ${b.b2c.windowSeconds.toFixed(1)} s (max ${b2cPerSecond}/s, peak second ${b.b2c.peakPerSecond}); platform CPU ${(sumOf(b.cpu) / 1000).toFixed(2)} ms per payout`;
+  return `${label}: ${b.completed}/${b.payouts} payouts COMPLETED (${b.failed} FAILED) after ${b.seconds.toFixed(1)} s (ingest answered after ${b.ingestSeconds.toFixed(1)} s); B2C accepted ${b.b2c.accepted}, ids repeated ${b.b2c.repeatedIds}, unmatched ${b.b2c.unmatched}; ${b.b2c.rate.toFixed(2)}/s over ${b.b2c.windowSeconds.toFixed(1)} s (max ${b2cPerSecond}/s, peak second ${b.b2c.peakPerSecond}; refused by the spike arrest ${b.b2c.throttled}); platform CPU ${(sumOf(b.cpu) / 1000).toFixed(2)} ms per payout`;
 }
 
 async function tier2(): Promise<void> {

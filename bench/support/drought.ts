@@ -274,15 +274,18 @@ export interface B2cLog {
   windowSeconds: number;
   /** (accepted − 1) ÷ window. */
   rate: number;
+  /** Daraja requests refused by the spike arrest (more than the allowed in the last second). */
+  throttled: number;
   /** The most accepted in one wall-clock second. */
   peakPerSecond: number;
 }
 
 /** The simulator's log of B2C requests since `sinceSeq`, held against the payouts made. */
 export function b2cLog(platform: Platform, sinceSeq: number, payoutIds: string[]): B2cLog {
-  const requests = (platform.simulator?.requests() ?? []).filter(
-    (r) => r.seq > sinceSeq && r.path === B2C_PATH && r.status === 200,
-  );
+  const logged = (platform.simulator?.requests() ?? []).filter((r) => r.seq > sinceSeq);
+  const requests = logged.filter((r) => r.path === B2C_PATH && r.status === 200);
+  // The bench injects no faults, so a 500 from the simulator is its spike arrest (500.003.02).
+  const throttled = logged.filter((r) => r.status === 500).length;
   const ids = requests.map((r) => (r.body as { OriginatorConversationID: string }).OriginatorConversationID);
   const distinct = new Set(ids);
   const payouts = new Set(payoutIds);
@@ -299,6 +302,7 @@ export function b2cLog(platform: Platform, sinceSeq: number, payoutIds: string[]
     unmatched,
     windowSeconds,
     rate: windowSeconds > 0 ? (requests.length - 1) / windowSeconds : 0,
+    throttled,
     peakPerSecond: Math.max(0, ...perSecond.values()),
   };
 }

@@ -116,7 +116,10 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   const b2cPerSecond = options.b2cPerSecond ?? 20;
   const [mongo, redis, chain] = await Promise.all([startLocalMongo(), startLocalRedis(), startLocalChain()]);
   const simulator = options.payments
-    ? await startMpesaSimulator({ ...MPESA, callbackDelayMs: 50 })
+    ? // Daraja's spike arrest at the very limit payments paces itself to: a request beyond it is
+      // refused (THROTTLED, services/payments/src/provider/errors.ts) and retried later, so a
+      // pacing that bursts above the limit shows up as a slower pace, as it would in production.
+      await startMpesaSimulator({ ...MPESA, callbackDelayMs: 50, maxRequestsPerSecond: b2cPerSecond })
     : undefined;
   const rates = options.payments ? await startRateSimulator() : undefined;
   const children: ChildProcess[] = [];

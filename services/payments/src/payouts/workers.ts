@@ -84,6 +84,19 @@ async function retryLater(job: Job, token: string | undefined, budgetMs: number,
   throw new DelayedError();
 }
 
+/**
+ * BullMQ's limiter for `maxPerSecond` Daraja requests: one job start per `1000 / maxPerSecond` ms
+ * rather than `maxPerSecond` starts per second. BullMQ counts starts in fixed windows, so
+ * `maxPerSecond` per 1000 ms lets a burst of twice that through across a window's edge, and
+ * Daraja's spike arrest counts the requests of the last second: the excess is refused
+ * (`THROTTLED`) and backed off (attempt.ts), which slows the very payouts it was meant to speed
+ * (docs/performance.md, "Tier 2 against Daraja's spike arrest"). Evenly spaced starts keep every
+ * second at the limit, give or take one start at a window's edge.
+ */
+export function darajaPacing(maxPerSecond: number): { max: number; duration: number } {
+  return { max: 1, duration: Math.ceil(1000 / maxPerSecond) };
+}
+
 /** `payout-attempts`: B2C sends and Transaction Status checks, rate-limited to what Daraja allows. */
 export function startAttemptWorker(
   options: WorkerBase & { deps: AttemptDeps; concurrency: number; maxPerSecond: number },
@@ -102,7 +115,7 @@ export function startAttemptWorker(
       connection: options.connection,
       prefix: options.prefix,
       concurrency: options.concurrency,
-      limiter: { max: options.maxPerSecond, duration: 1000 },
+      limiter: darajaPacing(options.maxPerSecond),
       onError: (err) => logger.warn({ err: err.message }, 'payout-attempts worker: Redis error'),
     },
   );
