@@ -96,6 +96,8 @@ async function main(): Promise<void> {
       freePort(),
     ]);
     const shared = serviceEnv(mongo.url, redis.url);
+    // The duty floor hashes API keys with the gateway's own pepper.
+    const pepper = randomBytes(24).toString('hex');
     const webhooksProcess = startProcess('services/webhooks/src/main.ts', {
       ...shared,
       WEBHOOKS_HOST: '127.0.0.1',
@@ -109,7 +111,7 @@ async function main(): Promise<void> {
       GATEWAY_PORT: String(gatewayPort),
       OPS_PORT: String(opsPort),
       OPS_TOKEN: randomBytes(24).toString('hex'),
-      API_KEY_PEPPER: randomBytes(24).toString('hex'),
+      API_KEY_PEPPER: pepper,
       WEBHOOKS_URL: `http://127.0.0.1:${webhooksPort}`,
       // Every request still goes through the Redis limiter; the budgets are just too big to hit.
       RATE_LIMIT_POINTS: '1000000000',
@@ -172,17 +174,37 @@ async function main(): Promise<void> {
       FLOOR_ORGANIZATION_ID: organization.id,
       FLOOR_ME_BODY: sameJson,
     });
-    children.push(floorProcess);
+    // The same floor with the per-request duties on (docs/performance.md, "The duty floor").
+    const dutiesPort = await freePort();
+    const dutiesProcess = startProcess('bench/support/floor-gateway.ts', {
+      ...process.env,
+      PORT: String(dutiesPort),
+      REDIS_URL: redis.url,
+      RATE_LIMIT_POINTS: '1000000000',
+      FLOOR_ORGANIZATION_ID: organization.id,
+      FLOOR_ME_BODY: sameJson,
+      FLOOR_DUTIES: '1',
+      FLOOR_API_KEY_PEPPER: pepper,
+      FLOOR_API_KEY: organization.apiKey,
+    });
+    children.push(floorProcess, dutiesProcess);
     const floor = `http://127.0.0.1:${floorPort}`;
-    await waitReady([floorPort]);
+    const duties = `http://127.0.0.1:${dutiesPort}`;
+    await waitReady([floorPort, dutiesPort]);
     assertSameBody(
       'GET /api/organizations/me',
       sameJson,
       await (await fetch(`${floor}/api/organizations/me`, { headers: key })).text(),
     );
+    assertSameBody(
+      'GET /api/organizations/me (duty floor)',
+      sameJson,
+      await (await fetch(`${duties}/api/organizations/me`, { headers: key })).text(),
+    );
     await assertOnePointEach(redis.url, organization.id, {
       gateway: () => fetch(`${api}/organizations/me`, { headers: key }),
       floor: () => fetch(`${floor}/api/organizations/me`, { headers: key }),
+      'duty floor': () => fetch(`${duties}/api/organizations/me`, { headers: key }),
     });
 
     // The other organizations, registered as partners do, and every key used once (warm).
@@ -216,6 +238,9 @@ async function main(): Promise<void> {
     const floored: Load[] = [];
     const floorCpu: Array<Record<string, number>> = [];
     const floorPids = { bench: process.pid, floor: floorProcess.pid, redis: redis.pid };
+    const dutied: Load[] = [];
+    const dutiesCpu: Array<Record<string, number>> = [];
+    const dutiesPids = { bench: process.pid, floor: dutiesProcess.pid, redis: redis.pid };
     for (let round = 0; round < ROUNDS; round++) {
       // Alternate so that machine noise hits every side alike.
       const keyed = await cpuPerRequest(pids, () => load(`${api}/organizations/me`, () => key));
@@ -224,6 +249,11 @@ async function main(): Promise<void> {
       const atFloor = await cpuPerRequest(floorPids, () => load(`${floor}/api/organizations/me`, () => key));
       floored.push(atFloor.result);
       floorCpu.push(atFloor.perRequest);
+      const atDuties = await cpuPerRequest(dutiesPids, () =>
+        load(`${duties}/api/organizations/me`, () => key),
+      );
+      dutied.push(atDuties.result);
+      dutiesCpu.push(atDuties.perRequest);
       bearer.push(await load(`${api}/organizations/me`, () => ({ authorization: `Bearer ${accessToken}` })));
       const plain = await cpuPerRequest({ bench: process.pid, bare: bareProcess.pid }, () =>
         load(`${bare}/me`, () => ({})),
@@ -326,6 +356,7 @@ async function main(): Promise<void> {
         p99Within: 1.5,
         platform: { loads: gateway, cpu },
         floor: { loads: floored, cpu: floorCpu },
+        duties: { loads: dutied, cpu: dutiesCpu },
         bare: { loads: baseline, cpu: bareCpu },
       }),
     ]);

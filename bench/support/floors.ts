@@ -69,6 +69,8 @@ export function againstFloor(options: {
   p99Within?: number;
   platform: SideRounds;
   floor: SideRounds;
+  /** The floor plus the per-request duties (bench/support/floor-gateway.ts `FLOOR_DUTIES`), when measured. */
+  duties?: SideRounds;
   bare: SideRounds;
 }): BenchFigure[] {
   const { benchmark, path, connections, minShare, p99Within } = options;
@@ -85,6 +87,7 @@ export function againstFloor(options: {
   const sides = [
     ['platform', options.platform],
     ['floor', options.floor],
+    ...(options.duties ? ([['floor + duties', options.duties]] as const) : []),
     ['bare express', options.bare],
   ] as const;
   const rounds = options.platform.loads.length;
@@ -151,5 +154,33 @@ export function againstFloor(options: {
       ratio: rps(options.floor) / rps(options.bare),
     },
   );
+  const { duties } = options;
+  if (duties)
+    figures.push(
+      {
+        benchmark,
+        figure: `${figure}, the duty floor's throughput (design floor + per-request duties) vs the design floor`,
+        value: rps(duties),
+        unit: 'req/s',
+        baseline: rps(options.floor),
+        ratio: rps(duties) / rps(options.floor),
+      },
+      {
+        benchmark,
+        figure: `${figure}, throughput vs the duty floor`,
+        value: rps(options.platform),
+        unit: 'req/s',
+        baseline: rps(duties),
+        ratio: rps(options.platform) / rps(duties),
+      },
+      {
+        benchmark,
+        figure: `${figure}, CPU per request (all processes) vs the duty floor`,
+        value: cpuTotal(options.platform.cpu),
+        unit: 'µs',
+        baseline: cpuTotal(duties.cpu),
+        ratio: cpuTotal(options.platform.cpu) / cpuTotal(duties.cpu),
+      },
+    );
   return figures;
 }
