@@ -391,7 +391,7 @@ export interface SweepTicks {
   everyMs: number;
   /** Ticks that ran (a completed or failed job each). */
   ticks: number;
-  /** The most runs one tick had (its job's attempts started). */
+  /** The most attempts of one tick that ran without an error before the next (retries after an error aside). */
   maxRunsPerTick: number;
   /** The shortest time between two consecutive ticks that ran (a tick run twice would show < everyMs). */
   minGapMs: number;
@@ -416,7 +416,17 @@ export async function sweepTicks(platform: Platform, queues: string[]): Promise<
           const id = String(job.id);
           if (!id.startsWith(`repeat:${s.key}:`)) continue;
           const tick = Number(id.slice(`repeat:${s.key}:`.length));
-          runs.set(tick, (runs.get(tick) ?? 0) + Math.max(1, job.attemptsStarted ?? job.attemptsMade));
+          const started = Math.max(1, job.attemptsStarted ?? job.attemptsMade);
+          // A tick started again after an attempt that failed is BullMQ's retry (each failed
+          // attempt's error is kept in the job's stacktrace); one started again without an error
+          // before it, after a lost lock (a stall) or beside another worker, ran twice.
+          const errors = (job.stacktrace ?? []).length;
+          const ranTwice = started - errors;
+          runs.set(tick, (runs.get(tick) ?? 0) + Math.max(1, ranTwice));
+          if (started > 1)
+            console.log(
+              `  sweep ${s.key} tick ${new Date(tick).toISOString()}: ${started} attempts, ${errors} of them failed: ${JSON.stringify((job.stacktrace ?? []).map((t) => t.split('\n')[0]))}`,
+            );
         }
         const ticks = [...runs.keys()].sort((a, b) => a - b);
         const gaps = ticks.slice(1).map((t, i) => t - (ticks[i] as number));
