@@ -7,7 +7,7 @@ import {
   setWebhook,
 } from '@parametric/contracts';
 import { type Binding, implement, ok } from '@parametric/http';
-import { getDelivery, listDeliveries, retryDelivery } from './deliveries/domain';
+import { getDelivery, listDeliveries, releaseWaiting, retryDelivery } from './deliveries/domain';
 import type { Deliverer } from './delivery/deliverer';
 import { rotateSigningSecret, type SecretKeys, setWebhookUrl, webhookConfig } from './endpoints/domain';
 import type { TenantWebhooks } from './repositories';
@@ -23,9 +23,11 @@ export interface PartnerContext {
 
 /** Partner routes (behind the gateway's signed context), declared in libs/contracts/src/webhooks.ts. */
 export const webhookRoutes: Binding<PartnerContext>[] = [
-  implement(setWebhook, async ({ body }, { tenant, keys, endpointChanged }) => {
+  implement(setWebhook, async ({ body }, { tenant, keys, endpointChanged, deliverer }) => {
     const config = await setWebhookUrl(tenant, body.url, keys);
     await endpointChanged();
+    // The events recorded while there was no URL go to this one now (docs/webhooks.md).
+    await releaseWaiting(tenant, deliverer);
     return ok(config);
   }),
   implement(getWebhook, async (_input, { tenant, keys }) => ok(await webhookConfig(tenant, keys))),

@@ -3,9 +3,10 @@ import { createWorker } from '@parametric/queue';
 import { type ServiceDeclaration, startService } from '@parametric/runtime';
 import type { Express } from 'express';
 import type { WebhooksConfig } from './config';
+import { releaseWaiting } from './deliveries/domain';
 import { createEventConsumer } from './delivery/consumer';
 import { createDeliverer } from './delivery/deliverer';
-import { createEndpointCache } from './delivery/endpoints';
+import { createEndpointCache, endpointReader } from './delivery/endpoints';
 import { deliveryMetrics } from './delivery/metrics';
 import { startReconciler } from './delivery/reconciler';
 import { createSender } from './delivery/send';
@@ -93,11 +94,17 @@ export const webhooksService: ServiceDeclaration<
         },
       },
       workers: () => {
+        const waitingForUrl = {
+          storedEndpoints: endpointReader(endpoints).readMany,
+          releaseWaiting: (organizationId: string) =>
+            releaseWaiting(repositories.forOrganization(organizationId), deliverer),
+        };
         const consume = createEventConsumer({
           deliveries,
           endpoints: endpointCache,
           deliverer,
           metrics: delivered,
+          ...waitingForUrl,
         });
         reconciler = startReconciler({
           deliveries,
@@ -105,6 +112,7 @@ export const webhooksService: ServiceDeclaration<
           logger,
           intervalMs: config.RECONCILE_INTERVAL_MS,
           graceMs: config.RECONCILE_GRACE_MS,
+          ...waitingForUrl,
         });
         const started = reconciler;
         return [

@@ -58,12 +58,13 @@ describe('events consumed in batches', () => {
           expect(found).toHaveLength(1);
           return found;
         },
-        { message: 'the FAILED row of the organization without a URL' },
+        { message: 'the waiting row of the organization without a URL' },
       );
       expect(orphanRow).toMatchObject({
-        status: 'FAILED',
+        status: 'PENDING',
         attempts: 0,
-        lastError: 'No webhook URL configured',
+        nextAttemptAt: null,
+        lastError: 'No webhook URL configured yet: delivered once one is set',
       });
     } finally {
       await receiver.close();

@@ -173,31 +173,98 @@ describe('webhook delivery', () => {
     }
   });
 
-  it('records an event for an organization without a webhook URL as FAILED, and delivers it on retry once a URL is set', async () => {
+  it('keeps an event emitted before any webhook URL waiting, and delivers it once a URL is set, without a retry', async () => {
     const org = await p.gateway.register();
     await p.emitKybEvent(org.id);
     const rows = await waitForRows(p, org.id, 1);
-    expect(rows[0]).toMatchObject({ status: 'FAILED', attempts: 0, lastError: 'No webhook URL configured' });
-
+    expect(rows[0]).toMatchObject({
+      status: 'PENDING',
+      attempts: 0,
+      nextAttemptAt: null,
+      lastError: 'No webhook URL configured yet: delivered once one is set',
+    });
+    const waiting = await p.gateway.api('GET', '/organizations/me/webhook/deliveries', { key: org.apiKey });
+    expect(waiting.body.data.deliveries).toEqual([
+      expect.objectContaining({ id: rows[0]?._id, status: 'PENDING', attempts: 0, url: null }),
+    ]);
+    // Nothing is attempted while there is no URL, and a manual retry still needs one.
+    expect(await p.webhooks.reconcile()).toBe(0);
     const noUrl = await p.gateway.api('POST', `/organizations/me/webhook/deliveries/${rows[0]?._id}/retry`, {
       key: org.apiKey,
     });
     expect(noUrl.status).toBe(400);
     expect(noUrl.body.error.code).toBe('INVALID_INPUT');
 
-    const put = await p.gateway.api('PUT', '/organizations/me/webhook', {
-      key: org.apiKey,
-      body: { url: p.receiver.url },
-    });
-    p.receiver.setSecret(put.body.data.secret);
-    const retried = await p.gateway.api(
-      'POST',
-      `/organizations/me/webhook/deliveries/${rows[0]?._id}/retry`,
-      { key: org.apiKey },
-    );
-    expect(retried.status).toBe(200);
-    const got = await p.receiver.waitFor((d) => d.deliveryId === rows[0]?._id);
-    expect(got.verified).toBe(true);
+    // The secret exists only once the URL is set, and the delivery goes at once: the receiver
+    // answers 200 to anything and the test verifies the signature with the PUT's secret.
+    const receiver = await startWebhookReceiver({ respond: () => ({ status: 200 }) });
+    try {
+      const put = await p.gateway.api('PUT', '/organizations/me/webhook', {
+        key: org.apiKey,
+        body: { url: receiver.url },
+      });
+      expect(put.status).toBe(200);
+      const got = await receiver.waitFor((d) => d.deliveryId === rows[0]?._id);
+      expect(
+        verifyWebhook({
+          rawBody: Buffer.from(got.rawBody),
+          headers: got.headers,
+          secret: put.body.data.secret,
+        }),
+      ).toMatchObject({ ok: true });
+      expect((got.body as Envelope).event).toBe('kyb.verified');
+      const row = await p.waitForRow(rows[0]?._id as string, (r) => r.status === 'DELIVERED');
+      expect(row).toMatchObject({ attempts: 1, cycle: 0, responseStatus: 200, lastError: null });
+      // Setting the URL again starts nothing twice.
+      await p.gateway.api('PUT', '/organizations/me/webhook', {
+        key: org.apiKey,
+        body: { url: receiver.url },
+      });
+      expect(await p.webhooks.reconcile()).toBe(0);
+      expect(receiver.received.filter((d) => d.deliveryId === rows[0]?._id)).toHaveLength(1);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('the reconciler starts a delivery still waiting for a URL the organization already has (a release cut short)', async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      const org = await p.connectedOrg(receiver);
+      const id = '3f2b8c1e-5d4a-4e6f-9a7b-2c1d0e9f8a7b';
+      const body = JSON.stringify({
+        id,
+        event: 'kyb.verified',
+        createdAt: new Date().toISOString(),
+        data: { organizationId: org.id, kybStatus: 'VERIFIED' },
+      });
+      // Recorded while there was no URL, older than the reconciler's grace; the URL's request
+      // died before releasing it.
+      const longAgo = new Date(Date.now() - 60 * 60_000);
+      await p.db.collection('webhook_deliveries').insertOne({
+        _id: id as never,
+        organizationId: org.id,
+        event: 'kyb.verified',
+        body,
+        url: null,
+        status: 'PENDING',
+        attempts: 0,
+        cycle: 0,
+        responseStatus: null,
+        lastError: 'No webhook URL configured yet: delivered once one is set',
+        deliveredAt: null,
+        nextAttemptAt: null,
+        createdAt: longAgo,
+        updatedAt: longAgo,
+      });
+      expect(await p.webhooks.reconcile()).toBe(1);
+      const got = await receiver.waitFor((d) => d.deliveryId === id);
+      expect(got.verified).toBe(true);
+      expect(got.rawBody).toBe(body);
+      expect((await p.waitForRow(id, (r) => r.status === 'DELIVERED')).attempts).toBe(1);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it("answers 404 for another organization's delivery and changes nothing", async () => {

@@ -5,6 +5,49 @@ import { type AttemptRecord, attemptView } from './attempts';
 import { type DeliveryDoc, type DeliveryStatus, deliveryView } from './model';
 
 /**
+ * A delivery recorded while its organization had no webhook URL (docs/webhooks.md, "Events
+ * before a URL is set"): `PENDING`, never attempted, no attempt due. It waits for the first URL,
+ * which starts it (`releaseWaiting`), instead of being `FAILED` and lost unless retried by hand.
+ */
+export const WAITING_FOR_URL = { status: 'PENDING', attempts: 0, nextAttemptAt: null } as const;
+export const WAITING_FOR_URL_ERROR = 'No webhook URL configured yet: delivered once one is set';
+
+/** How many waiting deliveries one read releases; an organization's backlog goes page by page. */
+const RELEASE_PAGE = 500;
+
+/**
+ * Starts the organization's deliveries that waited for a URL, now that it has one: each is made
+ * due now (a conditional update, so two releases racing start it once) and its first attempt
+ * queued. Answers how many it started. A crash or a Redis failure after the update leaves rows
+ * due and unqueued, which the reconciler queues (delivery/reconciler.ts); a crash before it
+ * leaves them waiting, which its next pass releases (`releaseWaitingAcross`).
+ */
+export async function releaseWaiting(
+  tenant: TenantWebhooks,
+  deliverer: Pick<Deliverer, 'schedule'>,
+  now: () => Date = () => new Date(),
+): Promise<number> {
+  let released = 0;
+  for (;;) {
+    const page = await tenant.deliveries
+      .find(WAITING_FOR_URL)
+      .select({ _id: 1, cycle: 1 })
+      .limit(RELEASE_PAGE)
+      .lean<Array<Pick<DeliveryDoc, '_id' | 'cycle'>>>();
+    if (page.length === 0) return released;
+    for (const row of page) {
+      const started = await tenant.deliveries.updateOne(
+        { _id: row._id, ...WAITING_FOR_URL },
+        { $set: { nextAttemptAt: now(), lastError: null } },
+      );
+      if (started.modifiedCount !== 1) continue;
+      released++;
+      await deliverer.schedule({ deliveryId: row._id, cycle: row.cycle, attempt: 1 }, 0);
+    }
+  }
+}
+
+/**
  * The delivery log (the envelope's one exception, docs/api.md "Envelopes": `data` is
  * `{ deliveries, total, page, limit }`).
  */

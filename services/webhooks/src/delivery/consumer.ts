@@ -1,6 +1,7 @@
 import type { EventEnvelope } from '@parametric/events';
 import { writeErrorsOf } from '@parametric/mongo';
 import { type Batched, batchesOf } from '@parametric/queue';
+import { WAITING_FOR_URL, WAITING_FOR_URL_ERROR } from '../deliveries/domain';
 import type { DeliveryModel } from '../deliveries/model';
 import type { AttemptRow, Deliverer } from './deliverer';
 import type { EndpointSource } from './endpoints';
@@ -24,7 +25,7 @@ type Pending = Batched<EventEnvelope, void>;
  * The same event arriving twice (the relay is at-least-once) finds its row already there
  * (duplicate key): no second row; if the row is still waiting for its first attempt (the
  * first copy's worker died) the attempt is made. An organization without a webhook URL gets a
- * FAILED row, so the event shows in its log and can be retried once a URL is set.
+ * row waiting for one (`WAITING_FOR_URL`): it shows in its log, and its first URL starts it.
  */
 export function createEventConsumer(deps: {
   deliveries: DeliveryModel;
@@ -33,7 +34,28 @@ export function createEventConsumer(deps: {
   maxBatch?: number;
   /** Counts `skipped` for each row recorded without an endpoint (duplicates are not recorded again). */
   metrics?: DeliveryMetrics;
+  /**
+   * The endpoints as MongoDB holds them now, uncached: read again after rows were recorded as
+   * waiting, since a URL set meanwhile released what waited before those rows existed.
+   */
+  storedEndpoints: (organizationIds: string[]) => Promise<Map<string, unknown>>;
+  /** Starts an organization's waiting deliveries (`releaseWaiting`, deliveries/domain.ts). */
+  releaseWaiting: (organizationId: string) => Promise<number>;
 }) {
+  /**
+   * A URL set between the endpoints' read above and the insert released the rows that waited
+   * then, not these: the stored endpoints, read after the insert, say whether to start them now.
+   * Failing here fails nothing: the rows are recorded, and the reconciler releases them.
+   */
+  async function releaseIfSetMeanwhile(organizationIds: string[]): Promise<void> {
+    try {
+      const stored = await deps.storedEndpoints(organizationIds);
+      await Promise.all(organizationIds.filter((id) => stored.has(id)).map((id) => deps.releaseWaiting(id)));
+    } catch {
+      // Left to the reconciler's next pass (delivery/reconciler.ts, `releaseWaiting`).
+    }
+  }
+
   async function handle(batch: Pending[]): Promise<void> {
     // Two copies of one event in one batch share its outcome.
     const byId = new Map<string, Pending[]>();
@@ -73,13 +95,13 @@ export function createEventConsumer(deps: {
           // The trace of the request that caused the event: every attempt continues it.
           ...(event.trace ? { trace: event.trace } : {}),
           url: endpoint?.url ?? null,
-          status: endpoint ? 'PENDING' : 'FAILED',
+          status: 'PENDING',
           attempts: 0,
           cycle: 0,
           responseStatus: null,
-          lastError: endpoint ? null : 'No webhook URL configured',
+          lastError: endpoint ? null : WAITING_FOR_URL_ERROR,
           deliveredAt: null,
-          nextAttemptAt: endpoint ? createdAt : null,
+          nextAttemptAt: endpoint ? createdAt : WAITING_FOR_URL.nextAttemptAt,
           createdAt,
           updatedAt: createdAt,
         };
@@ -100,25 +122,32 @@ export function createEventConsumer(deps: {
       }
       const duplicate = new Set(duplicates);
 
+      const waiting: Array<(typeof rows)[number]> = [];
       for (const row of rows) {
         if (failed.has(row._id)) settle(row._id, Promise.reject(failed.get(row._id)));
         else if (duplicate.has(row._id)) continue;
-        else if (row.status !== 'PENDING') {
-          // Inserted just now as FAILED: no webhook URL, no request (the first attempt skipped).
+        else if (row.nextAttemptAt === null) {
+          // Inserted just now waiting for a URL: no request (the first attempt skipped).
           deps.metrics?.outcome('skipped', 1);
-          settle(row._id, Promise.resolve());
+          waiting.push(row);
         } else settle(row._id, deps.deliverer.first(row as AttemptRow));
+      }
+      if (waiting.length > 0) {
+        // Their jobs end once the check is made, so a worker that dies before it leaves them to BullMQ.
+        await releaseIfSetMeanwhile([...new Set(waiting.map((row) => row.organizationId))]);
+        for (const row of waiting) settle(row._id, Promise.resolve());
       }
 
       if (duplicates.length > 0) {
         // Already recorded by an earlier copy: the stored row decides whether anything is left.
         const stored = (await deps.deliveries.collection
           .find({ _id: { $in: duplicates } } as never, { projection: { url: 0, lastError: 0 } })
-          .toArray()) as unknown as AttemptRow[];
+          .toArray()) as unknown as Array<AttemptRow & { nextAttemptAt: Date | null }>;
         const found = new Map(stored.map((r) => [r._id, r]));
         for (const id of duplicates) {
           const row = found.get(id);
-          if (row?.status === 'PENDING' && row.attempts === 0) {
+          // Still waiting for a URL: nothing to attempt (its URL will start it).
+          if (row?.status === 'PENDING' && row.attempts === 0 && row.nextAttemptAt != null) {
             settle(id, deps.deliverer.first(row));
           } else {
             settle(id, Promise.resolve());

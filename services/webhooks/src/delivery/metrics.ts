@@ -5,8 +5,8 @@ import type { Metrics } from '@parametric/metrics';
  * - `delivered`: the partner answered 2xx and the row became DELIVERED;
  * - `retrying`: the attempt failed and another is scheduled (the row stays PENDING);
  * - `failed`: the attempt failed and it was the last of its cycle (the row became FAILED);
- * - `skipped`: no request was made because the organization has no webhook URL (the row is
- *   FAILED with "No webhook URL configured"; a manual retry once a URL is set starts a new cycle).
+ * - `skipped`: no request was made because the organization has no webhook URL (the row waits,
+ *   PENDING with no attempt due, and the first URL set starts it: deliveries/domain.ts).
  */
 export const DELIVERY_OUTCOMES = ['delivered', 'retrying', 'failed', 'skipped'] as const;
 export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
