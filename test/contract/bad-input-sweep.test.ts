@@ -146,6 +146,7 @@ function validBody(route: RouteContract): unknown {
       settledAt: new Date().toISOString(),
     },
     setWebhook: { url: 'https://partner.example.com/hooks/insurance' },
+    sendWebhookTestEvent: { event: 'kyb.verified' },
     opsSetKyb: { status: 'VERIFIED', notes: 'Certificate of registration checked' },
     opsSetServiceTier: { serviceTier: 'DETERMINATION_AND_SETTLEMENT' },
     opsSetFarmerKyc: { status: 'APPROVED' },

@@ -552,6 +552,11 @@ const PROBES: Record<string, Probe> = {
     success: 200,
     request: () => ({ path: `/organizations/me/webhook/deliveries/${crop.deliveryId}/retry` }),
   },
+  sendWebhookTestEvent: {
+    org: 'crop',
+    success: 202,
+    request: () => ({ path: '/organizations/me/webhook/test', body: { event: 'kyb.verified' } }),
+  },
 };
 
 /** A NOT_SETTLED report for crop's determination, correcting the current one if there is one. */

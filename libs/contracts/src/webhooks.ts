@@ -1,3 +1,4 @@
+import { EVENT_NAMES } from '@parametric/events';
 import { defineRoute, MAX_PAGE_LIMIT } from '@parametric/http';
 import { z } from 'zod';
 import { idParams, pageQuery, timestamp } from './common';
@@ -27,6 +28,10 @@ export const deliverySchema = z
     deliveredAt: timestamp.nullable(),
     createdAt: timestamp,
     updatedAt: timestamp,
+    test: z.literal(true).optional().meta({
+      description:
+        'Present, and true, only on a test event sent by `POST /organizations/me/webhook/test`; its data refers to nothing real',
+    }),
   })
   .meta({
     id: 'WebhookDelivery',
@@ -185,6 +190,27 @@ export const retryDelivery = defineRoute({
   errors: [],
 });
 
+export const testEventBody = z
+  .strictObject({
+    event: z.enum(EVENT_NAMES, { error: `must be one of ${EVENT_NAMES.join(', ')}` }),
+  })
+  .meta({ id: 'WebhookTestEventRequest', example: { event: 'determination.delivered' } });
+
+export const sendTestEvent = defineRoute({
+  operationId: 'sendWebhookTestEvent',
+  method: 'post',
+  path: '/organizations/me/webhook/test',
+  summary: 'Send a test event',
+  description:
+    'Sends a signed example of the event to the configured URL, exactly as a real one is sent (headers, signature, retries), with a new `body.id` and data that refers to nothing real (ids that exist nowhere, `TEST-…` numbers and references). Recorded in the delivery log with `test: true`. Answers the delivery, `PENDING`; its outcome is in the log. 400 when no webhook URL is configured.',
+  tags: ['Webhooks'],
+  auth: 'partner',
+  capability: 'webhook:manage',
+  body: testEventBody,
+  responses: { 202: { description: 'The test delivery, PENDING', data: deliverySchema } },
+  errors: [],
+});
+
 export const WEBHOOK_ROUTES = [
   setWebhook,
   getWebhook,
@@ -192,4 +218,5 @@ export const WEBHOOK_ROUTES = [
   listDeliveries,
   getDelivery,
   retryDelivery,
+  sendTestEvent,
 ] as const;

@@ -1,5 +1,6 @@
 export { EVENT_CATALOG, EVENT_NAMES, type EventData, type EventName, isEventName } from './catalog';
 export { createEvent, type EventEnvelope, eventEnvelopeSchema } from './envelope';
+export { exampleData } from './examples';
 export {
   type KeptOutboxEntry,
   type OutboxFields,

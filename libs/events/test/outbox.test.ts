@@ -3,13 +3,13 @@ import { connectMongoose, type MongooseHandle } from '@parametric/test-harness';
 import { type Model, Schema } from 'mongoose';
 import {
   createEvent,
+  exampleData,
   type OutboxFields,
   outboxInsert,
   outboxUpdate,
   withOutbox,
   withOutboxEvents,
 } from '../src';
-import { exampleData } from './examples';
 
 interface Organization extends OutboxFields {
   _id: string;

@@ -23,6 +23,8 @@ export function webhookRepositories(connection: Connection) {
   return {
     init: () => Promise.all([endpoints.init(), deliveries.init(), attempts.init()]),
     forOrganization: (organizationId: string) => ({
+      /** Whose data this is: what an event's data names (a test event's `organizationId`). */
+      organizationId,
       endpoint: organizationDocument(endpoints, organizationId),
       deliveries: scopedTo(deliveries, organizationId),
       attempts: scopedTo(attempts, organizationId),

@@ -4,10 +4,17 @@ import {
   listDeliveries as listDeliveriesRoute,
   retryDelivery as retryDeliveryRoute,
   rotateWebhookSecret,
+  sendTestEvent as sendTestEventRoute,
   setWebhook,
 } from '@parametric/contracts';
 import { type Binding, implement, ok } from '@parametric/http';
-import { getDelivery, listDeliveries, releaseWaiting, retryDelivery } from './deliveries/domain';
+import {
+  getDelivery,
+  listDeliveries,
+  releaseWaiting,
+  retryDelivery,
+  sendTestEvent,
+} from './deliveries/domain';
 import type { Deliverer } from './delivery/deliverer';
 import { rotateSigningSecret, type SecretKeys, setWebhookUrl, webhookConfig } from './endpoints/domain';
 import type { TenantWebhooks } from './repositories';
@@ -41,4 +48,8 @@ export const webhookRoutes: Binding<PartnerContext>[] = [
   implement(retryDeliveryRoute, async ({ params }, { tenant, deliverer }) =>
     ok(await retryDelivery(tenant, params.id, deliverer)),
   ),
+  implement(sendTestEventRoute, async ({ body }, { tenant, deliverer }) => ({
+    status: 202 as const,
+    data: await sendTestEvent(tenant, body.event, deliverer),
+  })),
 ];

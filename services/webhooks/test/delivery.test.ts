@@ -1,3 +1,4 @@
+import { EVENT_CATALOG, EVENT_NAMES } from '@parametric/events';
 import { eventually } from '@parametric/test-harness';
 import { startWebhookReceiver, verifyWebhook } from '@parametric/webhook-receiver';
 import { type Envelope, type Platform, startPlatform } from './support';
@@ -265,6 +266,66 @@ describe('webhook delivery', () => {
     } finally {
       await receiver.close();
     }
+  });
+
+  it('sends a signed test event of every catalog event to the URL, valid against the catalog and marked test in the log', async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      const org = await p.connectedOrg(receiver);
+      for (const event of EVENT_NAMES) {
+        const sent = await p.gateway.api('POST', '/organizations/me/webhook/test', {
+          key: org.apiKey,
+          body: { event },
+        });
+        expect(sent.status).toBe(202);
+        expect(sent.body.data).toMatchObject({
+          event,
+          status: 'PENDING',
+          attempts: 0,
+          url: receiver.url,
+          test: true,
+        });
+        const got = await receiver.waitFor((d) => d.deliveryId === sent.body.data.id);
+        expect(got.verified).toBe(true);
+        expect(got.headers['x-service-event']).toBe(event);
+        const body = got.body as Envelope;
+        expect(body.id).toBe(sent.body.data.id);
+        // Exactly what a real event of that name carries: the catalog's strict schema.
+        expect(EVENT_CATALOG[event].safeParse(body.data).success).toBe(true);
+        if ('organizationId' in body.data) expect(body.data.organizationId).toBe(org.id);
+        await p.waitForRow(sent.body.data.id, (r) => r.status === 'DELIVERED');
+      }
+      const log = await p.gateway.api('GET', '/organizations/me/webhook/deliveries?limit=100', {
+        key: org.apiKey,
+      });
+      const tests = log.body.data.deliveries.filter((d: { test?: boolean }) => d.test === true);
+      expect(tests).toHaveLength(EVENT_NAMES.length);
+      expect(tests.every((d: { status: string }) => d.status === 'DELIVERED')).toBe(true);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('refuses a test event without a URL (400) or of an unknown event (400), and records nothing', async () => {
+    const org = await p.gateway.register();
+    const noUrl = await p.gateway.api('POST', '/organizations/me/webhook/test', {
+      key: org.apiKey,
+      body: { event: 'kyb.verified' },
+    });
+    expect(noUrl.status).toBe(400);
+    expect(noUrl.body.error).toMatchObject({
+      code: 'INVALID_INPUT',
+      message: 'No webhook URL is configured',
+    });
+    const connected = await p.connectedOrg();
+    const unknown = await p.gateway.api('POST', '/organizations/me/webhook/test', {
+      key: connected.apiKey,
+      body: { event: 'policy.exploded' },
+    });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.code).toBe('INVALID_INPUT');
+    expect(await p.deliveryRows(org.id)).toHaveLength(0);
+    expect(await p.deliveryRows(connected.id)).toHaveLength(0);
   });
 
   it("answers 404 for another organization's delivery and changes nothing", async () => {

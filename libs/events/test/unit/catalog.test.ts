@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { ZodError } from 'zod';
-import { createEvent, EVENT_CATALOG, EVENT_NAMES, type EventName, eventEnvelopeSchema } from '../../src';
-import { exampleData } from '../examples';
+import {
+  createEvent,
+  EVENT_CATALOG,
+  EVENT_NAMES,
+  type EventName,
+  eventEnvelopeSchema,
+  exampleData,
+} from '../../src';
 
 const orgId = randomUUID();
 const examples = exampleData(orgId);

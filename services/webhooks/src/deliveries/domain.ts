@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { type EventName, exampleData } from '@parametric/events';
 import { AppError } from '@parametric/http';
 import type { Deliverer } from '../delivery/deliverer';
 import type { TenantWebhooks } from '../repositories';
@@ -45,6 +47,47 @@ export async function releaseWaiting(
       await deliverer.schedule({ deliveryId: row._id, cycle: row.cycle, attempt: 1 }, 0);
     }
   }
+}
+
+/**
+ * A test event (docs/webhooks.md, "Test events"): a signed example of `event` sent to the
+ * organization's URL exactly as a real one is (the deliverer's attempts, headers, signature and
+ * retries), recorded in its log with `test: true`. The data is the catalog's example
+ * (libs/events/src/examples.ts): the organization's own id where the event carries it, otherwise
+ * ids that exist nowhere. No URL is `400`, as for a manual retry.
+ */
+export async function sendTestEvent(
+  tenant: TenantWebhooks,
+  event: EventName,
+  deliverer: Pick<Deliverer, 'schedule'>,
+  now: () => Date = () => new Date(),
+) {
+  const endpoint = await tenant.endpoint.get();
+  if (!endpoint) throw AppError.invalid('No webhook URL is configured');
+  const id = randomUUID();
+  const createdAt = now();
+  const row = await tenant.deliveries.create({
+    _id: id,
+    event,
+    body: JSON.stringify({
+      id,
+      event,
+      createdAt: createdAt.toISOString(),
+      data: exampleData(tenant.organizationId)[event],
+    }),
+    url: endpoint.url,
+    status: 'PENDING',
+    attempts: 0,
+    cycle: 0,
+    responseStatus: null,
+    lastError: null,
+    deliveredAt: null,
+    nextAttemptAt: createdAt,
+    test: true,
+  });
+  // Queued like any attempt, so the per-organization gates and the reconciler apply to it too.
+  await deliverer.schedule({ deliveryId: id, cycle: 0, attempt: 1 }, 0);
+  return deliveryView(row.toObject() as DeliveryDoc);
 }
 
 /**

@@ -36,6 +36,8 @@ const deliverySchema = new Schema(
      * deliverer), this one cannot. Internal; the delivery view shows the ledger's history.
      */
     lastAttempt: { type: Schema.Types.Mixed, default: undefined },
+    /** A test event (`POST /organizations/me/webhook/test`): shown as such in the log. */
+    test: { type: Boolean, default: undefined },
   },
   { timestamps: true, versionKey: false },
 );
@@ -71,5 +73,6 @@ export function deliveryView(row: DeliveryDoc) {
     deliveredAt: isoOrNull(row.deliveredAt),
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
+    ...(row.test === true ? { test: true as const } : {}),
   };
 }

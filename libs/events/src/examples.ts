@@ -1,22 +1,28 @@
 import { randomUUID } from 'node:crypto';
-import type { EventData, EventName } from '../src';
+import type { EventData, EventName } from './catalog';
 
-/** One valid `data` per catalog event, shaped the way the owning service will send it. */
+/**
+ * One valid `data` per catalog event, shaped the way the owning service sends it: what a partner's
+ * test event carries (`POST /organizations/me/webhook/test`, docs/webhooks.md, "Test events") and
+ * what the catalog's tests check against the schemas. The organization is the caller's; every
+ * other id is new and refers to nothing, and the policy number and references say TEST, so a
+ * receiver that looks them up finds nothing rather than a real policy.
+ */
 export function exampleData(organizationId: string): { [N in EventName]: EventData<N> } {
   const determinationId = randomUUID();
   return {
     'policy.activated': {
       policyId: randomUUID(),
       onChainPolicyId: '42',
-      policyNumber: 'POL-2024-000042',
+      policyNumber: 'TEST-POLICY-000000',
       farmerId: randomUUID(),
       sumInsured: 50000,
-      txHash: '0xabc123',
+      txHash: `0x${'0'.repeat(64)}`,
     },
     'determination.delivered': {
       determinationId,
       policyId: randomUUID(),
-      policyNumber: 'POL-2024-000042',
+      policyNumber: 'TEST-POLICY-000000',
       kind: 'CROP_DAMAGE',
       methodologyVersion: 'ndvi-v2',
       triggered: true,
@@ -41,7 +47,7 @@ export function exampleData(organizationId: string): { [N in EventName]: EventDa
     'determination.settlement_report_recorded': {
       determinationId,
       policyId: randomUUID(),
-      policyNumber: 'POL-2024-000042',
+      policyNumber: 'TEST-POLICY-000000',
       settlementMode: 'DETERMINATION',
       settledByMicrocrop: false,
       verifiedByMicrocrop: false,
@@ -49,7 +55,7 @@ export function exampleData(organizationId: string): { [N in EventName]: EventDa
       partnerSettlementStatus: 'REPORTED',
       report: {
         id: randomUUID(),
-        partnerReference: 'partner-ref-1',
+        partnerReference: 'TEST-REFERENCE',
         outcome: 'SETTLED_FULL',
         method: 'MOBILE_MONEY',
         settledAmountMinor: '1750000',
@@ -68,7 +74,7 @@ export function exampleData(organizationId: string): { [N in EventName]: EventDa
     'determination.settlement_report_overdue': {
       determinationId,
       policyId: randomUUID(),
-      policyNumber: 'POL-2024-000042',
+      policyNumber: 'TEST-POLICY-000000',
       settlementMode: 'DETERMINATION',
       settledByMicrocrop: false,
       partnerSettlementStatus: 'OVERDUE',
@@ -82,7 +88,7 @@ export function exampleData(organizationId: string): { [N in EventName]: EventDa
       policyId: randomUUID(),
       amountUSDC: '135.461538',
       amountKES: '17500.00',
-      mobileMoneyRef: 'QJK3H2X1',
+      mobileMoneyRef: 'TESTREF000',
     },
     'payout.failed': {
       payoutId: randomUUID(),
@@ -94,7 +100,7 @@ export function exampleData(organizationId: string): { [N in EventName]: EventDa
     'kyb.rejected': {
       organizationId,
       kybStatus: 'REJECTED',
-      notes: 'Certificate of incorporation unreadable',
+      notes: 'Test event: no KYB decision was made',
     },
   };
 }
