@@ -1,3 +1,7 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { OPS_ROUTES } from '@parametric/contracts';
+import type { RouteContract } from '@parametric/http';
 import { freePort } from '@parametric/local-process';
 import { createLogger, type Logger } from '@parametric/logger';
 import {
@@ -256,4 +260,68 @@ export async function signInOperator(
     accessToken: login.body.data.accessToken,
     refreshToken: login.body.data.refreshToken,
   };
+}
+
+/** A stand-in for a platform service (an express app built by the test) on a free port. */
+export async function serveStandIn(app: {
+  listen(port: number, host: string, done: () => void): Server;
+}): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Every ops route that needs a caller, from the contracts: the rows of the role and scope tables. */
+export const GUARDED_OPS_ROUTES = (Object.values(OPS_ROUTES).flat() as RouteContract[]).filter(
+  (route) => route.auth !== 'none',
+);
+
+/**
+ * Calls every guarded ops route once with `token` and no body (a route the caller may call then
+ * answers 400 or 404 for the random ids, and changes nothing). `actual` is what happened,
+ * `expected` what the table of `capabilities` says: `403` naming the capability `role` lacks, or
+ * not refused; never `401`.
+ */
+export async function opsCapabilityOutcomes(
+  opsUrl: string,
+  token: string,
+  role: string,
+  capabilities: readonly string[],
+  options: { fromStandIn?: boolean } = {},
+) {
+  const sample = (path: string) =>
+    path
+      .replace('{policyNumber}', 'KE-202611-7K3Q9X')
+      .replace(/\{[^}]+\}/g, '0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d');
+  const allowed = (route: RouteContract) => capabilities.includes(route.capability as string);
+  const actual = [];
+  for (const route of GUARDED_OPS_ROUTES) {
+    const reply = await call(route.method.toUpperCase(), `${opsUrl}${sample(route.path)}`, {
+      headers: { authorization: `Bearer ${token}` },
+      ...options,
+    });
+    actual.push({
+      route: route.operationId,
+      refused: reply.status === 403 && reply.body?.error?.code === 'FORBIDDEN',
+      message: allowed(route) ? undefined : reply.body?.error?.message,
+      unauthenticated: reply.status === 401,
+    });
+  }
+  const expected = GUARDED_OPS_ROUTES.map((route) => ({
+    route: route.operationId,
+    refused: !allowed(route),
+    message: allowed(route)
+      ? undefined
+      : `Your role ${role} lacks the capability ${route.capability} this endpoint needs`,
+    unauthenticated: false,
+  }));
+  return { actual, expected };
 }
