@@ -16,6 +16,7 @@ import { auditRoutes } from './audit/routes';
 import { recordOpsActions } from './audit/trail';
 import { beforeBody } from './auth/before-body';
 import { capabilityGuards, requireCapability } from './auth/capabilities';
+import { ssoVerifier } from './auth/oidc';
 import { auditActorOf, authenticateOps, opsCallerOf } from './auth/ops-caller';
 import { authenticate, principalCache, principalOf, requirePrincipalCounting } from './auth/principal';
 import { type AuthVersions, authVersions } from './auth/versions';
@@ -23,7 +24,7 @@ import { createOpsClients } from './clients/domain';
 import { opsClientRoutes } from './clients/routes';
 import { tokenEndpoint } from './clients/token-endpoint';
 import { type Clock, systemClock } from './clock';
-import { dashboardTokenKeys, type GatewayConfig } from './config';
+import { dashboardTokenKeys, type GatewayConfig, opsOidcSettings } from './config';
 import { accessTokens, clientTokens, operatorTokens } from './credentials/access-tokens';
 import { dummyHash } from './credentials/passwords';
 import { docsAssets, docsRoutes, opsDocsRoutes } from './docs/routes';
@@ -267,6 +268,8 @@ async function buildGateway(
     logger,
     clock,
   });
+  const oidc = opsOidcSettings(config);
+  const sso = oidc ? ssoVerifier(oidc, clock) : undefined;
   const ops = createOps({ clock });
   const upstreams = createUpstreams({ connections: config.FORWARD_CONNECTIONS });
   const webhookUrlOf = webhookUrlLookup({
@@ -458,6 +461,7 @@ async function buildGateway(
                 breakGlassAllowed: config.NODE_ENV !== 'production' || config.OPS_BREAK_GLASS,
                 operators,
                 clients: opsClients,
+                ...(sso ? { sso } : {}),
                 refused: (reason) => authFailures.inc({ reason }),
                 breakGlassUsed: () => breakGlassRequests.inc(),
                 browserPath: '/queues',

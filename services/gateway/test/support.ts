@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { OPS_ROUTES } from '@parametric/contracts';
 import type { RouteContract } from '@parametric/http';
@@ -11,6 +11,7 @@ import {
   uniqueDatabaseName,
   uniqueRedisPrefix,
 } from '@parametric/test-harness';
+import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
 import mongoose from 'mongoose';
 import type { Clock } from '../src/clock';
 import { type GatewayConfig, gatewayConfigSchema } from '../src/config';
@@ -324,4 +325,38 @@ export async function opsCapabilityOutcomes(
     unauthenticated: false,
   }));
   return { actual, expected };
+}
+
+/**
+ * An OpenID Connect issuer for single sign-on tests: the discovery document and a JWKS of a key
+ * made for the test, on a free port, and a way to sign tokens with that key.
+ */
+export async function startOidcIssuer() {
+  const { privateKey, publicKey } = await generateKeyPair('ES256');
+  const jwk = { ...(await exportJWK(publicKey)), kid: 'test-issuer-key', alg: 'ES256', use: 'sig' };
+  let issuer = '';
+  const server = createServer((req, res) => {
+    const documents: Record<string, unknown> = {
+      '/.well-known/openid-configuration': { issuer, jwks_uri: `${issuer}/jwks` },
+      '/jwks': { keys: [jwk] },
+    };
+    const document = documents[req.url ?? ''];
+    res.writeHead(document ? 200 : 404, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(document ?? {}));
+  });
+  const stand = await serveStandIn({ listen: (port, host, done) => server.listen(port, host, done) });
+  issuer = stand.url;
+  return {
+    issuer,
+    /** A token of this issuer for `audience`, valid for 5 minutes unless `claims` say otherwise. */
+    sign: (audience: string, claims: JWTPayload) => {
+      const now = Math.floor(Date.now() / 1000);
+      return new SignJWT({ iat: now, exp: now + 300, ...claims })
+        .setProtectedHeader({ alg: 'ES256', kid: jwk.kid, typ: 'JWT' })
+        .setIssuer(issuer)
+        .setAudience(audience)
+        .sign(privateKey);
+    },
+    close: stand.close,
+  };
 }

@@ -1,5 +1,6 @@
 import {
   OPERATOR_ROUTES,
+  OPS_ROLES,
   type OpsClientScope,
   type OpsRole,
   opsCapabilitiesOf,
@@ -10,6 +11,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { type AuditActor, opsActor } from '../audit/trail';
 import { looksLikeClientToken } from '../credentials/access-tokens';
 import { sameSecret } from '../credentials/secrets';
+import type { SsoIdentity } from './oidc';
 
 /**
  * Who calls the ops API (issue 25; docs/ops.md, "Operators and roles"): an operator signed in
@@ -17,7 +19,16 @@ import { sameSecret } from '../credentials/secrets';
  * the shared ops token as break-glass (everything).
  */
 export type OpsCaller =
-  | { kind: 'operator'; id: string; email: string; role: OpsRole; capabilities: readonly OpsCapability[] }
+  | {
+      kind: 'operator';
+      /** The operator's id; `oidc:<sub>` for one signed in through single sign-on. */
+      id: string;
+      email?: string;
+      role: OpsRole;
+      capabilities: readonly OpsCapability[];
+      /** Signed in through the configured OpenID Connect issuer (auth/oidc.ts), not with a password. */
+      sso: boolean;
+    }
   /** `role` is what refusals and forwarded ops contexts name (libs/http internal-context.ts). */
   | {
       kind: 'client';
@@ -65,6 +76,8 @@ export interface OpsAuthDeps {
    * active and its secret unrotated (`createOpsClients(…).resolve`, clients/domain.ts).
    */
   clients: { resolve(token: string): Promise<{ _id: string; name: string; scopes: string[] } | undefined> };
+  /** Single sign-on (auth/oidc.ts), when OPS_OIDC_ISSUER is set. */
+  sso?: { claimsIssuer(token: string): boolean; verify(token: string): Promise<SsoIdentity | undefined> };
   refused: (reason: OpsRefusal) => void;
   /** Hears every request the shared token makes (the break-glass metric). */
   breakGlassUsed: () => void;
@@ -124,6 +137,27 @@ export function authenticateOps(deps: OpsAuthDeps) {
       return accept(req, next, breakGlass);
     }
     if (bearer === undefined) return refuse('ops_token', 'A valid ops bearer token is required');
+    if (deps.sso?.claimsIssuer(bearer)) {
+      const identity = await deps.sso.verify(bearer);
+      if (!identity) return refuse('ops_token', 'Invalid or expired single sign-on token');
+      const role = identity.role as OpsRole | undefined;
+      const capabilities = role === undefined ? [] : opsCapabilitiesOf(role);
+      if (role === undefined || capabilities.length === 0) {
+        return next(
+          AppError.forbidden(
+            `The single sign-on token carries no ops role (${OPS_ROLES.join(', ')}); ask for one in the identity provider`,
+          ),
+        );
+      }
+      return accept(req, next, {
+        kind: 'operator',
+        id: `oidc:${identity.sub}`,
+        ...(identity.email === undefined ? {} : { email: identity.email }),
+        role,
+        capabilities,
+        sso: true,
+      });
+    }
     if (looksLikeClientToken(bearer)) {
       const client = await deps.clients.resolve(bearer);
       if (!client) return refuse('ops_token', 'Invalid, expired or revoked ops access token');
@@ -146,6 +180,7 @@ export function authenticateOps(deps: OpsAuthDeps) {
       email: operator.email,
       role,
       capabilities: opsCapabilitiesOf(role),
+      sso: false,
     });
   };
 }
@@ -167,9 +202,9 @@ export function opsCallerOf(req: Request): OpsCaller {
 export function auditActorOf(caller: OpsCaller): AuditActor {
   if (caller.kind === 'operator') {
     return {
-      actor: `operator:${caller.id}`,
+      actor: caller.sso ? caller.id : `operator:${caller.id}`,
       actorKind: caller.kind,
-      actorEmail: caller.email,
+      actorEmail: caller.email ?? null,
       actorRole: caller.role,
     };
   }

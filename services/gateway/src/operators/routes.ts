@@ -40,7 +40,7 @@ export const operatorRoutes: Binding<OperatorRoutesContext>[] = [
         : {
             kind: caller.kind === 'metrics-scrape' ? ('break-glass' as const) : caller.kind,
             id: caller.id,
-            ...(caller.kind === 'operator' ? { email: caller.email } : {}),
+            ...(caller.kind === 'operator' && caller.email !== undefined ? { email: caller.email } : {}),
             role: caller.role,
             capabilities: [...caller.capabilities],
           },
