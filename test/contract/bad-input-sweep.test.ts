@@ -88,6 +88,7 @@ function realParams(route: RouteContract, api: 'partner' | 'ops'): Record<string
     payouts: o.payoutId,
     determinations: o.determinationId,
     operators: operatorId,
+    clients: clientId,
     organizations: path.includes('/webhook/deliveries/')
       ? o.deliveryId
       : path.startsWith('/organizations/me/users')
@@ -155,6 +156,7 @@ function validBody(route: RouteContract): unknown {
     opsOriginatePayout: { determinationId: o.determinationId },
     opsCreateOperator: { email: 'sweep-operator@insurer.example', role: 'SUPPORT' },
     opsUpdateOperator: { role: 'FINANCE' },
+    opsCreateClient: { name: 'sweep data provider', scopes: ['determinations:ingest'] },
     opsAcceptInvitation: { token: 'no-such-invitation-token', password: 'maize-harvest-2026-long' },
     opsLogin: { email: 'nobody@insurer.example', password: 'maize-harvest-2026-long' },
     opsRefreshSession: { refreshToken: 'no-such-refresh-token' },
@@ -480,6 +482,7 @@ function problemsWith(route: RouteContract, c: Case, answer: Answer, written: st
 
 let baseline: Map<string, string>;
 let operatorId: string;
+let clientId: string;
 
 beforeAll(async () => {
   mongo = await MongoClient.connect(testMongoUrl());
@@ -519,12 +522,64 @@ beforeAll(async () => {
   });
   if (invited.status !== 201) throw new Error(`inviting the sweep's operator: ${invited.status}`);
   operatorId = ((await invited.json()) as { data: { operator: { id: string } } }).data.operator.id;
+  // Likewise a machine client for `/clients/{id}/…`.
+  const client = await fetch(`${p.gateway.gateway.opsUrl}/clients`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${OPS_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'sweep target', scopes: ['ops:read'] }),
+  });
+  if (client.status !== 201) throw new Error(`creating the sweep's client: ${client.status}`);
+  clientId = ((await client.json()) as { data: { clientId: string } }).data.clientId;
   baseline = await quiet();
 }, 90_000);
 
 afterAll(async () => {
   await p?.stop();
   await mongo?.close();
+});
+
+/**
+ * `POST /ops/auth/token` is no contract route (docs/decisions.md, "Ops machine clients"): it
+ * answers OAuth 2.0's shapes (RFC 6749 §5.2), not the envelope, so standard client libraries
+ * work. Bad input there is refused in that shape, never a 5xx, and writes nothing.
+ */
+it('refuses bad token requests in the RFC 6749 error shape, never a 5xx', async () => {
+  const cases: Array<{ type: string; body: string; auth?: string }> = [
+    { type: 'application/x-www-form-urlencoded', body: '' },
+    { type: 'application/x-www-form-urlencoded', body: 'grant_type=client_credentials' },
+    { type: 'application/x-www-form-urlencoded', body: 'grant_type=client_credentials&grant_type=password' },
+    { type: 'application/x-www-form-urlencoded', body: 'grant_type=%ZZ' },
+    {
+      type: 'application/x-www-form-urlencoded',
+      body: `grant_type=client_credentials&client_id=${'x'.repeat(5000)}`,
+    },
+    {
+      type: 'application/x-www-form-urlencoded',
+      body: 'grant_type=client_credentials',
+      auth: `Basic ${Buffer.from('%ZZ:%').toString('base64')}`,
+    },
+    { type: 'application/x-www-form-urlencoded', body: 'grant_type=client_credentials', auth: 'Basic !!!' },
+    { type: 'application/json', body: '{"grant_type":"client_credentials"}' },
+    { type: 'text/plain', body: 'grant_type=client_credentials' },
+  ];
+  for (const c of cases) {
+    const res = await fetch(`${p.gateway.gateway.opsUrl}/auth/token`, {
+      method: 'POST',
+      headers: { 'content-type': c.type, ...(c.auth ? { authorization: c.auth } : {}) },
+      body: c.body,
+    });
+    const body = (await res.json()) as Record<string, unknown>;
+    expect({
+      case: c,
+      status: res.status >= 400 && res.status < 500,
+      keys: Object.keys(body).sort(),
+    }).toEqual({
+      case: c,
+      status: true,
+      keys: ['error', 'error_description'],
+    });
+  }
+  expect(await quiet()).toEqual(baseline);
 });
 
 it('sweeps every route of both documents', () => {

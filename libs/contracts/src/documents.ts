@@ -5,6 +5,7 @@ import { webhookEvents } from './events';
 import { GATEWAY_ROUTES, META_ROUTES } from './gateway';
 import { OPERATOR_ROUTES } from './operators';
 import { GATEWAY_OPS_ROUTES, getOpsOpenApiDocument, POLICY_OPS_ROUTES } from './ops';
+import { OPS_CLIENT_ROUTES } from './ops-clients';
 import { PAYOUT_OPS_ROUTES, PAYOUT_ROUTES } from './payments/payouts';
 import { PREMIUM_ROUTES } from './payments/premiums';
 import { QUOTE_ROUTES } from './payments/quotes';
@@ -27,7 +28,7 @@ export const PARTNER_ROUTES: Readonly<Record<ServiceName, readonly RouteContract
 
 /** Every ops route, by the service that serves it. */
 export const OPS_ROUTES: Readonly<Record<ServiceName, readonly RouteContract[]>> = {
-  gateway: [...GATEWAY_OPS_ROUTES, ...OPERATOR_ROUTES, getOpsOpenApiDocument],
+  gateway: [...GATEWAY_OPS_ROUTES, ...OPERATOR_ROUTES, ...OPS_CLIENT_ROUTES, getOpsOpenApiDocument],
   policy: POLICY_OPS_ROUTES,
   payments: PAYOUT_OPS_ROUTES,
   determinations: DETERMINATION_OPS_ROUTES,

@@ -13,6 +13,7 @@ export {
 export * from './gateway';
 export * from './operators';
 export * from './ops';
+export * from './ops-clients';
 export * from './payments/payouts';
 export * from './payments/premiums';
 export * from './payments/quotes';

@@ -395,15 +395,17 @@ export const auditEntrySchema = z
     at: z.string().meta({ description: 'When the action was answered (ISO 8601)' }),
     actor: z.string().meta({
       description:
-        'Who: `operator:<id>` for an operator, `ops-token:<fingerprint>` for the break-glass ops token',
+        'Who: `operator:<id>` for an operator, `client:<id>` for a machine client, `ops-token:<fingerprint>` for the break-glass ops token',
     }),
     actorKind: z
       .enum(['operator', 'client', 'break-glass'])
       .nullable()
       .meta({ description: 'What kind of caller acted (null on entries recorded before operators existed)' }),
     actorEmail: z.string().nullable().meta({ description: 'The operator’s email; null for anyone else' }),
+    actorName: z.string().nullable().meta({ description: 'The machine client’s name; null for anyone else' }),
     actorRole: z.string().nullable().meta({
-      description: 'The role the action was taken with (`BREAK_GLASS` for the shared token)',
+      description:
+        'The role the action was taken with (`BREAK_GLASS` for the shared token); for a machine client, its token’s scopes, space-separated',
     }),
     action: z.string().meta({
       description:

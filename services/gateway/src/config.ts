@@ -61,6 +61,16 @@ export const gatewayConfigSchema = z.object({
   LOGIN_ACCOUNT_FAILURES: positiveInt(5),
   LOGIN_IP_FAILURES: positiveInt(50),
   LOGIN_WINDOW_SECONDS: positiveInt(900),
+  /**
+   * Single sign-on for operators (issue 25; docs/ops.md, "Single sign-on"): bearer tokens from
+   * this OpenID Connect issuer, for this audience, are accepted on the ops API. Both or neither.
+   */
+  OPS_OIDC_ISSUER: z.url().optional(),
+  OPS_OIDC_AUDIENCE: z.string().min(1).optional(),
+  /** The claim holding the ops role (`OPS_ADMIN`, `UNDERWRITER`, `FINANCE`, `SUPPORT`). */
+  OPS_OIDC_ROLE_CLAIM: z.string().min(1).default('ops_role'),
+  /** The longest wait for the issuer's discovery document or keys. */
+  OPS_OIDC_TIMEOUT_MS: positiveInt(5_000),
 });
 
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
@@ -69,7 +79,40 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
   const config = loadConfig(gatewayConfigSchema, env);
   // Parsed now, so a bad or missing key stops the gateway at start with the reason.
   dashboardTokenKeys(config);
+  opsOidcSettings(config);
   return config;
+}
+
+export interface OpsOidcSettings {
+  issuer: string;
+  audience: string;
+  roleClaim: string;
+  timeoutMs: number;
+  /** Whether the issuer's documents may be fetched over plain http (never in production). */
+  allowHttp: boolean;
+}
+
+/**
+ * The single sign-on settings, or undefined when it is off. Production fetches the issuer's
+ * keys over https only: a key set read in the clear could be replaced on the way.
+ */
+export function opsOidcSettings(config: GatewayConfig): OpsOidcSettings | undefined {
+  const { OPS_OIDC_ISSUER: issuer, OPS_OIDC_AUDIENCE: audience } = config;
+  if (issuer === undefined && audience === undefined) return undefined;
+  if (issuer === undefined || audience === undefined) {
+    throw new Error('OPS_OIDC_ISSUER and OPS_OIDC_AUDIENCE are set together or not at all');
+  }
+  const allowHttp = config.NODE_ENV !== 'production';
+  if (!allowHttp && new URL(issuer).protocol !== 'https:') {
+    throw new Error('OPS_OIDC_ISSUER must be an https URL in production');
+  }
+  return {
+    issuer,
+    audience,
+    roleClaim: config.OPS_OIDC_ROLE_CLAIM,
+    timeoutMs: config.OPS_OIDC_TIMEOUT_MS,
+    allowHttp,
+  };
 }
 
 /**

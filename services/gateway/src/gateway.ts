@@ -16,12 +16,16 @@ import { auditRoutes } from './audit/routes';
 import { recordOpsActions } from './audit/trail';
 import { beforeBody } from './auth/before-body';
 import { capabilityGuards, requireCapability } from './auth/capabilities';
+import { ssoVerifier } from './auth/oidc';
 import { auditActorOf, authenticateOps, opsCallerOf } from './auth/ops-caller';
 import { authenticate, principalCache, principalOf, requirePrincipalCounting } from './auth/principal';
 import { type AuthVersions, authVersions } from './auth/versions';
+import { createOpsClients } from './clients/domain';
+import { opsClientRoutes } from './clients/routes';
+import { tokenEndpoint } from './clients/token-endpoint';
 import { type Clock, systemClock } from './clock';
-import { dashboardTokenKeys, type GatewayConfig } from './config';
-import { accessTokens, operatorTokens } from './credentials/access-tokens';
+import { dashboardTokenKeys, type GatewayConfig, opsOidcSettings } from './config';
+import { accessTokens, clientTokens, operatorTokens } from './credentials/access-tokens';
 import { dummyHash } from './credentials/passwords';
 import { docsAssets, docsRoutes, opsDocsRoutes } from './docs/routes';
 import {
@@ -255,6 +259,17 @@ async function buildGateway(
     logger,
     clock,
   });
+  const opsClients = createOpsClients({
+    clients: repositories.opsClients(),
+    pepper,
+    tokens: clientTokens(tokenKeys, tokenOptions),
+    // Failed client authentications on their own counters, keyed by client id and address.
+    throttle: loginThrottle(redis, `${config.REDIS_PREFIX}ops-client:`, loginThrottleSettings),
+    logger,
+    clock,
+  });
+  const oidc = opsOidcSettings(config);
+  const sso = oidc ? ssoVerifier(oidc, clock) : undefined;
   const ops = createOps({ clock });
   const upstreams = createUpstreams({ connections: config.FORWARD_CONNECTIONS });
   const webhookUrlOf = webhookUrlLookup({
@@ -406,6 +421,7 @@ async function buildGateway(
       mountRoutes(Router(), auditRoutes, () => auditContext),
       mountRoutes(Router(), operatorSignInRoutes, (req) => ({ operators, clientIp: clientIp(req) })),
       mountRoutes(Router(), operatorRoutes, (req) => ({ operators, caller: opsCallerOf(req) })),
+      mountRoutes(Router(), opsClientRoutes, () => ({ clients: opsClients })),
       mountRoutes(Router(), opsRoutes, () => opsContext),
     );
     // Underwriting lives in the policy service, which cannot tell whether an organization exists.
@@ -438,10 +454,14 @@ async function buildGateway(
           beforeBody: [
             Router().use(
               '/ops',
+              // OAuth 2.0 (form body, RFC 6749 answers): before the caller and the JSON body reader.
+              tokenEndpoint({ clients: opsClients, clientIp }),
               authenticateOps({
                 opsToken: config.OPS_TOKEN,
                 breakGlassAllowed: config.NODE_ENV !== 'production' || config.OPS_BREAK_GLASS,
                 operators,
+                clients: opsClients,
+                ...(sso ? { sso } : {}),
                 refused: (reason) => authFailures.inc({ reason }),
                 breakGlassUsed: () => breakGlassRequests.inc(),
                 browserPath: '/queues',

@@ -2,6 +2,7 @@ import { acrossOrganizations, organizationDocument, scopedTo } from '@parametric
 import type { Connection } from 'mongoose';
 import { apiKeyModel } from './api-keys/model';
 import { auditModel } from './audit/model';
+import { opsClientModel } from './clients/model';
 import { operatorModel } from './operators/model';
 import { organizationModel } from './organizations/model';
 import {
@@ -21,6 +22,10 @@ export const gatewayModels = (connection: Connection) => [
   sessionModel(connection),
   refreshTokenModel(connection),
   auditModel(connection),
+  operatorModel(connection),
+  operatorSessionModel(connection),
+  operatorRefreshTokenModel(connection),
+  opsClientModel(connection),
 ];
 
 /**
@@ -50,6 +55,7 @@ export function gatewayRepositories(
   const operators = operatorModel(connection);
   const operatorSessions = operatorSessionModel(connection);
   const operatorRefreshTokens = operatorRefreshTokenModel(connection);
+  const opsClients = opsClientModel(connection);
   return {
     init: () =>
       Promise.all(
@@ -64,6 +70,7 @@ export function gatewayRepositories(
           operators,
           operatorSessions,
           operatorRefreshTokens,
+          opsClients,
         ].map((m) => m.init()),
       ),
     /** Operators and their sign-in sessions: the platform's own people, of no organization. */
@@ -72,6 +79,8 @@ export function gatewayRepositories(
       sessions: operatorSessions,
       refreshTokens: operatorRefreshTokens,
     }),
+    /** Machine clients of the ops API (issue 25), of no organization either. */
+    opsClients: () => opsClients,
     forOrganization: (organizationId: string) => ({
       organizationId,
       /** See `authChanged` above: call after writing the organization, its key, a user or a session. */

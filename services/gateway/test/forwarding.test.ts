@@ -1,9 +1,7 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { AppError, createApp, finishApp, organizationOf, requireInternalContext } from '@parametric/http';
 import { freePort } from '@parametric/local-process';
 import { createLogger } from '@parametric/logger';
-import { call, startTestGateway, type TestGateway } from './support';
+import { call, serveStandIn, startTestGateway, type TestGateway } from './support';
 
 const SECRET = 'test-internal-signing-secret-0123';
 
@@ -45,17 +43,7 @@ async function startService(): Promise<{ url: string; close(): Promise<void> }> 
     res.type('text/html').send('<html>proxy error</html>');
   });
   finishApp(app, logger);
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return serveStandIn(app);
 }
 
 describe('forwarding to the owning service', () => {

@@ -17,6 +17,7 @@ const LAYERS: ReadonlyArray<{ layer: string; files: readonly string[] }> = [
       'forwarding/*',
       'audit/trail.ts',
       'ops/queue-dashboard.ts',
+      'clients/token-endpoint.ts',
       'rate-limit/limiter.ts',
     ],
   },

@@ -1,12 +1,10 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { generateEd25519KeyPem } from '@parametric/ed25519-keys';
 import { createApp, finishApp, requireInternalContext } from '@parametric/http';
 import { startLocalRedis } from '@parametric/local-redis';
 import { createLogger } from '@parametric/logger';
 import { type RunningWebhooks, startWebhooks } from '../../webhooks/src/service';
 import { webhooksTestConfig } from '../../webhooks/test/support';
-import { GOOD_PASSWORD, signInAs, startTestGateway, type TestGateway } from './support';
+import { GOOD_PASSWORD, serveStandIn, signInAs, startTestGateway, type TestGateway } from './support';
 
 /**
  * Gateway replicas cache who a key or a sign-in session belongs to (issue 13). Two gateways on
@@ -27,17 +25,7 @@ async function startContextEcho(): Promise<{ url: string; close(): Promise<void>
     res.json({ success: true, data: { role: req.context?.role, organization: req.context?.organization } });
   });
   finishApp(app, logger);
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return serveStandIn(app);
 }
 
 /** A second gateway on the first one's database and Redis prefix; stopping it keeps the data. */

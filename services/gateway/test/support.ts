@@ -1,3 +1,7 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { OPS_ROUTES } from '@parametric/contracts';
+import type { RouteContract } from '@parametric/http';
 import { freePort } from '@parametric/local-process';
 import { createLogger, type Logger } from '@parametric/logger';
 import {
@@ -7,6 +11,7 @@ import {
   uniqueDatabaseName,
   uniqueRedisPrefix,
 } from '@parametric/test-harness';
+import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
 import mongoose from 'mongoose';
 import type { Clock } from '../src/clock';
 import { type GatewayConfig, gatewayConfigSchema } from '../src/config';
@@ -255,5 +260,103 @@ export async function signInOperator(
     email,
     accessToken: login.body.data.accessToken,
     refreshToken: login.body.data.refreshToken,
+  };
+}
+
+/** A stand-in for a platform service (an express app built by the test) on a free port. */
+export async function serveStandIn(app: {
+  listen(port: number, host: string, done: () => void): Server;
+}): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Every ops route that needs a caller, from the contracts: the rows of the role and scope tables. */
+export const GUARDED_OPS_ROUTES = (Object.values(OPS_ROUTES).flat() as RouteContract[]).filter(
+  (route) => route.auth !== 'none',
+);
+
+/**
+ * Calls every guarded ops route once with `token` and no body (a route the caller may call then
+ * answers 400 or 404 for the random ids, and changes nothing). `actual` is what happened,
+ * `expected` what the table of `capabilities` says: `403` naming the capability `role` lacks, or
+ * not refused; never `401`.
+ */
+export async function opsCapabilityOutcomes(
+  opsUrl: string,
+  token: string,
+  role: string,
+  capabilities: readonly string[],
+  options: { fromStandIn?: boolean } = {},
+) {
+  const sample = (path: string) =>
+    path
+      .replace('{policyNumber}', 'KE-202611-7K3Q9X')
+      .replace(/\{[^}]+\}/g, '0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d');
+  const allowed = (route: RouteContract) => capabilities.includes(route.capability as string);
+  const actual = [];
+  for (const route of GUARDED_OPS_ROUTES) {
+    const reply = await call(route.method.toUpperCase(), `${opsUrl}${sample(route.path)}`, {
+      headers: { authorization: `Bearer ${token}` },
+      ...options,
+    });
+    actual.push({
+      route: route.operationId,
+      refused: reply.status === 403 && reply.body?.error?.code === 'FORBIDDEN',
+      message: allowed(route) ? undefined : reply.body?.error?.message,
+      unauthenticated: reply.status === 401,
+    });
+  }
+  const expected = GUARDED_OPS_ROUTES.map((route) => ({
+    route: route.operationId,
+    refused: !allowed(route),
+    message: allowed(route)
+      ? undefined
+      : `Your role ${role} lacks the capability ${route.capability} this endpoint needs`,
+    unauthenticated: false,
+  }));
+  return { actual, expected };
+}
+
+/**
+ * An OpenID Connect issuer for single sign-on tests: the discovery document and a JWKS of a key
+ * made for the test, on a free port, and a way to sign tokens with that key.
+ */
+export async function startOidcIssuer() {
+  const { privateKey, publicKey } = await generateKeyPair('ES256');
+  const jwk = { ...(await exportJWK(publicKey)), kid: 'test-issuer-key', alg: 'ES256', use: 'sig' };
+  let issuer = '';
+  const server = createServer((req, res) => {
+    const documents: Record<string, unknown> = {
+      '/.well-known/openid-configuration': { issuer, jwks_uri: `${issuer}/jwks` },
+      '/jwks': { keys: [jwk] },
+    };
+    const document = documents[req.url ?? ''];
+    res.writeHead(document ? 200 : 404, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(document ?? {}));
+  });
+  const stand = await serveStandIn({ listen: (port, host, done) => server.listen(port, host, done) });
+  issuer = stand.url;
+  return {
+    issuer,
+    /** A token of this issuer for `audience`, valid for 5 minutes unless `claims` say otherwise. */
+    sign: (audience: string, claims: JWTPayload) => {
+      const now = Math.floor(Date.now() / 1000);
+      return new SignJWT({ iat: now, exp: now + 300, ...claims })
+        .setProtectedHeader({ alg: 'ES256', kid: jwk.kid, typ: 'JWT' })
+        .setIssuer(issuer)
+        .setAudience(audience)
+        .sign(privateKey);
+    },
+    close: stand.close,
   };
 }

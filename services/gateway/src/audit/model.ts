@@ -12,6 +12,8 @@ const auditEntrySchema = new Schema(
     /** `operator`, `client` or `break-glass` (issue 25); absent on entries written before. */
     actorKind: { type: String, default: null },
     actorEmail: { type: String, default: null },
+    /** A machine client's name (its id is in `actor`); null for anyone else. */
+    actorName: { type: String, default: null },
     /** The role (or, for a client, the scopes) the action was taken with. */
     actorRole: { type: String, default: null },
     action: { type: String, required: true },

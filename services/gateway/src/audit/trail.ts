@@ -13,6 +13,8 @@ export interface AuditActor {
   actor: string;
   actorKind: AuditActorKind;
   actorEmail: string | null;
+  /** A machine client's name (issue 25); absent for anyone else. */
+  actorName?: string | null;
   actorRole: string | null;
 }
 
@@ -34,6 +36,9 @@ const REDACTED_FIELDS = new Set([
   'privateKey',
   'keyHash',
   'secretHash',
+  'clientSecret',
+  'client_secret',
+  'access_token',
   'nationalId',
   'phoneNumber',
 ]);
@@ -248,6 +253,7 @@ export function auditEntryView(entry: AuditEntryDoc) {
     actor: entry.actor,
     actorKind: (entry.actorKind ?? null) as AuditActorKind | null,
     actorEmail: entry.actorEmail ?? null,
+    actorName: entry.actorName ?? null,
     actorRole: entry.actorRole ?? null,
     action: entry.action,
     method: entry.method,

@@ -1,15 +1,43 @@
-import { OPERATOR_ROUTES, type OpsRole, opsCapabilitiesOf } from '@parametric/contracts';
+import {
+  OPERATOR_ROUTES,
+  OPS_ROLES,
+  type OpsClientScope,
+  type OpsRole,
+  opsCapabilitiesOf,
+  opsScopeCapabilitiesOf,
+} from '@parametric/contracts';
 import { AppError, OPS_CAPABILITIES, type OpsCapability } from '@parametric/http';
 import type { NextFunction, Request, Response } from 'express';
-import { opsActor } from '../audit/trail';
+import { type AuditActor, opsActor } from '../audit/trail';
+import { looksLikeClientToken } from '../credentials/access-tokens';
 import { sameSecret } from '../credentials/secrets';
+import type { SsoIdentity } from './oidc';
 
 /**
  * Who calls the ops API (issue 25; docs/ops.md, "Operators and roles"): an operator signed in
- * (their current role's capabilities), or the shared ops token as break-glass (everything).
+ * (their current role's capabilities), a machine client (its token's scopes' capabilities), or
+ * the shared ops token as break-glass (everything).
  */
 export type OpsCaller =
-  | { kind: 'operator'; id: string; email: string; role: OpsRole; capabilities: readonly OpsCapability[] }
+  | {
+      kind: 'operator';
+      /** The operator's id; `oidc:<sub>` for one signed in through single sign-on. */
+      id: string;
+      email?: string;
+      role: OpsRole;
+      capabilities: readonly OpsCapability[];
+      /** Signed in through the configured OpenID Connect issuer (auth/oidc.ts), not with a password. */
+      sso: boolean;
+    }
+  /** `role` is what refusals and forwarded ops contexts name (libs/http internal-context.ts). */
+  | {
+      kind: 'client';
+      id: string;
+      name: string;
+      scopes: readonly OpsClientScope[];
+      role: 'CLIENT';
+      capabilities: readonly OpsCapability[];
+    }
   | { kind: 'break-glass'; id: string; role: 'BREAK_GLASS'; capabilities: readonly OpsCapability[] }
   /** Prometheus reading `/ops/metrics` with the ops token: no capability, so nothing else. */
   | { kind: 'metrics-scrape'; id: string; role: 'METRICS_SCRAPE'; capabilities: readonly OpsCapability[] };
@@ -43,6 +71,13 @@ export interface OpsAuthDeps {
    * authentication does not depend on the operators' rules above it.
    */
   operators: { resolve(token: string): Promise<{ _id: string; email: string; role: string } | undefined> };
+  /**
+   * A machine client's access token to the client and the scopes it still holds, while it is
+   * active and its secret unrotated (`createOpsClients(…).resolve`, clients/domain.ts).
+   */
+  clients: { resolve(token: string): Promise<{ _id: string; name: string; scopes: string[] } | undefined> };
+  /** Single sign-on (auth/oidc.ts), when OPS_OIDC_ISSUER is set. */
+  sso?: { claimsIssuer(token: string): boolean; verify(token: string): Promise<SsoIdentity | undefined> };
   refused: (reason: OpsRefusal) => void;
   /** Hears every request the shared token makes (the break-glass metric). */
   breakGlassUsed: () => void;
@@ -102,6 +137,40 @@ export function authenticateOps(deps: OpsAuthDeps) {
       return accept(req, next, breakGlass);
     }
     if (bearer === undefined) return refuse('ops_token', 'A valid ops bearer token is required');
+    if (deps.sso?.claimsIssuer(bearer)) {
+      const identity = await deps.sso.verify(bearer);
+      if (!identity) return refuse('ops_token', 'Invalid or expired single sign-on token');
+      const role = identity.role as OpsRole | undefined;
+      const capabilities = role === undefined ? [] : opsCapabilitiesOf(role);
+      if (role === undefined || capabilities.length === 0) {
+        return next(
+          AppError.forbidden(
+            `The single sign-on token carries no ops role (${OPS_ROLES.join(', ')}); ask for one in the identity provider`,
+          ),
+        );
+      }
+      return accept(req, next, {
+        kind: 'operator',
+        id: `oidc:${identity.sub}`,
+        ...(identity.email === undefined ? {} : { email: identity.email }),
+        role,
+        capabilities,
+        sso: true,
+      });
+    }
+    if (looksLikeClientToken(bearer)) {
+      const client = await deps.clients.resolve(bearer);
+      if (!client) return refuse('ops_token', 'Invalid, expired or revoked ops access token');
+      const scopes = client.scopes as OpsClientScope[];
+      return accept(req, next, {
+        kind: 'client',
+        id: client._id,
+        name: client.name,
+        scopes,
+        role: 'CLIENT',
+        capabilities: opsScopeCapabilitiesOf(scopes),
+      });
+    }
     const operator = await deps.operators.resolve(bearer);
     if (!operator) return refuse('ops_token', 'Invalid, expired or revoked ops access token');
     const role = operator.role as OpsRole;
@@ -111,6 +180,7 @@ export function authenticateOps(deps: OpsAuthDeps) {
       email: operator.email,
       role,
       capabilities: opsCapabilitiesOf(role),
+      sso: false,
     });
   };
 }
@@ -128,21 +198,26 @@ export function opsCallerOf(req: Request): OpsCaller {
   return req.opsCaller;
 }
 
-/** How the audit trail names a caller: who, their kind, email and role. */
-export function auditActorOf(caller: OpsCaller) {
-  return caller.kind === 'operator'
-    ? {
-        actor: `operator:${caller.id}`,
-        actorKind: caller.kind,
-        actorEmail: caller.email,
-        actorRole: caller.role as string,
-      }
-    : {
-        actor: caller.id,
-        actorKind: 'break-glass' as const,
-        actorEmail: null,
-        actorRole: caller.role as string,
-      };
+/** How the audit trail names a caller: who, their kind, email or name, and role or scopes. */
+export function auditActorOf(caller: OpsCaller): AuditActor {
+  if (caller.kind === 'operator') {
+    return {
+      actor: caller.sso ? caller.id : `operator:${caller.id}`,
+      actorKind: caller.kind,
+      actorEmail: caller.email ?? null,
+      actorRole: caller.role,
+    };
+  }
+  if (caller.kind === 'client') {
+    return {
+      actor: `client:${caller.id}`,
+      actorKind: caller.kind,
+      actorEmail: null,
+      actorName: caller.name,
+      actorRole: caller.scopes.join(' '),
+    };
+  }
+  return { actor: caller.id, actorKind: 'break-glass', actorEmail: null, actorRole: caller.role };
 }
 
 /** The password of `Basic base64(user:password)` credentials, or '' when there are none. */

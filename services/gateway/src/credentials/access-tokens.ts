@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Ed25519KeyBundle } from '@parametric/ed25519-keys';
 import { CAPABILITIES, type PartnerCapability, ROLES, type Role } from '@parametric/http';
-import { errors, jwtVerify, SignJWT } from 'jose';
+import { decodeJwt, errors, jwtVerify, SignJWT } from 'jose';
 import { z } from 'zod';
 import { type Clock, systemClock } from '../clock';
 
@@ -88,6 +88,47 @@ export function operatorTokens(
   };
 }
 export type OperatorTokens = ReturnType<typeof operatorTokens>;
+
+/**
+ * What a machine client's access token says (issue 25): which client, the generation of the
+ * secret it was issued under (a rotation ends the old one's tokens), and the scopes granted.
+ * Capabilities are not in it: they are looked up from the scopes on every request.
+ */
+export const clientClaimsSchema = z.object({
+  sub: z.uuid(),
+  gen: z.number().int().positive(),
+  scope: z.string(),
+  jti: z.uuid(),
+  iat: z.number().int(),
+  exp: z.number().int(),
+});
+export type ClientClaims = z.infer<typeof clientClaimsSchema>;
+
+/** Machine clients' access tokens: the operators' keys, issuer and audience, other claims. */
+export function clientTokens(
+  keys: Ed25519KeyBundle,
+  options: { issuer: string; ttlSeconds: number; clock?: Clock },
+) {
+  const core = signedTokens(keys, { ...options, audience: OPS_AUDIENCE, claims: clientClaimsSchema });
+  return {
+    issue: (clientId: string, generation: number, scopes: readonly string[]) =>
+      core.issue(clientId, { gen: generation, scope: scopes.join(' ') }),
+    verify: core.verify,
+  };
+}
+export type ClientTokens = ReturnType<typeof clientTokens>;
+
+/**
+ * Whether an ops bearer token looks like a machine client's (it carries `gen`), read without
+ * verifying: it only chooses which verification runs, and that one checks everything.
+ */
+export function looksLikeClientToken(token: string): boolean {
+  try {
+    return 'gen' in decodeJwt(token);
+  } catch {
+    return false;
+  }
+}
 
 /** Signing and verifying one audience's tokens, remembering those that verified. */
 function signedTokens<C extends { iat: number; exp: number }>(

@@ -29,13 +29,22 @@ export const operatorRoutes: Binding<OperatorRoutesContext>[] = [
     ok(await operators.update(caller.kind === 'operator' ? caller.id : undefined, params.id, body)),
   ),
   implement(opsGetSession, async (_input, { caller }) =>
-    ok({
-      kind: caller.kind === 'metrics-scrape' ? ('break-glass' as const) : caller.kind,
-      id: caller.id,
-      ...(caller.kind === 'operator' ? { email: caller.email } : {}),
-      role: caller.role,
-      capabilities: [...caller.capabilities],
-    }),
+    ok(
+      caller.kind === 'client'
+        ? {
+            kind: caller.kind,
+            id: caller.id,
+            scopes: [...caller.scopes],
+            capabilities: [...caller.capabilities],
+          }
+        : {
+            kind: caller.kind === 'metrics-scrape' ? ('break-glass' as const) : caller.kind,
+            id: caller.id,
+            ...(caller.kind === 'operator' && caller.email !== undefined ? { email: caller.email } : {}),
+            role: caller.role,
+            capabilities: [...caller.capabilities],
+          },
+    ),
   ),
 ];
 
