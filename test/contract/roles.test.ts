@@ -448,6 +448,7 @@ const PROBES: Record<string, Probe> = {
     success: 201,
     request: () => ({ path: '/policies/purchase', body: cropPurchase(crop) }),
   },
+  listPolicies: readProbe('/policies'),
   getPolicy: { org: 'crop', success: 200, request: () => ({ path: `/policies/${crop.policyId}` }) },
   getPolicyStatus: {
     org: 'crop',
@@ -475,6 +476,7 @@ const PROBES: Record<string, Probe> = {
       };
     },
   },
+  listPayments: readProbe('/payments', 'settle'),
   getPayment: { org: 'settle', success: 200, request: () => ({ path: `/payments/${settle.paymentId}` }) },
   createQuote: {
     org: 'settle',
