@@ -862,8 +862,9 @@ describe('a path that is no partner route', () => {
   /** Undeclared paths and methods, some under prefixes the gateway forwards. */
   const UNDECLARED = [
     ['GET', '/organizations/me/secrets'],
-    // Partners have no policy list; the policy service sits behind this prefix.
-    ['GET', '/policies'],
+    // Partners have no herd list (a farmer's herds are under the farmer); the policy service
+    // sits behind this prefix.
+    ['GET', '/herds'],
     // An ops action (KYC) on the partner port, under a forwarded prefix.
     ['POST', '/farmers/{farmer}/kyc'],
     // A declared path with an undeclared method.

@@ -35,17 +35,22 @@ export function scopedTo<T extends { organizationId: string }>(model: Model<T>, 
     /**
      * A page of a list route: the documents matching every given field of `filters` (an
      * undefined one is no filter, so a route passes its optional query filters as parsed),
-     * newest first, and how many match. `_id` breaks `createdAt` ties so that pages neither
-     * repeat nor skip a document; each list declares an index on `{ organizationId, [filter],
-     * createdAt: -1, _id: -1 }` to serve it.
+     * newest first unless `order` says oldest, and how many match. `_id` breaks `createdAt`
+     * ties so that pages neither repeat nor skip a document; each list declares an index on
+     * `{ organizationId, [filter], createdAt, _id }` to serve it.
      */
-    newestFirst: async (filters: Record<string, unknown>, paging: { page: number; limit: number }) => {
+    listPage: async (
+      filters: Record<string, unknown>,
+      paging: { page: number; limit: number },
+      order: 'newestFirst' | 'oldestFirst' = 'newestFirst',
+    ) => {
       const given = Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined));
       const filter = scope(given as Scoped<T>);
+      const direction = order === 'newestFirst' ? -1 : 1;
       const [items, total] = await Promise.all([
         model
           .find(filter)
-          .sort({ createdAt: -1, _id: -1 })
+          .sort({ createdAt: direction, _id: direction })
           .skip((paging.page - 1) * paging.limit)
           .limit(paging.limit)
           .lean<T[]>(),

@@ -74,7 +74,7 @@ export async function listPayouts(
   query: { page: number; limit: number; status?: PayoutDoc['status'] },
 ) {
   const { page, limit, ...filters } = query;
-  const { items, total } = await tenant.payouts.newestFirst(filters, { page, limit });
+  const { items, total } = await tenant.payouts.listPage(filters, { page, limit });
   return { items: items.map(payoutView), total };
 }
 

@@ -283,7 +283,7 @@ export function initiationView(t: TransactionDoc) {
 /** A page of the organization's premium payments, newest first; every filter given narrows it. */
 export async function listPayments(tenant: TenantPayments, query: z.output<typeof paymentsQuery>) {
   const { page, limit, ...filters } = query;
-  const { items, total } = await tenant.transactions.newestFirst(filters, { page, limit });
+  const { items, total } = await tenant.transactions.listPage(filters, { page, limit });
   return { items: items.map(paymentView), total };
 }
 

@@ -39,7 +39,7 @@ transactionSchema.index(
 // Serves the callback's look-up of its transaction.
 transactionSchema.index({ checkoutRequestId: 1 }, { sparse: true });
 // Serve `GET /payments` (domain.ts, `listPayments`): newest first, and by each filter, the
-// sort order after it so a page is read in order (see `newestFirst`, libs/mongo/src/tenant.ts).
+// sort order after it so a page is read in order (see `listPage`, libs/mongo/src/tenant.ts).
 transactionSchema.index({ organizationId: 1, createdAt: -1, _id: -1 });
 transactionSchema.index({ organizationId: 1, status: 1, createdAt: -1, _id: -1 });
 transactionSchema.index({ organizationId: 1, policyId: 1, createdAt: -1, _id: -1 });

@@ -122,7 +122,7 @@ policySchema.index(
 );
 // Serve `GET /policies` (reads.ts, `listPolicies`): the organization's policies newest first,
 // and each filter, with the sort order after it so a page is read in order without a sort in
-// memory (`newestFirst`, libs/mongo/src/tenant.ts); combined filters run on the most selective
+// memory (`listPage`, libs/mongo/src/tenant.ts); combined filters run on the most selective
 // of these. The farmerId one also serves an organization's policies of a farmer.
 policySchema.index({ organizationId: 1, createdAt: -1, _id: -1 });
 policySchema.index({ organizationId: 1, status: 1, createdAt: -1, _id: -1 });

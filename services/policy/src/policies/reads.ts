@@ -109,7 +109,7 @@ async function load(tenant: Tenant, policyId: string): Promise<PolicyDoc> {
 /** A page of the organization's policies, newest first; every filter given narrows it. */
 export async function listPolicies(tenant: Tenant, query: z.output<typeof policiesQuery>, now: Date) {
   const { page, limit, ...filters } = query;
-  const { items, total } = await tenant.policies.newestFirst(filters, { page, limit });
+  const { items, total } = await tenant.policies.listPage(filters, { page, limit });
   return { items: items.map((p) => policyView(p, now)), total };
 }
 
