@@ -448,6 +448,7 @@ const PROBES: Record<string, Probe> = {
     success: 201,
     request: () => ({ path: '/policies/purchase', body: cropPurchase(crop) }),
   },
+  listPolicies: readProbe('/policies'),
   getPolicy: { org: 'crop', success: 200, request: () => ({ path: `/policies/${crop.policyId}` }) },
   getPolicyStatus: {
     org: 'crop',
@@ -475,6 +476,7 @@ const PROBES: Record<string, Probe> = {
       };
     },
   },
+  listPayments: readProbe('/payments', 'settle'),
   getPayment: { org: 'settle', success: 200, request: () => ({ path: `/payments/${settle.paymentId}` }) },
   createQuote: {
     org: 'settle',
@@ -865,8 +867,9 @@ describe('a path that is no partner route', () => {
   /** Undeclared paths and methods, some under prefixes the gateway forwards. */
   const UNDECLARED = [
     ['GET', '/organizations/me/secrets'],
-    // Partners have no policy list; the policy service sits behind this prefix.
-    ['GET', '/policies'],
+    // Partners have no herd list (a farmer's herds are under the farmer); the policy service
+    // sits behind this prefix.
+    ['GET', '/herds'],
     // An ops action (KYC) on the partner port, under a forwarded prefix.
     ['POST', '/farmers/{farmer}/kyc'],
     // A declared path with an undeclared method.

@@ -23,6 +23,9 @@ export const phoneNumber = z
 /** The one paging rule (page from 1, limit 1..100, larger served as 100). */
 export const pageQuery = paginationQuery();
 
+/** A list filter's refusal names the values it takes. */
+export const oneOf = (values: readonly string[]) => ({ error: `must be one of ${values.join(', ')}` });
+
 export { uuid };
 
 /** `Idempotency-Key`: 1–255 printable ASCII characters, chosen by the partner per operation. */

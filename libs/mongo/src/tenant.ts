@@ -32,6 +32,32 @@ export function scopedTo<T extends { organizationId: string }>(model: Model<T>, 
       options: mongoose.QueryOptions<T> = {},
     ) =>
       model.findOneAndUpdate(scope(filter), guard(update), { returnDocument: 'after', ...options }).lean<T>(),
+    /**
+     * A page of a list route: the documents matching every given field of `filters` (an
+     * undefined one is no filter, so a route passes its optional query filters as parsed),
+     * newest first unless `order` says oldest, and how many match. `_id` breaks `createdAt`
+     * ties so that pages neither repeat nor skip a document; each list declares an index on
+     * `{ organizationId, [filter], createdAt, _id }` to serve it.
+     */
+    listPage: async (
+      filters: Record<string, unknown>,
+      paging: { page: number; limit: number },
+      order: 'newestFirst' | 'oldestFirst' = 'newestFirst',
+    ) => {
+      const given = Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined));
+      const filter = scope(given as Scoped<T>);
+      const direction = order === 'newestFirst' ? -1 : 1;
+      const [items, total] = await Promise.all([
+        model
+          .find(filter)
+          .sort({ createdAt: direction, _id: direction })
+          .skip((paging.page - 1) * paging.limit)
+          .limit(paging.limit)
+          .lean<T[]>(),
+        model.countDocuments(filter),
+      ]);
+      return { items, total };
+    },
     deleteOne: (filter: Scoped<T>) => model.deleteOne(scope(filter)),
     create: (doc: Omit<Partial<T>, 'organizationId'>) =>
       model.create({ ...doc, organizationId } as Partial<T>),

@@ -133,6 +133,52 @@ describe('farmers, plots and herds (through the gateway)', () => {
       expect((await api('GET', `/plots/${plot.body.data.id}`, undefined, other.apiKey)).status).toBe(404);
     });
 
+    it("pages a farmer's plots and herds oldest first, in the list envelope, refusing bad paging", async () => {
+      const farmer = (await api('POST', '/farmers', farmerBody())).body.data;
+      const plots: string[] = [];
+      const herds: string[] = [];
+      for (const name of ['A', 'B', 'C']) {
+        plots.push((await api('POST', '/plots', plotBody(farmer.id, { name }))).body.data.id);
+        const herd = {
+          farmerId: farmer.id,
+          name,
+          headCount: 5,
+          estimatedValue: 100_000,
+          latitude: 1,
+          longitude: 36,
+        };
+        herds.push((await api('POST', '/herds', herd)).body.data.id);
+      }
+      for (const [kind, ids] of [
+        ['plots', plots],
+        ['herds', herds],
+      ] as const) {
+        const first = await api('GET', `/farmers/${farmer.id}/${kind}?limit=2`);
+        const second = await api('GET', `/farmers/${farmer.id}/${kind}?limit=2&page=2`);
+        expect(first.body.success).toBe(true);
+        expect(first.body.pagination).toEqual({ page: 1, limit: 2, total: 3, totalPages: 2 });
+        expect(second.body.pagination).toEqual({ page: 2, limit: 2, total: 3, totalPages: 2 });
+        const listed = [...first.body.data, ...second.body.data].map((x: { id: string }) => x.id);
+        expect(listed).toEqual(ids);
+        const all = await api('GET', `/farmers/${farmer.id}/${kind}`);
+        expect(all.body.pagination).toEqual({ page: 1, limit: 20, total: 3, totalPages: 1 });
+        const bad = await api('GET', `/farmers/${farmer.id}/${kind}?page=0&cropType=MAIZE`);
+        expect([bad.status, bad.body.error.code, bad.body.error.message]).toEqual([
+          400,
+          'INVALID_INPUT',
+          'Invalid query parameters',
+        ]);
+        expect(bad.body.error.details).toEqual(
+          expect.arrayContaining([
+            { field: 'page', message: 'must be at least 1' },
+            { field: 'cropType', message: 'Unknown query parameter: this endpoint takes page, limit' },
+          ]),
+        );
+        const theirs = await api('GET', `/farmers/${farmer.id}/${kind}`, undefined, other.apiKey);
+        expect([theirs.status, theirs.body.error.code]).toEqual([404, 'NOT_FOUND']);
+      }
+    });
+
     it("refuses a plot or herd for another organization's farmer with 404, creating nothing", async () => {
       const foreignFarmer = (await api('POST', '/farmers', farmerBody(), other.apiKey)).body.data;
       const before = [await count('plots'), await count('herds')];

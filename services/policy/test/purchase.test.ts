@@ -29,14 +29,24 @@ describe('POST /policies/purchase', () => {
     const plot = (await p.gateway.api('POST', '/plots', { key: org.apiKey, body: plotBody(farmer.id) })).body
       .data;
     const body = crop({ farmerId: farmer.id, plotId: plot.id }, { sumInsured: 200_000 });
-    const expectError = async (status: number, code: string) => {
+    const expectError = async (status: number, code: string, message?: string) => {
       const reply = await buy(org.apiKey, body);
       expect([reply.status, reply.body.error?.code]).toEqual([status, code]);
+      // Each gate a partner meets before its first sale says where it stands and what to do.
+      if (message) expect(reply.body.error.message).toBe(message);
     };
 
-    await expectError(403, 'FORBIDDEN');
+    await expectError(
+      403,
+      'FORBIDDEN',
+      "Your organization's KYB is NOT_STARTED: policies can be sold once it is VERIFIED; complete KYB verification with us",
+    );
     await p.gateway.ops('POST', `/organizations/${org.id}/kyb`, { body: { status: 'VERIFIED' } });
-    await expectError(403, 'REGULATOR_LICENSE_REQUIRED');
+    await expectError(
+      403,
+      'REGULATOR_LICENSE_REQUIRED',
+      'No regulator licence for market KE is on file: send us your current KE licence (number and expiry date) before selling policies',
+    );
     await p.gateway.ops('POST', `/organizations/${org.id}/licences`, {
       body: { market: 'KE', licenceNumber: 'IRA-2' },
     });
@@ -48,7 +58,11 @@ describe('POST /policies/purchase', () => {
     await p.gateway.ops('POST', `/organizations/${org.id}/licences`, {
       body: { market: 'KE', licenceNumber: 'IRA-2', expiresAt: FUTURE },
     });
-    await expectError(400, 'INVALID_INPUT'); // no capacity recorded
+    await expectError(
+      400,
+      'INVALID_INPUT',
+      'No underwriting capacity is recorded for your organization: send us your capacity (amount and currency) with a solvency attestation before selling policies',
+    );
     await p.gateway.ops('POST', `/organizations/${org.id}/capacity`, {
       body: { amount: 100_000, currency: 'KES', solvencyAttestedUntil: '2020-01-01T00:00:00Z' },
     });
@@ -58,8 +72,9 @@ describe('POST /policies/purchase', () => {
       body: { amount: 100_000, currency: 'KES', solvencyAttestedUntil: FUTURE },
     });
     const kyc = await buy(org.apiKey, body);
-    expect([kyc.status, kyc.body.error.details]).toEqual([
+    expect([kyc.status, kyc.body.error.message, kyc.body.error.details]).toEqual([
       400,
+      "The farmer's KYC is PENDING: the farmer can be insured once it is APPROVED; have the farmer's KYC approved",
       [{ field: 'farmerId', message: 'farmer KYC is PENDING' }],
     ]);
     await p.gateway.ops('POST', `/farmers/${farmer.id}/kyc`, { body: { status: 'APPROVED' } });

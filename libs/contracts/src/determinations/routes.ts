@@ -1,6 +1,6 @@
 import { defineRoute, uuid } from '@parametric/http';
 import { z } from 'zod';
-import { idParams, pageQuery, timestamp } from '../common';
+import { idParams, oneOf, pageQuery, timestamp } from '../common';
 import {
   DETERMINATION_KINDS,
   determinationIngestInput,
@@ -19,8 +19,6 @@ import {
   settlementReportListSchema,
   settlementReportRecordedSchema,
 } from './schemas';
-
-const oneOf = (values: readonly string[]) => ({ error: `must be one of ${values.join(', ')}` });
 
 export const determinationsQuery = pageQuery.extend({
   policyId: uuid.optional(),

@@ -1,6 +1,6 @@
 import { defineRoute, uuid } from '@parametric/http';
 import { z } from 'zod';
-import { idParams, pageQuery, timestamp } from '../common';
+import { idParams, oneOf, pageQuery, timestamp } from '../common';
 
 // Tier 2 payouts by M-Pesa B2C (docs/payments.md, "Payouts").
 
@@ -126,8 +126,6 @@ export const payoutDetailSchema = payoutSchema
   .meta({ id: 'PayoutDetail' });
 
 export const opsPayoutSchema = payoutSchema.extend({ organizationId: z.uuid() }).meta({ id: 'OpsPayout' });
-
-const oneOf = (values: readonly string[]) => ({ error: `must be one of ${values.join(', ')}` });
 
 export const payoutsQuery = pageQuery.extend({
   status: z.enum(PAYOUT_STATUSES, oneOf(PAYOUT_STATUSES)).optional(),

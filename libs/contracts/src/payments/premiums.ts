@@ -1,6 +1,6 @@
 import { defineRoute, uuid } from '@parametric/http';
 import { z } from 'zod';
-import { idParams, timestamp } from '../common';
+import { idParams, oneOf, pageQuery, timestamp } from '../common';
 
 // Tier 2 premium collection by M-Pesa STK push (docs/payments.md, "Premium collection").
 
@@ -115,6 +115,26 @@ export const initiatePayment = defineRoute({
   errors: ['NOT_FOUND', 'TIER_NOT_ENTITLED', 'CONFLICT', 'PAYMENT_ERROR'],
 });
 
+export const paymentsQuery = pageQuery.extend({
+  status: z.enum(PAYMENT_STATUSES, oneOf(PAYMENT_STATUSES)).optional(),
+  policyId: uuid.optional(),
+});
+
+export const listPayments = defineRoute({
+  operationId: 'listPayments',
+  method: 'get',
+  path: '/payments',
+  summary: 'List premium payments',
+  description:
+    'The organization’s Tier 2 premium payments (each M-Pesa prompt sent), newest first (`createdAt`, then `transactionId`, descending), optionally by `status` and `policyId`; the filters combine. Each item is what `GET /payments/{id}` answers. Another organization’s payments never appear; a Tier 1 (`DETERMINATION`) organization has none.',
+  tags: ['Payments'],
+  auth: 'partner',
+  capability: 'payment:read',
+  query: paymentsQuery,
+  responses: { 200: { description: 'A page of premium payments', item: paymentSchema } },
+  errors: [],
+});
+
 export const getPayment = defineRoute({
   operationId: 'getPayment',
   method: 'get',
@@ -129,4 +149,4 @@ export const getPayment = defineRoute({
   errors: [],
 });
 
-export const PREMIUM_ROUTES = [initiatePayment, getPayment] as const;
+export const PREMIUM_ROUTES = [initiatePayment, listPayments, getPayment] as const;

@@ -227,8 +227,11 @@ export const listFarmerPlots = defineRoute({
   tags: ['Farmers'],
   auth: 'partner',
   capability: 'farmer:read',
+  description:
+    'Oldest first (`createdAt`, then `id`), a page at a time like every list (`page`, `limit`; `pagination` has the total). An unknown farmer, or another organization’s, is `404`.',
   params: idParams,
-  responses: { 200: { description: 'The plots, oldest first', data: z.array(plotSchema) } },
+  query: pageQuery,
+  responses: { 200: { description: 'A page of the farmer’s plots, oldest first', item: plotSchema } },
   errors: [],
 });
 
@@ -240,8 +243,11 @@ export const listFarmerHerds = defineRoute({
   tags: ['Farmers'],
   auth: 'partner',
   capability: 'farmer:read',
+  description:
+    'Oldest first (`createdAt`, then `id`), a page at a time like every list (`page`, `limit`; `pagination` has the total). An unknown farmer, or another organization’s, is `404`.',
   params: idParams,
-  responses: { 200: { description: 'The herds, oldest first', data: z.array(herdSchema) } },
+  query: pageQuery,
+  responses: { 200: { description: 'A page of the farmer’s herds, oldest first', item: herdSchema } },
   errors: [],
 });
 

@@ -1,6 +1,13 @@
 import { defineRoute, uuid } from '@parametric/http';
 import { z } from 'zod';
-import { idempotencyHeaders, idempotentReplayHeaders, idParams, timestamp } from '../common';
+import {
+  idempotencyHeaders,
+  idempotentReplayHeaders,
+  idParams,
+  oneOf,
+  pageQuery,
+  timestamp,
+} from '../common';
 import { PARTNER_SETTLEMENT_STATUSES } from '../determinations/ingest';
 
 export const POLICY_STATUSES = ['PENDING', 'ACTIVE', 'EXPIRED', 'CANCELLED'] as const;
@@ -253,6 +260,28 @@ export const purchasePolicy = defineRoute({
   errors: ['NOT_FOUND', 'CONFLICT', 'REGULATOR_LICENSE_REQUIRED', 'REGULATOR_LICENSE_EXPIRED'],
 });
 
+export const policiesQuery = pageQuery.extend({
+  status: z.enum(POLICY_STATUSES, oneOf(POLICY_STATUSES)).optional(),
+  farmerId: uuid.optional(),
+  productType: z.enum(PRODUCT_TYPES, oneOf(PRODUCT_TYPES)).optional(),
+  settlementMode: z.enum(SETTLEMENT_MODES, oneOf(SETTLEMENT_MODES)).optional(),
+});
+
+export const listPolicies = defineRoute({
+  operationId: 'listPolicies',
+  method: 'get',
+  path: '/policies',
+  summary: 'List policies',
+  description:
+    'The organization’s policies, newest first (`createdAt`, then `id`, descending), optionally by `status`, `farmerId`, `productType` and `settlementMode`; the filters combine. Another organization’s policies never appear.',
+  tags: ['Policies'],
+  auth: 'partner',
+  capability: 'policy:read',
+  query: policiesQuery,
+  responses: { 200: { description: 'A page of policies', item: policySchema } },
+  errors: [],
+});
+
 export const getPolicy = defineRoute({
   operationId: 'getPolicy',
   method: 'get',
@@ -298,4 +327,10 @@ export const activatePolicy = defineRoute({
   errors: ['BLOCKCHAIN_ERROR'],
 });
 
-export const POLICY_ROUTES = [purchasePolicy, getPolicy, getPolicyStatus, activatePolicy] as const;
+export const POLICY_ROUTES = [
+  purchasePolicy,
+  listPolicies,
+  getPolicy,
+  getPolicyStatus,
+  activatePolicy,
+] as const;

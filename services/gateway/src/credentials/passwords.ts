@@ -86,7 +86,7 @@ export function assertAcceptablePassword(password: string, email: string | undef
   if (email) {
     const local = email.split('@')[0] ?? '';
     if (folded === email || (local.length >= 4 && folded.includes(local))) {
-      throw problem('must not contain your email address');
+      throw problem('must not be your email address, nor contain the part of it before the @');
     }
   }
 }

@@ -3,7 +3,6 @@ import { formatMinor } from '@parametric/money';
 import type { TenantScope } from '@parametric/mongo';
 import type { PolicyLookup } from '@parametric/policy-client';
 import { outboxJob, payoutRetryJobId } from '@parametric/queue';
-import type { QueryFilter } from 'mongoose';
 import type { PayoutAttemptDoc, PayoutDoc } from './model';
 import type { PayoutLedger, PayoutStore } from './store';
 import { type FailureReason, kesOf, transition } from './transitions';
@@ -74,18 +73,8 @@ export async function listPayouts(
   tenant: Pick<TenantPayouts, 'payouts'>,
   query: { page: number; limit: number; status?: PayoutDoc['status'] },
 ) {
-  const scope = tenant.payouts;
-  const filter: Record<string, unknown> = {};
-  if (query.status !== undefined) filter.status = query.status;
-  const [items, total] = await Promise.all([
-    scope
-      .find(filter as QueryFilter<PayoutDoc>)
-      .sort({ createdAt: -1, _id: -1 })
-      .skip((query.page - 1) * query.limit)
-      .limit(query.limit)
-      .lean<PayoutDoc[]>(),
-    scope.countDocuments(filter as QueryFilter<PayoutDoc>),
-  ]);
+  const { page, limit, ...filters } = query;
+  const { items, total } = await tenant.payouts.listPage(filters, { page, limit });
   return { items: items.map(payoutView), total };
 }
 

@@ -4,6 +4,7 @@ import {
   mobileMoneyMarketsText,
   mobileMoneyOf,
   type PAYMENT_FAILURE_REASONS,
+  type paymentsQuery,
 } from '@parametric/contracts';
 import { AppError } from '@parametric/http';
 import { formatMinor, MoneyError, minorFromNumber } from '@parametric/money';
@@ -277,6 +278,13 @@ export function initiationView(t: TransactionDoc) {
         ? `An M-Pesa prompt for ${t.currency} ${amount} (account ${t.orderId}) was sent to the phone: the customer enters their M-Pesa PIN to pay. The policy is activated once the payment is confirmed (policy.activated).`
         : `This payment is ${t.status}.`,
   };
+}
+
+/** A page of the organization's premium payments, newest first; every filter given narrows it. */
+export async function listPayments(tenant: TenantPayments, query: z.output<typeof paymentsQuery>) {
+  const { page, limit, ...filters } = query;
+  const { items, total } = await tenant.transactions.listPage(filters, { page, limit });
+  return { items: items.map(paymentView), total };
 }
 
 export async function readPayment(tenant: TenantPayments, id: string) {

@@ -38,6 +38,11 @@ transactionSchema.index(
 );
 // Serves the callback's look-up of its transaction.
 transactionSchema.index({ checkoutRequestId: 1 }, { sparse: true });
+// Serve `GET /payments` (domain.ts, `listPayments`): newest first, and by each filter, the
+// sort order after it so a page is read in order (see `listPage`, libs/mongo/src/tenant.ts).
+transactionSchema.index({ organizationId: 1, createdAt: -1, _id: -1 });
+transactionSchema.index({ organizationId: 1, status: 1, createdAt: -1, _id: -1 });
+transactionSchema.index({ organizationId: 1, policyId: 1, createdAt: -1, _id: -1 });
 // Serves the reconciliation sweep: `{ status: 'PENDING', updatedAt: { $lte: … } }`.
 transactionSchema.index({ status: 1, updatedAt: 1 });
 

@@ -1,10 +1,10 @@
-import { getPayment, initiatePayment } from '@parametric/contracts';
-import { type Binding, created, implement, ok } from '@parametric/http';
+import { getPayment, initiatePayment, listPayments as listPaymentsRoute } from '@parametric/contracts';
+import { type Binding, created, implement, ok, page } from '@parametric/http';
 import type { PolicyLookup } from '@parametric/policy-client';
 import type { Clock } from '../clock';
 import type { PartnerContext } from '../context';
 import type { PremiumState } from '../metrics';
-import { initiatePremium, initiationView, readPayment } from './domain';
+import { initiatePremium, initiationView, listPayments, readPayment } from './domain';
 import type { PremiumProvider } from './provider';
 
 /** What the premium routes use besides the caller's data: built once per process. */
@@ -20,7 +20,7 @@ export interface PremiumRouteDeps {
   onPremium?: (state: PremiumState) => void;
 }
 
-/** Premium collection (`/payments/initiate`, docs/payments.md) and the payment read. */
+/** Premium collection (`/payments/initiate`, docs/payments.md) and the payment reads. */
 export function premiumRoutes(deps: PremiumRouteDeps): Binding<PartnerContext>[] {
   return [
     implement(initiatePayment, async ({ body }, { tenant, market }) => {
@@ -34,6 +34,10 @@ export function premiumRoutes(deps: PremiumRouteDeps): Binding<PartnerContext>[]
       if (isNew && transaction.checkoutRequestId)
         await deps.takeUpEarlyCallbacks(transaction.checkoutRequestId);
       return isNew ? created(initiationView(transaction)) : ok(initiationView(transaction));
+    }),
+    implement(listPaymentsRoute, async ({ query }, { tenant }) => {
+      const { items, total } = await listPayments(tenant, query);
+      return page(items, { page: query.page, limit: query.limit, total });
     }),
     implement(getPayment, async ({ params }, { tenant }) => ok(await readPayment(tenant, params.id))),
   ];

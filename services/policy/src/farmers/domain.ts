@@ -2,9 +2,7 @@ import { bulkRow, type farmerBody, type KYC_STATUSES } from '@parametric/contrac
 import { AppError, type FieldError, fieldErrors } from '@parametric/http';
 import { duplicateKeyFields } from '@parametric/mongo';
 import type { z } from 'zod';
-import type { HerdDoc } from '../herds/model';
 import { herdView } from '../herds/model';
-import type { PlotDoc } from '../plots/model';
 import { plotView } from '../plots/model';
 import type { TenantPolicyData } from '../repositories';
 import { type FarmerDoc, type FarmerModel, farmerView, opsFarmerView } from './model';
@@ -138,18 +136,18 @@ export async function readFarmer(tenant: Tenant, farmerId: string) {
   return farmerView(await requireFarmer(tenant, farmerId));
 }
 
-/** A farmer's plots, oldest first. */
-export async function farmerPlots(tenant: Tenant, farmerId: string) {
+/** A page of a farmer's plots, oldest first (the order they were registered in). */
+export async function farmerPlots(tenant: Tenant, farmerId: string, paging: { page: number; limit: number }) {
   const farmer = await requireFarmer(tenant, farmerId);
-  const rows = await tenant.plots.find({ farmerId: farmer._id }).sort({ createdAt: 1 }).lean<PlotDoc[]>();
-  return rows.map(plotView);
+  const { items, total } = await tenant.plots.listPage({ farmerId: farmer._id }, paging, 'oldestFirst');
+  return { items: items.map(plotView), total };
 }
 
-/** A farmer's herds, oldest first. */
-export async function farmerHerds(tenant: Tenant, farmerId: string) {
+/** A page of a farmer's herds, oldest first (the order they were registered in). */
+export async function farmerHerds(tenant: Tenant, farmerId: string, paging: { page: number; limit: number }) {
   const farmer = await requireFarmer(tenant, farmerId);
-  const rows = await tenant.herds.find({ farmerId: farmer._id }).sort({ createdAt: 1 }).lean<HerdDoc[]>();
-  return rows.map(herdView);
+  const { items, total } = await tenant.herds.listPage({ farmerId: farmer._id }, paging, 'oldestFirst');
+  return { items: items.map(herdView), total };
 }
 
 /**

@@ -28,6 +28,12 @@ export const farmerRoutes: Binding<PartnerContext>[] = [
     return page(items, at);
   }),
   implement(getFarmer, async ({ params }, { tenant }) => ok(await readFarmer(tenant, params.id))),
-  implement(listFarmerPlots, async ({ params }, { tenant }) => ok(await farmerPlots(tenant, params.id))),
-  implement(listFarmerHerds, async ({ params }, { tenant }) => ok(await farmerHerds(tenant, params.id))),
+  implement(listFarmerPlots, async ({ params, query }, { tenant }) => {
+    const { items, total } = await farmerPlots(tenant, params.id, query);
+    return page(items, { page: query.page, limit: query.limit, total });
+  }),
+  implement(listFarmerHerds, async ({ params, query }, { tenant }) => {
+    const { items, total } = await farmerHerds(tenant, params.id, query);
+    return page(items, { page: query.page, limit: query.limit, total });
+  }),
 ];

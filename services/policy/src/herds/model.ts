@@ -15,8 +15,8 @@ const herdSchema = new Schema(
   },
   { timestamps: true, versionKey: false },
 );
-// Serves "a farmer's herds".
-herdSchema.index({ organizationId: 1, farmerId: 1 });
+// Serves "a farmer's herds" (`GET /farmers/{id}/herds`), a page in order from the index.
+herdSchema.index({ organizationId: 1, farmerId: 1, createdAt: 1, _id: 1 });
 
 export type HerdDoc = InferSchemaType<typeof herdSchema> & { _id: string };
 export type HerdModel = Model<HerdDoc>;

@@ -15,8 +15,8 @@ const plotSchema = new Schema(
   },
   { timestamps: true, versionKey: false },
 );
-// Serves "a farmer's plots".
-plotSchema.index({ organizationId: 1, farmerId: 1 });
+// Serves "a farmer's plots" (`GET /farmers/{id}/plots`), a page in order from the index.
+plotSchema.index({ organizationId: 1, farmerId: 1, createdAt: 1, _id: 1 });
 
 export type PlotDoc = InferSchemaType<typeof plotSchema> & { _id: string };
 export type PlotModel = Model<PlotDoc>;

@@ -9,9 +9,15 @@ export type OrganizationSnapshot = NonNullable<InternalContext['organization']>;
 
 type Tenant = Pick<TenantPolicyData, 'farmers' | 'plots' | 'herds' | 'licences' | 'capacity'>;
 
+// Each refusal names the state found and what the partner (the insurer) does next, since it
+// meets them in turn before its first sale. It names no ops route: partners cannot call them,
+// and the ops API is ours (docs/decisions.md, "Partner lists").
+
 export function requireKybVerified(organization: OrganizationSnapshot): void {
   if (organization.kybStatus !== 'VERIFIED') {
-    throw AppError.forbidden('The organization must be KYB-verified to sell policies');
+    throw AppError.forbidden(
+      `Your organization's KYB is ${organization.kybStatus}: policies can be sold once it is VERIFIED; complete KYB verification with us`,
+    );
   }
 }
 
@@ -44,22 +50,29 @@ export async function readGates(
 /** A licence for the organization's market that is still valid `now` (no recorded expiry counts as lapsed). */
 export function requireCurrentLicence(licence: LicenceDoc | null, market: string, now: Date): void {
   if (!licence) {
-    throw new AppError('REGULATOR_LICENSE_REQUIRED', `No regulator licence on file for market ${market}`);
+    throw new AppError(
+      'REGULATOR_LICENSE_REQUIRED',
+      `No regulator licence for market ${market} is on file: send us your current ${market} licence (number and expiry date) before selling policies`,
+    );
   }
   if (!licence.expiresAt || licence.expiresAt.getTime() <= now.getTime()) {
     throw new AppError(
       'REGULATOR_LICENSE_EXPIRED',
-      `The regulator licence for market ${market} has lapsed or has no recorded expiry`,
+      `The regulator licence for market ${market} has lapsed or has no recorded expiry: send us your renewed licence with its expiry date`,
     );
   }
 }
 
 /** Recorded capacity whose solvency attestation still holds `now`. */
 export function requireLiveCapacity(capacity: CapacityDoc | null, now: Date): CapacityDoc {
-  if (!capacity) throw AppError.invalid('No underwriting capacity is recorded for the organization');
+  if (!capacity) {
+    throw AppError.invalid(
+      'No underwriting capacity is recorded for your organization: send us your capacity (amount and currency) with a solvency attestation before selling policies',
+    );
+  }
   if (capacity.solvencyAttestedUntil.getTime() <= now.getTime()) {
     throw AppError.invalid(
-      'The solvency attestation has lapsed; no policies can be sold until it is renewed',
+      'Your solvency attestation has lapsed: no policies can be sold until you send us a renewed one',
     );
   }
   return capacity;
@@ -69,9 +82,10 @@ export function requireLiveCapacity(capacity: CapacityDoc | null, now: Date): Ca
 export function requireInsurableFarmer(farmer: FarmerDoc | null): FarmerDoc {
   if (!farmer) throw AppError.notFound('Farmer');
   if (farmer.kycStatus !== 'APPROVED') {
-    throw AppError.invalid('The farmer must be KYC-approved to be insured', [
-      { field: 'farmerId', message: `farmer KYC is ${farmer.kycStatus}` },
-    ]);
+    throw AppError.invalid(
+      `The farmer's KYC is ${farmer.kycStatus}: the farmer can be insured once it is APPROVED; have the farmer's KYC approved`,
+      [{ field: 'farmerId', message: `farmer KYC is ${farmer.kycStatus}` }],
+    );
   }
   return farmer;
 }

@@ -120,8 +120,15 @@ policySchema.index(
   { organizationId: 1, idempotencyKey: 1 },
   { unique: true, partialFilterExpression: { idempotencyKey: { $type: 'string' } } },
 );
-// Serves an organization's policies of a farmer.
-policySchema.index({ organizationId: 1, farmerId: 1 });
+// Serve `GET /policies` (reads.ts, `listPolicies`): the organization's policies newest first,
+// and each filter, with the sort order after it so a page is read in order without a sort in
+// memory (`listPage`, libs/mongo/src/tenant.ts); combined filters run on the most selective
+// of these. The farmerId one also serves an organization's policies of a farmer.
+policySchema.index({ organizationId: 1, createdAt: -1, _id: -1 });
+policySchema.index({ organizationId: 1, status: 1, createdAt: -1, _id: -1 });
+policySchema.index({ organizationId: 1, farmerId: 1, createdAt: -1, _id: -1 });
+policySchema.index({ organizationId: 1, productType: 1, createdAt: -1, _id: -1 });
+policySchema.index({ organizationId: 1, settlementMode: 1, createdAt: -1, _id: -1 });
 // Serves the expiry sweep: `{ status: 'ACTIVE', coverEndsAt: { $lte: now } }`.
 policySchema.index({ status: 1, coverEndsAt: 1 });
 // Serves the activation re-queue sweep: PENDING policies whose paid premium asked for

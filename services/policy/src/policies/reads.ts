@@ -1,6 +1,7 @@
-import { isoOrNull } from '@parametric/contracts';
+import { isoOrNull, type policiesQuery } from '@parametric/contracts';
 import { AppError } from '@parametric/http';
 import { numberFromMinor } from '@parametric/money';
+import type { z } from 'zod';
 import { DAY_MS } from '../clock';
 import type { TenantPolicyData } from '../repositories';
 import type { PolicyDoc, PolicyModel } from './model';
@@ -103,6 +104,13 @@ async function load(tenant: Tenant, policyId: string): Promise<PolicyDoc> {
   const policy = await tenant.policies.findById(policyId).lean<PolicyDoc>();
   if (!policy) throw AppError.notFound('Policy');
   return policy;
+}
+
+/** A page of the organization's policies, newest first; every filter given narrows it. */
+export async function listPolicies(tenant: Tenant, query: z.output<typeof policiesQuery>, now: Date) {
+  const { page, limit, ...filters } = query;
+  const { items, total } = await tenant.policies.listPage(filters, { page, limit });
+  return { items: items.map((p) => policyView(p, now)), total };
 }
 
 export async function readPolicy(tenant: Tenant, policyId: string, now: Date) {

@@ -2,12 +2,13 @@ import {
   activatePolicy,
   getPolicy,
   getPolicyStatus,
+  listPolicies as listPoliciesRoute,
   purchasePolicy as purchasePolicyRoute,
 } from '@parametric/contracts';
-import { type Binding, created, implement, ok } from '@parametric/http';
+import { type Binding, created, implement, ok, page } from '@parametric/http';
 import type { PartnerContext } from '../context';
 import { purchasePolicyOnce } from './purchase';
-import { policyView, readPolicy, readPolicyStatus } from './reads';
+import { listPolicies, policyView, readPolicy, readPolicyStatus } from './reads';
 
 /** Buying, reading and (Tier 1) activating policies (contracts: libs/contracts/src/policy/policies.ts). */
 export const policyRoutes: Binding<PartnerContext>[] = [
@@ -18,6 +19,10 @@ export const policyRoutes: Binding<PartnerContext>[] = [
     return replayed
       ? { ...created(purchase), headers: { 'Idempotent-Replayed': 'true' } }
       : created(purchase);
+  }),
+  implement(listPoliciesRoute, async ({ query }, { tenant, now }) => {
+    const { items, total } = await listPolicies(tenant, query, now());
+    return page(items, { page: query.page, limit: query.limit, total });
   }),
   implement(getPolicy, async ({ params }, { tenant, now }) => ok(await readPolicy(tenant, params.id, now()))),
   implement(getPolicyStatus, async ({ params }, { tenant, now }) =>

@@ -163,14 +163,15 @@ describe('farmers (domain)', () => {
       const plot = await registerPlot(owner, plotInput(farmer.id));
       const herd = await registerHerd(owner, herdInput(farmer.id, 10_000));
       expect(await readFarmer(owner, farmer.id)).toEqual(farmer);
-      expect(await farmerPlots(owner, farmer.id)).toEqual([plot]);
-      expect(await farmerHerds(owner, farmer.id)).toEqual([herd]);
+      const first = { page: 1, limit: 20 };
+      expect(await farmerPlots(owner, farmer.id, first)).toEqual({ items: [plot], total: 1 });
+      expect(await farmerHerds(owner, farmer.id, first)).toEqual({ items: [herd], total: 1 });
       const unknown = await outcome(readFarmer(other, '3f2504e0-4f89-41d3-9a0c-0305e82c3301'));
       expect(unknown).toMatchObject({ code: 'NOT_FOUND', message: 'Farmer not found' });
       const reads: Array<(t: TenantPolicyData, id: string) => Promise<unknown>> = [
         readFarmer,
-        farmerPlots,
-        farmerHerds,
+        (t, id) => farmerPlots(t, id, first),
+        (t, id) => farmerHerds(t, id, first),
       ];
       for (const read of reads) {
         expect(await outcome(read(other, farmer.id))).toEqual(unknown);

@@ -52,7 +52,8 @@ describe('purchasePolicy (domain)', () => {
     expect(await buy(body, at(T0, DAY_MS))).toMatchObject({ code: 'REGULATOR_LICENSE_EXPIRED' });
     expect(await buy()).toMatchObject({
       code: 'INVALID_INPUT',
-      message: 'No underwriting capacity is recorded for the organization',
+      message:
+        'No underwriting capacity is recorded for your organization: send us your capacity (amount and currency) with a solvency attestation before selling policies',
     });
     await recordCapacity(tenant, {
       amount: 100_000,

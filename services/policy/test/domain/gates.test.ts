@@ -46,7 +46,7 @@ describe('KYB', () => {
       expect(refusal(() => requireKybVerified(org(status)))).toEqual({
         status: 403,
         code: 'FORBIDDEN',
-        message: 'The organization must be KYB-verified to sell policies',
+        message: `Your organization's KYB is ${status}: policies can be sold once it is VERIFIED; complete KYB verification with us`,
         details: undefined,
       });
     }
@@ -58,7 +58,8 @@ describe('the regulator licence of the market', () => {
     expect(refusal(() => requireCurrentLicence(null, 'KE', NOW))).toEqual({
       status: 403,
       code: 'REGULATOR_LICENSE_REQUIRED',
-      message: 'No regulator licence on file for market KE',
+      message:
+        'No regulator licence for market KE is on file: send us your current KE licence (number and expiry date) before selling policies',
       details: undefined,
     });
   });
@@ -68,7 +69,8 @@ describe('the regulator licence of the market', () => {
       expect(refusal(() => requireCurrentLicence(licence(expiresAt), 'KE', NOW))).toMatchObject({
         status: 403,
         code: 'REGULATOR_LICENSE_EXPIRED',
-        message: 'The regulator licence for market KE has lapsed or has no recorded expiry',
+        message:
+          'The regulator licence for market KE has lapsed or has no recorded expiry: send us your renewed licence with its expiry date',
       });
     }
     expect(refusal(() => requireCurrentLicence(licence(ms(1)), 'KE', NOW))).toBe('passed');
@@ -80,7 +82,8 @@ describe('underwriting capacity', () => {
     expect(refusal(() => requireLiveCapacity(null, NOW))).toEqual({
       status: 400,
       code: 'INVALID_INPUT',
-      message: 'No underwriting capacity is recorded for the organization',
+      message:
+        'No underwriting capacity is recorded for your organization: send us your capacity (amount and currency) with a solvency attestation before selling policies',
       details: undefined,
     });
   });
@@ -90,7 +93,8 @@ describe('underwriting capacity', () => {
       expect(refusal(() => requireLiveCapacity(capacity(until), NOW))).toMatchObject({
         status: 400,
         code: 'INVALID_INPUT',
-        message: 'The solvency attestation has lapsed; no policies can be sold until it is renewed',
+        message:
+          'Your solvency attestation has lapsed: no policies can be sold until you send us a renewed one',
       });
     }
     const live = capacity(ms(1));
@@ -126,7 +130,7 @@ describe('the farmer', () => {
       expect(refusal(() => requireInsurableFarmer(farmer(status)))).toEqual({
         status: 400,
         code: 'INVALID_INPUT',
-        message: 'The farmer must be KYC-approved to be insured',
+        message: `The farmer's KYC is ${status}: the farmer can be insured once it is APPROVED; have the farmer's KYC approved`,
         details: [{ field: 'farmerId', message: `farmer KYC is ${status}` }],
       });
     }
