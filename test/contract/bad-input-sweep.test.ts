@@ -540,7 +540,7 @@ afterAll(async () => {
 
 /**
  * `POST /ops/auth/token` is no contract route (docs/decisions.md, "Ops machine clients"): it
- * answers OAuth 2.0's shapes (RFC 6749 §5.2), not the envelope, so standard client libraries
+ * answers OAuth 2.0's shapes (RFC 6749, section 5.2), not the envelope, so standard client libraries
  * work. Bad input there is refused in that shape, never a 5xx, and writes nothing.
  */
 it('refuses bad token requests in the RFC 6749 error shape, never a 5xx', async () => {

@@ -6,7 +6,7 @@ import { OPS_READ_CAPABILITIES } from './operators';
 /**
  * Machine clients of the ops API (issue 25; docs/ops.md, "Machine clients"): the data provider
  * pushing determinations, a BI export job. Each has a secret and scopes, and exchanges them at
- * `POST /ops/auth/token` (OAuth 2.0 client credentials, RFC 6749 §4.4) for a short-lived token
+ * `POST /ops/auth/token` (OAuth 2.0 client credentials, RFC 6749, section 4.4) for a short-lived token
  * carrying the capabilities of its scopes only.
  */
 

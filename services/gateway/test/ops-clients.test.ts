@@ -19,7 +19,7 @@ import {
 
 /**
  * Issue 25: machine clients (the data provider, a BI export job) exchange a client id and secret
- * for a short-lived ops token (OAuth 2.0 client credentials, RFC 6749 §4.4) that carries only
+ * for a short-lived ops token (OAuth 2.0 client credentials, RFC 6749, section 4.4) that carries only
  * their scopes' capabilities (the table in libs/contracts ops-clients.ts).
  */
 const SECRET = 'test-internal-signing-secret-0123';
@@ -66,7 +66,7 @@ async function createClient(scopes: OpsClientScope[], name = 'rainfall data prov
   return reply.body.data as { clientId: string; clientSecret: string; client: { id: string } };
 }
 
-/** What the token endpoint answers: §5.1 on success, §5.2 on refusal. */
+/** What the token endpoint answers: section 5.1 on success, section 5.2 on refusal. */
 interface TokenAnswer {
   access_token?: string;
   token_type?: string;
@@ -103,7 +103,7 @@ async function tokenOf(client: { clientId: string; clientSecret: string }, scope
 }
 
 describe('machine clients', () => {
-  it('get a secret once, and a token answered as RFC 6749 §5.1 (no envelope, no-store)', async () => {
+  it('get a secret once, and a token answered as RFC 6749, section 5.1 (no envelope, no-store)', async () => {
     const client = await createClient(['determinations:ingest']);
     expect(client.clientSecret).toMatch(/^ocs_/);
     const listed = await as(admin.accessToken)('GET', '/clients');
@@ -216,7 +216,7 @@ describe('machine clients', () => {
     }
   });
 
-  it('refuses as RFC 6749 §5.2: bad secret, unknown client, two ways at once, bad grant, bad body', async () => {
+  it('refuses as RFC 6749, section 5.2: bad secret, unknown client, two ways at once, bad grant, bad body', async () => {
     const client = await createClient(['ops:read']);
     const viaBody = await requestToken({
       grant_type: 'client_credentials',

@@ -19,7 +19,7 @@ export interface OpsClientsDeps {
   clock: Clock;
 }
 
-/** An OAuth 2.0 error of the token endpoint (RFC 6749 §5.2), answered in that shape, not the envelope. */
+/** An OAuth 2.0 error of the token endpoint (RFC 6749, section 5.2), answered in that shape, not the envelope. */
 export class TokenRefusal extends Error {
   constructor(
     readonly error:
@@ -123,7 +123,7 @@ export interface TokenRequest {
 }
 
 /**
- * The client credentials grant (RFC 6749 §4.4). A wrong secret, an unknown or revoked client:
+ * The client credentials grant (RFC 6749, section 4.4). A wrong secret, an unknown or revoked client:
  * one answer (`invalid_client`), counted against the client id and the address, and refused
  * for a while past the budget, as failed sign-ins are (rate-limit/login-throttle.ts).
  */

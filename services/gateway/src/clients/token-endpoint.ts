@@ -7,9 +7,9 @@ const MAX_TOKEN_REQUEST_BYTES = 4 * 1024;
 
 /**
  * `POST /auth/token` (under `/ops`): the OAuth 2.0 token endpoint for machine clients (RFC 6749
- * §4.4, client credentials), so that standard OAuth client libraries work: a form-encoded body,
+ * section 4.4, client credentials), so that standard OAuth client libraries work: a form-encoded body,
  * the client authenticated by HTTP Basic or `client_id`/`client_secret` in the body, the answer
- * of §5.1 and the errors of §5.2, neither in the platform's envelope. Mounted before the ops
+ * of section 5.1 and the errors of section 5.2, neither in the platform's envelope. Mounted before the ops
  * caller is resolved and before the JSON body reader, which would refuse a form body.
  */
 export function tokenEndpoint(deps: { clients: OpsClients; clientIp: (req: Request) => string }): Router {
@@ -62,7 +62,7 @@ async function answer(
   }
 }
 
-/** RFC 6749 §3.2: a parameter sent more than once is an invalid request. */
+/** RFC 6749, section 3.2: a parameter sent more than once is an invalid request. */
 function singleValued(body: Record<string, unknown>): Record<string, string | undefined> {
   const params: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(body ?? {})) {
@@ -73,7 +73,7 @@ function singleValued(body: Record<string, unknown>): Record<string, string | un
   return params;
 }
 
-/** The client's credentials from exactly one of Basic (RFC 6749 §2.3.1) or the body. */
+/** The client's credentials from exactly one of Basic (RFC 6749, section 2.3.1) or the body. */
 function credentialsOf(basic: string | undefined, params: Record<string, string | undefined>): TokenRequest {
   const inBody = params.client_id !== undefined || params.client_secret !== undefined;
   if (basic !== undefined && inBody) {
@@ -88,7 +88,7 @@ function credentialsOf(basic: string | undefined, params: Record<string, string 
     const decoded = Buffer.from(basic, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon < 0) throw new TokenRefusal('invalid_client', 'Malformed HTTP Basic credentials');
-    // §2.3.1: both halves are form-encoded before they are joined.
+    // RFC 6749, section 2.3.1: both halves are form-encoded before they are joined.
     const formDecode = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
     try {
       clientId = formDecode(decoded.slice(0, colon));
@@ -107,7 +107,7 @@ function credentialsOf(basic: string | undefined, params: Record<string, string 
 }
 
 /**
- * §5.2: `invalid_client` is `401` with a Basic challenge (required when the client tried Basic,
+ * RFC 6749, section 5.2: `invalid_client` is `401` with a Basic challenge (required when the client tried Basic,
  * allowed otherwise, and one answer whichever way it authenticated); every other error `400`.
  */
 function refuse(res: Response, refusal: TokenRefusal): void {
