@@ -597,7 +597,8 @@ Platform is up.
   Signing keys (JWKS):  ${gatewayUrl}/api/.well-known/jwks.json   (public; verify determinations with them)
   Chain (JSON-RPC):     ${chain.rpcUrl}   (PolicyRegistry at ${chain.registryAddress}; activations land here)
   Webhook receiver:     http://127.0.0.1:${receiverPort}/hooks   (local partner endpoint; GET /_received lists what arrived,
-                        PUT /_secret {"secret": "..."} with the secret returned by PUT /api/organizations/me/webhook)
+                        PUT /_secret {"secret": "..."} with the secret returned by PUT /api/organizations/me/webhook;
+                        another organization: its own path, PUT /_secret {"secret": "...", "path": "/hooks/org-b"})
 ${demoSection(gatewayUrl, demo, password)}
 ${opsSection(opsUrl, opsProblem, opsPassword)}
 Try: curl -s ${gatewayUrl}/api/organizations/me -H 'x-api-key: ${apiKey}'

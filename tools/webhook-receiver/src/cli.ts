@@ -10,7 +10,9 @@ Records, verifies and de-duplicates platform webhooks POSTed to any path.
   --port N     port to listen on (default 4000; 0 picks a free one)
   --host H     address to bind (default 127.0.0.1)
   --secret S   signing secret (default: $WEBHOOK_SECRET; or set it later with
-               curl -X PUT http://HOST:PORT/_secret -d '{"secret":"..."}')
+               curl -X PUT http://HOST:PORT/_secret -d '{"secret":"..."}'; several
+               organizations, each its own path and secret:
+               curl -X PUT http://HOST:PORT/_secret -d '{"secret":"...","path":"/hooks/org-b"}')
 GET /_received lists what arrived, most recent first.`;
 
 interface CliOptions {

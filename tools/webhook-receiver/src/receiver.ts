@@ -66,7 +66,12 @@ export interface WebhookReceiver {
   readonly received: ReceivedDelivery[];
   /** Verified first copies only. */
   verified(): ReceivedDelivery[];
-  setSecret(secret: string | undefined): void;
+  /**
+   * The secret deliveries are verified with; with `path` (e.g. `/hooks/org-b`), only deliveries
+   * to that path, so that several organizations, each with its own secret, can point at one
+   * receiver. A path without a secret of its own uses the default one.
+   */
+  setSecret(secret: string | undefined, path?: string): void;
   /** How to answer the next deliveries; `undefined` restores the default. */
   setBehaviour(fn: BehaviourFn | undefined): void;
   /** The first recorded delivery (already recorded or to come) that matches. */
@@ -89,6 +94,11 @@ interface Waiter {
 function first(value: string | string[] | undefined): string | null {
   if (Array.isArray(value)) return value[0] ?? null;
   return value ?? null;
+}
+
+/** A path deliveries can be sent to: absolute, no query, not one of the receiver's own. */
+function isPath(value: unknown): value is string {
+  return typeof value === 'string' && /^\/[^?#\s]*$/.test(value) && !value.startsWith('/_');
 }
 
 function parseJson(text: string): unknown {
@@ -142,7 +152,10 @@ function sendJson(res: ServerResponse, status: number, payload: unknown): void {
  */
 export async function startWebhookReceiver(options: WebhookReceiverOptions = {}): Promise<WebhookReceiver> {
   const { port = 0, host = '127.0.0.1' } = options;
-  let secret = options.secret;
+  let defaultSecret = options.secret;
+  /** Secrets of their own, by path (`PUT /_secret { secret, path }`). */
+  const pathSecrets = new Map<string, string>();
+  const secretFor = (pathname: string) => pathSecrets.get(pathname) ?? defaultSecret;
   let behaviour = options.respond;
   const received: ReceivedDelivery[] = [];
   const seen = new Set<string>();
@@ -208,6 +221,7 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
       receivedAt: new Date().toISOString(),
       responseStatus: null,
     };
+    const secret = secretFor(path.split('?')[0] as string);
     if (tooLarge) {
       delivery.reason = 'body-too-large';
     } else if (!secret) {
@@ -229,18 +243,23 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
   async function setSecretFromRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const { body, tooLarge } = await readBody(req, 64 * 1024);
     const parsed = tooLarge ? null : parseJson(body.toString('utf8'));
-    const value = (parsed as { secret?: unknown } | null)?.secret;
-    if (typeof value !== 'string' || value === '') {
-      sendJson(res, 400, { error: 'expected a JSON body { "secret": "<non-empty string>" }' });
+    const { secret: value, path } = (parsed ?? {}) as { secret?: unknown; path?: unknown };
+    if (typeof value !== 'string' || value === '' || (path !== undefined && !isPath(path))) {
+      sendJson(res, 400, {
+        error: 'expected a JSON body { "secret": "<non-empty string>", "path"?: "/<path deliveries go to>" }',
+      });
       return;
     }
-    setSecret(value);
-    sendJson(res, 200, { secretSet: true });
+    setSecret(value, path);
+    sendJson(res, 200, path === undefined ? { secretSet: true } : { secretSet: true, path });
   }
 
-  function setSecret(value: string | undefined): void {
-    secret = value === '' ? undefined : value;
-    events.emit('secret', secret !== undefined);
+  function setSecret(value: string | undefined, path?: string): void {
+    const given = value === '' ? undefined : value;
+    if (path === undefined) defaultSecret = given;
+    else if (given === undefined) pathSecrets.delete(path);
+    else pathSecrets.set(path, given);
+    events.emit('secret', given !== undefined);
   }
 
   const server = createServer((req, res) => {
@@ -261,7 +280,8 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
         return sendJson(res, 405, { error: 'method not allowed' });
       }
       return sendJson(res, 404, {
-        error: 'POST webhooks to any path; GET /_received lists them; PUT /_secret { "secret": "..." }',
+        error:
+          'POST webhooks to any path; GET /_received lists them; PUT /_secret { "secret": "...", "path"?: "/hooks/..." }',
       });
     };
     handle().catch(() => {

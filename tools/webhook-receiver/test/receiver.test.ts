@@ -303,11 +303,43 @@ describe('startWebhookReceiver', () => {
       expect(changes).toEqual([true]);
     });
 
+    it('PUT /_secret with a path verifies deliveries to that path with its own secret (two organizations, one receiver)', async () => {
+      // The default secret (SECRET) stays for every other path.
+      const put = await request(`${base()}/_secret`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ secret: 'org-b-secret', path: '/hooks/org-b' }),
+      });
+      expect(put.status).toBe(200);
+      expect(put.body).not.toContain('org-b-secret');
+      expect((await post(`${base()}/hooks/org-b`, signedDelivery({ secret: 'org-b-secret' }))).status).toBe(
+        200,
+      );
+      expect(
+        (await post(`${base()}/hooks/org-b?x=1`, signedDelivery({ secret: 'org-b-secret' }))).status,
+      ).toBe(200);
+      expect((await post(`${base()}/hooks/org-b`, signedDelivery())).status).toBe(401);
+      expect((await post(receiver.url, signedDelivery())).status).toBe(200);
+      expect((await post(receiver.url, signedDelivery({ secret: 'org-b-secret' }))).status).toBe(401);
+      expect(receiver.received.map((d) => [d.path.split('?')[0], d.verified])).toEqual([
+        ['/hooks/org-b', true],
+        ['/hooks/org-b', true],
+        ['/hooks/org-b', false],
+        [new URL(receiver.url).pathname, true],
+        [new URL(receiver.url).pathname, false],
+      ]);
+      receiver.setSecret(undefined, '/hooks/org-b');
+      expect((await post(`${base()}/hooks/org-b`, signedDelivery())).status).toBe(200);
+    });
+
     it.each([
       ['not JSON', 'secret=abc'],
       ['no secret field', '{"key":"abc"}'],
       ['an empty secret', '{"secret":""}'],
       ['a non-string secret', '{"secret":42}'],
+      ['a relative path', '{"secret":"abc","path":"hooks/b"}'],
+      ['a path with a query', '{"secret":"abc","path":"/hooks?b=1"}'],
+      ["one of the receiver's own paths", '{"secret":"abc","path":"/_received"}'],
     ])('PUT /_secret with %s answers 400 and keeps the secret', async (_name, body) => {
       const answer = await request(`${base()}/_secret`, { method: 'PUT', body });
       expect(answer.status).toBe(400);
