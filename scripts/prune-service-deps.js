@@ -5,7 +5,7 @@
 //
 //   node scripts/prune-service-deps.js <service> [--app <dir>] [--dry-run]
 //
-// Also required by test/deploy/image.test.ts (serviceClosure, pruneInstall).
+// Also required by test/deploy/image.test.ts (serviceClosure, pruneInstall) and scripts/sbom.js.
 //
 // `npm ci --workspace services/<name> --omit=dev` does not do this: it links only that
 // workspace's @parametric/* packages but installs every service's third-party packages (see
@@ -22,9 +22,9 @@ const path = require('node:path');
 
 /**
  * Lockfile locations one service needs (node_modules paths, workspace links and directories),
- * from the `packages` of a package-lock.json.
+ * from the `packages` of a package-lock.json, each with the locations it requires.
  */
-function serviceClosure(packages, service) {
+function serviceGraph(packages, service) {
   const start = `services/${service}`;
   if (!packages[start]) throw new Error(`${start} is not a workspace in package-lock.json`);
 
@@ -40,14 +40,16 @@ function serviceClosure(packages, service) {
     }
   }
 
-  const keep = new Set();
+  const graph = new Map();
   const queue = [start];
   while (queue.length > 0) {
     const location = queue.pop();
-    if (keep.has(location)) continue;
-    keep.add(location);
+    if (graph.has(location)) continue;
+    const requires = [];
+    graph.set(location, requires);
     const entry = packages[location];
     if (entry.link) {
+      requires.push(entry.resolved);
       queue.push(entry.resolved);
       continue;
     }
@@ -60,12 +62,19 @@ function serviceClosure(packages, service) {
     for (const name of names) {
       const found = resolve(location, name);
       // An optional dependency of another platform is in the lockfile but may not be installed.
-      if (found) queue.push(found);
-      else if (!(name in (entry.optionalDependencies ?? {})))
+      if (found) {
+        requires.push(found);
+        queue.push(found);
+      } else if (!(name in (entry.optionalDependencies ?? {})))
         throw new Error(`${location} needs ${name}, which package-lock.json does not hold`);
     }
   }
-  return keep;
+  return graph;
+}
+
+/** The locations of serviceGraph, as a set. */
+function serviceClosure(packages, service) {
+  return new Set(serviceGraph(packages, service).keys());
 }
 
 /** Package directories under a node_modules directory (scoped ones included), relative to app. */
@@ -138,5 +147,5 @@ function main() {
   );
 }
 
-module.exports = { serviceClosure, pruneInstall };
+module.exports = { serviceClosure, serviceGraph, pruneInstall };
 if (require.main === module) main();
