@@ -13,9 +13,18 @@
 #
 #   docker build --target tools -t parametric/tools:<tag> .
 
+# Each service's image holds only what that service loads: the shared production install is
+# pruned to the service's own dependency closure (`service-deps`, scripts/prune-service-deps.js),
+# and its OCI labels name it. Labels that change per build come in as build args:
+#
+#   docker build --build-arg SERVICE=gateway \
+#     --build-arg IMAGE_VERSION=<tag> --build-arg IMAGE_REVISION="$(git rev-parse HEAD)" \
+#     --build-arg IMAGE_CREATED="$(date -u +%Y-%m-%dT%H:%M:%SZ)" -t parametric/gateway:<tag> .
+
 # ---------------------------------------------------------------------------------------------
-# base: the Node.js runtime every stage shares.
-FROM node:24-bookworm-slim AS base
+# base: the Node.js runtime every stage shares, pinned by digest so that a rebuild gets the
+# same bytes; scripts/pin-base-image.sh refreshes the pin (docs/deploy.md, "The base image").
+FROM node:24-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d AS base
 WORKDIR /app
 ENV NODE_ENV=production \
     MONGOMS_DISABLE_POSTINSTALL=1 \
@@ -46,14 +55,25 @@ RUN set -eu; \
     done
 
 # ---------------------------------------------------------------------------------------------
-# deps: production dependencies of the libs and services, shared by every service's image (the
-# tools/ workspaces are absent here, so npm installs nothing of theirs). `npm ci`: exactly the
+# deps: production dependencies of the libs and services, the cached install every service's
+# image is pruned from (the tools/ workspaces are absent here, so npm installs nothing of theirs). `npm ci`: exactly the
 # committed lockfile, which holds every platform's optional binaries (`npm test` checks it
 # against every package.json: scripts/test.js, `lockfile`).
 FROM base AS deps
 COPY --from=manifests /manifests/ ./
 RUN npm ci --omit=dev --no-audit --no-fund \
  && npm cache clean --force
+
+# ---------------------------------------------------------------------------------------------
+# service-deps: the install above pruned to one service: its workspace, the workspaces it
+# depends on and the third-party packages they need, as package-lock.json records them
+# (scripts/prune-service-deps.js; `npm ci --workspace` installs every service's packages, see
+# docs/decisions.md). An unknown or missing SERVICE fails here.
+FROM deps AS service-deps
+ARG SERVICE
+COPY scripts/prune-service-deps.js /tmp/prune-service-deps.js
+RUN node /tmp/prune-service-deps.js "${SERVICE}" --app /app \
+ && rm /tmp/prune-service-deps.js
 
 # ---------------------------------------------------------------------------------------------
 # build: every dependency (typescript and the @types packages are dev dependencies), then tsc
@@ -94,11 +114,10 @@ USER 1000:1000
 # tsx), then the compiled JavaScript and rewritten manifests over them. Everything owned by root
 # and so read-only for the `node` user that runs it. The last stage: the default target.
 FROM base AS runtime
-COPY --from=deps /app ./
+ARG SERVICE
+COPY --from=service-deps /app ./
 COPY package.json ./
 COPY libs ./libs
-
-ARG SERVICE
 COPY services/${SERVICE} ./services/${SERVICE}
 COPY --from=build /app/dist/libs ./libs
 COPY --from=build /app/dist/services/${SERVICE} ./services/${SERVICE}
@@ -114,6 +133,22 @@ RUN set -eu; \
         require(dep); }"
 
 ENV SERVICE=${SERVICE}
+
+# OCI image annotations (https://github.com/opencontainers/image-spec/blob/main/annotations.md).
+# The title names the service; the rest come from the build (see the top of this file). The
+# packages are private (package.json), with no licence file: proprietary.
+ARG IMAGE_SOURCE=unknown
+ARG IMAGE_REVISION=unknown
+ARG IMAGE_VERSION=0.1.0
+ARG IMAGE_CREATED=1970-01-01T00:00:00Z
+LABEL org.opencontainers.image.title="parametric-${SERVICE}" \
+      org.opencontainers.image.description="The ${SERVICE} service of the parametric insurance platform" \
+      org.opencontainers.image.source="${IMAGE_SOURCE}" \
+      org.opencontainers.image.revision="${IMAGE_REVISION}" \
+      org.opencontainers.image.version="${IMAGE_VERSION}" \
+      org.opencontainers.image.created="${IMAGE_CREATED}" \
+      org.opencontainers.image.licenses="LicenseRef-Proprietary" \
+      org.opencontainers.image.base.name="docker.io/library/node:24-bookworm-slim"
 
 # The `node` user (uid/gid 1000) of the base image; numeric so that Kubernetes'
 # runAsNonRoot can verify it.

@@ -9,49 +9,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { lineageIn, parseDockerfile, type Stage } from './dockerfile';
 import { at, readListedResources, readRepoFile, repoRoot } from './support';
-
-interface Instruction {
-  keyword: string;
-  args: string;
-}
-
-interface Stage {
-  from: string;
-  name?: string;
-  instructions: Instruction[];
-}
-
-/** Splits a Dockerfile into stages of instructions. */
-function parseDockerfile(text: string): Stage[] {
-  const logical: string[] = [];
-  let pending = '';
-  for (const raw of text.split('\n')) {
-    const line = raw.replace(/\r$/, '');
-    if (/^\s*#/.test(line)) continue; // comments (also inside continuations) are dropped
-    if (/\\\s*$/.test(line)) {
-      pending += `${line.replace(/\\\s*$/, '')} `;
-      continue;
-    }
-    const full = (pending + line).trim();
-    pending = '';
-    if (full) logical.push(full);
-  }
-  const stages: Stage[] = [];
-  for (const line of logical) {
-    const [, keyword = '', args = ''] = /^(\S+)\s*(.*)$/s.exec(line) ?? [];
-    const instruction = { keyword: keyword.toUpperCase(), args: args.trim() };
-    if (instruction.keyword === 'FROM') {
-      const [, from = '', name] = /^(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?$/i.exec(instruction.args) ?? [];
-      stages.push({ from, name, instructions: [] });
-    } else if (stages.length > 0) {
-      stages.at(-1)?.instructions.push(instruction);
-    } else if (instruction.keyword !== 'ARG') {
-      throw new Error(`${instruction.keyword} before the first FROM`);
-    }
-  }
-  return stages;
-}
 
 const stages = parseDockerfile(readRepoFile('Dockerfile'));
 const buildConfig = JSON.parse(readRepoFile('tsconfig.build.json')) as {
@@ -64,8 +23,7 @@ const finalStage = stages.at(-1) as Stage;
 
 /** A stage and the stages it is built FROM, outermost last. */
 function lineage(stage: Stage): Stage[] {
-  const parent = stages.find((s) => s.name === stage.from);
-  return parent && parent !== stage ? [stage, ...lineage(parent)] : [stage];
+  return lineageIn(stages, stage);
 }
 
 function instructionsOf(stage: Stage, keyword: string): string[] {
@@ -102,7 +60,9 @@ function execForm(args: string): string[] | undefined {
 describe('Dockerfile', () => {
   test('is multi-stage, every stage on node:24-bookworm-slim (directly or through another stage)', () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
-    for (const stage of stages) expect(lineage(stage).at(-1)?.from).toBe('node:24-bookworm-slim');
+    // Pinned by digest: test/deploy/image-config.test.ts.
+    for (const stage of stages)
+      expect(lineage(stage).at(-1)?.from).toMatch(/^node:24-bookworm-slim@sha256:[0-9a-f]{64}$/);
   });
 
   test('installs production dependencies with npm ci (the committed lockfile, never npm install) before copying sources', () => {
@@ -410,6 +370,9 @@ describe('.dockerignore', () => {
     'tsconfig.json',
     'tsconfig.build.json',
     'scripts/build.js',
+    'scripts/ensure-install.js',
+    'scripts/node24/package.json',
+    'scripts/prune-service-deps.js',
     'services/gateway/src/main.ts',
   ])('keeps %s', (file) => {
     expect(dockerIgnored(patterns, file)).toBe(false);

@@ -4,12 +4,24 @@
  * the image lays it out (workspaces at libs/ and services/, linked from node_modules by
  * directory), with no TypeScript in it at all, and run by plain node, no tsx: every service's
  * workspace dependencies load, and the gateway starts, answers /healthz and /readyz against
- * the run's MongoDB and Redis, and stops cleanly on SIGTERM.
+ * the run's MongoDB and Redis, and stops cleanly on SIGTERM. The same holds with only the
+ * packages scripts/prune-service-deps.js keeps for a service (the Dockerfile's `service-deps`),
+ * laid out outside the repository so that nothing else can resolve.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '@parametric/local-process';
 import {
@@ -20,6 +32,11 @@ import {
   uniqueRedisPrefix,
 } from '@parametric/test-harness';
 import { repoRoot } from './support';
+
+const { pruneInstall, serviceClosure } = require('../../scripts/prune-service-deps.js') as {
+  serviceClosure(packages: Record<string, unknown>, service: string): Set<string>;
+  pruneInstall(app: string, service: string): { keep: Set<string>; removed: number };
+};
 
 const SERVICES = readdirSync(path.join(repoRoot, 'services')).filter((name) =>
   existsSync(path.join(repoRoot, 'services', name, 'package.json')),
@@ -105,10 +122,11 @@ test.each(SERVICES)(
   },
 );
 
-test('the compiled gateway starts under plain node, answers /healthz and /readyz, and stops on SIGTERM', async () => {
+/** Starts the compiled gateway in `cwd`; it must answer /readyz and /healthz, then stop on SIGTERM. */
+async function startsAndStops(cwd: string): Promise<void> {
   const [port, opsPort] = await Promise.all([freePort(), freePort()]);
   const child: ChildProcess = spawn(process.execPath, ['services/gateway/src/main.js'], {
-    cwd: app,
+    cwd,
     env: {
       PATH: process.env.PATH,
       NODE_ENV: 'development',
@@ -147,4 +165,86 @@ test('the compiled gateway starts under plain node, answers /healthz and /readyz
   }
   const [code, signal] = await exited;
   expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: '' });
+}
+
+test('the compiled gateway starts under plain node, answers /healthz and /readyz, and stops on SIGTERM', async () => {
+  await startsAndStops(app);
 }, 60_000);
+
+/**
+ * The compiled tree with only what prune-service-deps keeps for `service`, in the OS temp
+ * directory (no node_modules further up): each kept package copied from the repository's
+ * install (the lockfile fixes where each one lies, dev dependencies or not), then pruned.
+ */
+function prunedTree(service: string): string {
+  const lock = JSON.parse(readFileSync(path.join(repoRoot, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { link?: boolean; resolved?: string }>;
+  };
+  const pruned = path.join(mkdtempSync(path.join(tmpdir(), `image-${service}-`)), 'app');
+  cpSync(app, pruned, { recursive: true, filter: (src) => !src.startsWith(path.join(app, 'node_modules')) });
+  cpSync(path.join(repoRoot, 'package-lock.json'), path.join(pruned, 'package-lock.json'));
+  for (const location of serviceClosure(lock.packages, service)) {
+    const entry = lock.packages[location];
+    if (!location.startsWith('node_modules/') || location.includes('/node_modules/', 1)) continue;
+    const target = path.join(pruned, location);
+    mkdirSync(path.dirname(target), { recursive: true });
+    if (entry?.link && entry.resolved)
+      symlinkSync(path.relative(path.dirname(target), path.join(pruned, entry.resolved)), target);
+    // Another platform's optional binary (fsevents, @esbuild/darwin-arm64) is in the lockfile only.
+    else if (existsSync(path.join(repoRoot, location)))
+      cpSync(path.join(repoRoot, location), target, { recursive: true });
+  }
+  pruneInstall(pruned, service);
+  return pruned;
+}
+
+describe('an image pruned to one service (scripts/prune-service-deps.js)', () => {
+  const trees: string[] = [];
+  afterAll(() => {
+    for (const tree of trees) rmSync(path.dirname(tree), { recursive: true, force: true });
+  });
+
+  test('leaves out the packages only other services use', () => {
+    const lock = JSON.parse(readFileSync(path.join(repoRoot, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, unknown>;
+    };
+    const gateway = serviceClosure(lock.packages, 'gateway');
+    const policy = serviceClosure(lock.packages, 'policy');
+    // viem (the chain client) is policy's through libs/chain; swagger-ui-dist is the gateway's.
+    expect(policy.has('node_modules/viem')).toBe(true);
+    expect(policy.has('libs/chain')).toBe(true);
+    expect(policy.has('node_modules/swagger-ui-dist')).toBe(false);
+    expect(gateway.has('node_modules/viem')).toBe(false);
+    expect(gateway.has('libs/chain')).toBe(false);
+    expect(gateway.has('node_modules/swagger-ui-dist')).toBe(true);
+    // No dev dependency of the repository (the compiler, jest) and no tool.
+    for (const closure of [gateway, policy]) {
+      expect(closure.has('node_modules/jest')).toBe(false);
+      expect(closure.has('node_modules/typescript')).toBe(false);
+      expect([...closure].filter((l) => l.startsWith('tools/'))).toEqual([]);
+    }
+  });
+
+  test('policy: every dependency of the service loads from the pruned tree', () => {
+    const tree = prunedTree('policy');
+    trees.push(tree);
+    // The gateway's (its API docs page), not policy's.
+    expect(existsSync(path.join(tree, 'node_modules', 'swagger-ui-dist'))).toBe(false);
+    expect(existsSync(path.join(tree, 'node_modules', 'viem'))).toBe(true);
+    const check = `
+    const deps = Object.keys(require('./services/policy/package.json').dependencies || {});
+    for (const dep of deps) require(dep);
+    console.log(deps.length);`;
+    const run = spawnSync(process.execPath, ['-e', check], { cwd: tree, encoding: 'utf8', timeout: 60_000 });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    expect(Number(run.stdout)).toBeGreaterThan(10);
+  }, 120_000);
+
+  test('gateway: starts from the pruned tree, answers /healthz and /readyz, and stops on SIGTERM', async () => {
+    const tree = prunedTree('gateway');
+    trees.push(tree);
+    expect(existsSync(path.join(tree, 'node_modules', 'viem'))).toBe(false);
+    await startsAndStops(tree);
+  }, 120_000);
+});
