@@ -16,7 +16,7 @@ import {
   type DeterminationsPlatform,
   startDeterminationsPlatform,
 } from '../../services/determinations/test/support';
-import { OPS_TOKEN } from '../../services/gateway/test/support';
+import { OPS_TOKEN, signInOperator } from '../../services/gateway/test/support';
 import { startPaymentsStack } from '../../services/payments/test/support';
 import { cropPurchase, herdBody, plotBody } from '../../services/policy/test/support';
 import {
@@ -89,6 +89,7 @@ function realParams(route: RouteContract, api: 'partner' | 'ops'): Record<string
     determinations: o.determinationId,
     operators: operatorId,
     clients: clientId,
+    approvals: approvalId,
     organizations: path.includes('/webhook/deliveries/')
       ? o.deliveryId
       : path.startsWith('/organizations/me/users')
@@ -157,6 +158,7 @@ function validBody(route: RouteContract): unknown {
     opsCreateOperator: { email: 'sweep-operator@insurer.example', role: 'SUPPORT' },
     opsUpdateOperator: { role: 'FINANCE' },
     opsCreateClient: { name: 'sweep data provider', scopes: ['determinations:ingest'] },
+    opsRejectApproval: { reason: 'sweep' },
     opsAcceptInvitation: { token: 'no-such-invitation-token', password: 'maize-harvest-2026-long' },
     opsLogin: { email: 'nobody@insurer.example', password: 'maize-harvest-2026-long' },
     opsRefreshSession: { refreshToken: 'no-such-refresh-token' },
@@ -483,6 +485,7 @@ function problemsWith(route: RouteContract, c: Case, answer: Answer, written: st
 let baseline: Map<string, string>;
 let operatorId: string;
 let clientId: string;
+let approvalId: string;
 
 beforeAll(async () => {
   mongo = await MongoClient.connect(testMongoUrl());
@@ -530,6 +533,15 @@ beforeAll(async () => {
   });
   if (client.status !== 201) throw new Error(`creating the sweep's client: ${client.status}`);
   clientId = ((await client.json()) as { data: { clientId: string } }).data.clientId;
+  // And a pending approval for `/approvals/{id}/…`: an operator's tier change (four eyes).
+  const underwriter = await signInOperator(p.gateway, 'UNDERWRITER');
+  const tier = (await p.gateway.ops('GET', `/organizations/${o.id}`)).body.data.serviceTier;
+  const asked = await p.gateway.ops('POST', `/organizations/${o.id}/service-tier`, {
+    headers: { authorization: `Bearer ${underwriter.accessToken}` },
+    body: { serviceTier: tier === 'DETERMINATION' ? 'DETERMINATION_AND_SETTLEMENT' : 'DETERMINATION' },
+  });
+  if (asked.status !== 202) throw new Error(`asking for the sweep's approval: ${asked.status}`);
+  approvalId = asked.body.data.approval.id;
   baseline = await quiet();
 }, 90_000);
 

@@ -1,4 +1,5 @@
 import { openApiDocument, type RouteContract } from '@parametric/http';
+import { APPROVAL_ROUTES } from './approvals';
 import { determinationIngestInput } from './determinations/ingest';
 import { DETERMINATION_OPS_ROUTES, DETERMINATION_ROUTES } from './determinations/routes';
 import { webhookEvents } from './events';
@@ -28,7 +29,13 @@ export const PARTNER_ROUTES: Readonly<Record<ServiceName, readonly RouteContract
 
 /** Every ops route, by the service that serves it. */
 export const OPS_ROUTES: Readonly<Record<ServiceName, readonly RouteContract[]>> = {
-  gateway: [...GATEWAY_OPS_ROUTES, ...OPERATOR_ROUTES, ...OPS_CLIENT_ROUTES, getOpsOpenApiDocument],
+  gateway: [
+    ...GATEWAY_OPS_ROUTES,
+    ...OPERATOR_ROUTES,
+    ...OPS_CLIENT_ROUTES,
+    ...APPROVAL_ROUTES,
+    getOpsOpenApiDocument,
+  ],
   policy: POLICY_OPS_ROUTES,
   payments: PAYOUT_OPS_ROUTES,
   determinations: DETERMINATION_OPS_ROUTES,

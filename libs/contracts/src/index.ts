@@ -1,3 +1,4 @@
+export * from './approvals';
 export * from './common';
 export * from './determinations/ingest';
 export * from './determinations/routes';
@@ -10,6 +11,7 @@ export {
   partnerDocument,
   type ServiceName,
 } from './documents';
+export * from './four-eyes';
 export * from './gateway';
 export * from './operators';
 export * from './ops';

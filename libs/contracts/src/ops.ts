@@ -1,6 +1,7 @@
 import { defineRoute, type OpsCapability } from '@parametric/http';
 import { MARKET_CURRENCY, MARKETS } from '@parametric/money';
 import { z } from 'zod';
+import { approvalRequestedResponse } from './approvals';
 import { idParams, mobileMoneyMarketsText, pageQuery, timestamp, uuid } from './common';
 import { apiKeyMetadataSchema, credentialsSchema, organizationSchema, SERVICE_TIERS } from './gateway';
 import { farmerSchema } from './policy/farmers';
@@ -170,14 +171,23 @@ export const opsSetKyb = opsOrganizationRoute(
   kybBody,
   'ops.organization:write',
 );
-export const opsSetServiceTier = opsOrganizationRoute(
-  'opsSetServiceTier',
-  '/organizations/{id}/service-tier',
-  'Change the service tier (existing policies keep the settlement mode frozen at sale)',
-  tierBody,
-  'ops.service-tier:write',
-  `\`DETERMINATION_AND_SETTLEMENT\` (Tier 2) collects premiums and pays farmers by mobile money, so it is open only to an organization whose market has a provider (${mobileMoneyMarketsText()}): elsewhere the change is \`400 INVALID_INPUT\` naming \`serviceTier\` and the market, and nothing changes. Back to \`DETERMINATION\` is always allowed.`,
-);
+export const opsSetServiceTier = defineRoute({
+  operationId: 'opsSetServiceTier',
+  method: 'post',
+  path: '/organizations/{id}/service-tier',
+  summary: 'Change the service tier (existing policies keep the settlement mode frozen at sale)',
+  description: `\`DETERMINATION_AND_SETTLEMENT\` (Tier 2) collects premiums and pays farmers by mobile money, so it is open only to an organization whose market has a provider (${mobileMoneyMarketsText()}): elsewhere the change is \`400 INVALID_INPUT\` naming \`serviceTier\` and the market, and nothing changes. Back to \`DETERMINATION\` is always allowed. Asked by an operator, a change of tier is \`202\` with a pending approval (four eyes); asking for the current tier changes nothing and answers \`200\`.`,
+  tags: ['Organizations'],
+  auth: 'opsBearer',
+  capability: 'ops.service-tier:write',
+  params: idParams,
+  body: tierBody,
+  responses: {
+    200: { description: 'The organization as ops see it', data: opsOrganizationSchema },
+    202: approvalRequestedResponse,
+  },
+  errors: [],
+});
 export const opsDeactivate = opsOrganizationRoute(
   'opsDeactivateOrganization',
   '/organizations/{id}/deactivate',
@@ -258,12 +268,14 @@ export const opsRecordCapacity = defineRoute({
   method: 'post',
   path: '/organizations/{id}/capacity',
   summary: 'Record underwriting capacity and the solvency attestation',
+  description:
+    'Asked by an operator, an increase of more than OPS_APPROVAL_CAPACITY_THRESHOLD (in the capacity’s currency) over the capacity recorded now (none counts as zero; another currency counts as zero) is `202` with a pending approval (four eyes). A decrease, or an increase within the threshold, is recorded at once.',
   tags: ['Underwriting'],
   auth: 'opsBearer',
   capability: 'ops.underwriting:write',
   params: idParams,
   body: capacityBody,
-  responses: { 200: { description: 'The capacity', data: capacitySchema } },
+  responses: { 200: { description: 'The capacity', data: capacitySchema }, 202: approvalRequestedResponse },
   errors: [],
 });
 
@@ -430,6 +442,17 @@ export const auditEntrySchema = z
     after: z
       .unknown()
       .meta({ description: 'What the action answered (`data`), redacted like `request`; null when refused' }),
+    approval: z
+      .object({
+        id: z.string(),
+        requestedBy: z.object({ id: z.string(), email: z.string().nullable(), role: z.string() }),
+        approvedBy: z.object({ id: z.string(), email: z.string().nullable(), role: z.string() }),
+      })
+      .nullable()
+      .meta({
+        description:
+          'For an action carried out on approval (four eyes): the approval, who asked for it and who approved it (the actor). Null otherwise.',
+      }),
   })
   .meta({ id: 'AuditEntry' });
 

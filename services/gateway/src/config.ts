@@ -40,6 +40,17 @@ export const gatewayConfigSchema = z.object({
   AUTH_CACHE_MAX_ENTRIES: positiveInt(100_000),
   AUTH_CACHE_MAX_AGE_SECONDS: positiveInt(300),
   OUTBOX_POLL_MS: positiveInt(1_000),
+  /** How long an operator's request for a four-eyes action waits for its approval (docs/ops.md, "Four eyes"). */
+  OPS_APPROVAL_TTL_HOURS: z.coerce.number().int().min(1).max(720).default(24),
+  /**
+   * A capacity increase of more than this many whole units of the capacity's currency, asked by
+   * an operator, needs a second operator. 0 (the default): every increase does.
+   */
+  OPS_APPROVAL_CAPACITY_THRESHOLD: z
+    .string()
+    .regex(/^\d{1,13}$/, 'must be a whole number of currency units, e.g. 5000000')
+    .default('0')
+    .transform((units) => BigInt(units)),
   /** Lets the ops queue dashboard (`/ops/queues`) retry and remove jobs; read-only by default. */
   QUEUE_DASHBOARD_WRITABLE: flag(false),
   POLICY_URL: serviceUrl(),

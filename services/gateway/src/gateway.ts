@@ -12,8 +12,13 @@ import {
 import { type Express, type NextFunction, type Request, type Response, Router } from 'express';
 import type { Redis } from 'ioredis';
 import { createApiKeys } from './api-keys/domain';
+import { createApprovals } from './approvals/domain';
+import { type AskOpsService, actionExecutor } from './approvals/execute';
+import { fourEyesGate } from './approvals/gate';
+import { needsApprovalOf } from './approvals/needs-approval';
+import { approvalRoutes } from './approvals/routes';
 import { auditRoutes } from './audit/routes';
-import { recordOpsActions } from './audit/trail';
+import { recordApprovedAction, recordOpsActions } from './audit/trail';
 import { beforeBody } from './auth/before-body';
 import { capabilityGuards, requireCapability } from './auth/capabilities';
 import { ssoVerifier } from './auth/oidc';
@@ -29,9 +34,11 @@ import { accessTokens, clientTokens, operatorTokens } from './credentials/access
 import { dummyHash } from './credentials/passwords';
 import { docsAssets, docsRoutes, opsDocsRoutes } from './docs/routes';
 import {
+  askOpsService,
   FORWARDED_ROUTES,
   forwardingRoutes,
   opsForwardingRoutes,
+  opsServiceOf,
   publicForwardingRoutes,
 } from './forwarding/routes';
 import { upstreams as createUpstreams } from './forwarding/upstreams';
@@ -390,6 +397,46 @@ async function buildGateway(
     // Asked afresh on every ops read (no stamp): ops reads are rare, and this is the partner view's lookup.
     webhookUrlOf: (organizationId: string) => webhookUrlOf(organizationId),
   };
+  const ask =
+    (service: 'policy' | 'payments' | 'determinations' | 'webhooks') =>
+    async (request: Parameters<AskOpsService>[0]) =>
+      askOpsService(forwarding, { ...request, service });
+  const askServiceOf: AskOpsService = (request) => {
+    const service = opsServiceOf(request.path.split('?')[0] ?? '');
+    if (!service) throw new Error(`no service serves the ops path ${request.path}`);
+    return ask(service)(request);
+  };
+  const approvals = createApprovals({
+    store: repositories.approvals(),
+    clock,
+    ttlMs: config.OPS_APPROVAL_TTL_HOURS * 3_600_000,
+    // Past every wait of carrying the action out (the forwarding timeout), with room to spare.
+    leaseMs: 2 * config.FORWARD_TIMEOUT_MS,
+    execute: actionExecutor({ repositories, ops, ask: askServiceOf }),
+    audited: (approval, outcome, requestId) =>
+      recordApprovedAction(audit, {
+        at: clock(),
+        approval: {
+          id: approval._id,
+          requestedBy: approval.requestedBy,
+          approvedBy: approval.decidedBy ?? approval.requestedBy,
+        },
+        action: approval.action,
+        method: approval.method,
+        path: approval.path,
+        organizationId: approval.organizationId,
+        targetId: approval.params.id ?? null,
+        status: outcome.kind === 'unavailable' ? 503 : outcome.status,
+        requestId,
+        request: approval.request,
+        after: outcome.kind === 'done' ? outcome.data : null,
+      }).catch((err: unknown) =>
+        logger.error(
+          { err, approval: approval._id, requestId },
+          'audit entry of an approved action not written',
+        ),
+      ),
+  });
   const inspected = openQueues({
     connection: config.REDIS_URL,
     prefix: config.REDIS_PREFIX,
@@ -417,6 +464,22 @@ async function buildGateway(
         clock,
       }),
       answerOptions(Object.values(OPS_ROUTES).flat()),
+      // Before the routes that carry gated actions out, here and forwarded (docs/ops.md, "Four eyes").
+      fourEyesGate({
+        approvals,
+        callerOf: opsCallerOf,
+        needsApproval: needsApprovalOf({
+          repositories,
+          ops,
+          ask: askServiceOf,
+          capacityThreshold: config.OPS_APPROVAL_CAPACITY_THRESHOLD,
+        }),
+      }),
+      mountRoutes(Router(), approvalRoutes, (req) => ({
+        approvals,
+        caller: opsCallerOf(req),
+        requestId: String(req.id),
+      })),
       mountRoutes(Router(), opsDocsRoutes, () => undefined),
       mountRoutes(Router(), auditRoutes, () => auditContext),
       mountRoutes(Router(), operatorSignInRoutes, (req) => ({ operators, clientIp: clientIp(req) })),

@@ -1,6 +1,8 @@
 import { acrossOrganizations, organizationDocument, scopedTo } from '@parametric/mongo';
 import type { Connection } from 'mongoose';
 import { apiKeyModel } from './api-keys/model';
+import { approvalModel } from './approvals/model';
+import { type ApprovalStore, mongoApprovalStore } from './approvals/store';
 import { auditModel } from './audit/model';
 import { opsClientModel } from './clients/model';
 import { operatorModel } from './operators/model';
@@ -26,6 +28,7 @@ export const gatewayModels = (connection: Connection) => [
   operatorSessionModel(connection),
   operatorRefreshTokenModel(connection),
   opsClientModel(connection),
+  approvalModel(connection),
 ];
 
 /**
@@ -56,6 +59,7 @@ export function gatewayRepositories(
   const operatorSessions = operatorSessionModel(connection);
   const operatorRefreshTokens = operatorRefreshTokenModel(connection);
   const opsClients = opsClientModel(connection);
+  const approvals = approvalModel(connection);
   return {
     init: () =>
       Promise.all(
@@ -71,6 +75,7 @@ export function gatewayRepositories(
           operatorSessions,
           operatorRefreshTokens,
           opsClients,
+          approvals,
         ].map((m) => m.init()),
       ),
     /** Operators and their sign-in sessions: the platform's own people, of no organization. */
@@ -81,6 +86,8 @@ export function gatewayRepositories(
     }),
     /** Machine clients of the ops API (issue 25), of no organization either. */
     opsClients: () => opsClients,
+    /** Four-eyes approvals of ops actions (approvals/), of no organization: they span every one. */
+    approvals: (): ApprovalStore => mongoApprovalStore(approvals),
     forOrganization: (organizationId: string) => ({
       organizationId,
       /** See `authChanged` above: call after writing the organization, its key, a user or a session. */

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { API_VERSION, OPS_ROUTES, PARTNER_ROUTES } from '@parametric/contracts';
+import { API_VERSION, FOUR_EYES_ROUTES, OPS_ROUTES, PARTNER_ROUTES } from '@parametric/contracts';
 import { EVENT_NAMES } from '@parametric/events';
 import { expressPath } from '@parametric/http';
 import { mountedRoutes } from '../../../test/contract/express-routes';
@@ -160,8 +160,12 @@ describe('the gateway mounts exactly the routes its contracts declare', () => {
   it('on the ops port', () => {
     // The OAuth token endpoint is the one undeclared ops route: it answers RFC 6749's shapes, not
     // the envelope a contract describes (docs/decisions.md, "Ops machine clients"; docs/ops.md).
+    // The four-eyes gate (src/approvals/gate.ts) stands before the routes that carry a gated
+    // action out, ours and forwarded ones, on their declared paths: it answers 202 or hands on.
     expect(mountedRoutes(t.gateway.opsApp).filter(infrastructure)).toEqual(
-      declared(OPS_ROUTES.gateway).concat('POST /auth/token').sort(),
+      declared([...OPS_ROUTES.gateway, ...Object.values(FOUR_EYES_ROUTES)])
+        .concat('POST /auth/token')
+        .sort(),
     );
   });
 });

@@ -4,6 +4,7 @@ import { eventually } from '@parametric/test-harness';
 import type { ReceivedDelivery } from '@parametric/webhook-receiver';
 import mongoose from 'mongoose';
 import { activateAsPaid, assessment, buyCrop } from '../../determinations/test/support';
+import { call, type SignedInOperator, signInOperator } from '../../gateway/test/support';
 import { farmerBody, plotBody, type SellableOrg, sellableOrg } from '../../policy/test/support';
 import { type PayoutPlatform, startPayoutPlatform } from './support';
 
@@ -419,6 +420,48 @@ describe('payouts (Tier 2, M-Pesa B2C)', () => {
     const payoutId = await payoutOf(determinationId);
     const done = await settled(org, payoutId, 'COMPLETED');
     expect([done.amountKES, done.owedKES]).toEqual(['12346.00', '12345.67']);
+  });
+
+  it('four eyes: an operator’s origination waits for a second FINANCE operator, who originates it once; a refused one is FAILED', async () => {
+    const [asker, approver] = await Promise.all([
+      signInOperator(p.gateway, 'FINANCE'),
+      signInOperator(p.gateway, 'FINANCE'),
+    ]);
+    const as = (who: SignedInOperator) => (path: string, body?: unknown) =>
+      call('POST', `${p.gateway.gateway.opsUrl}${path}`, {
+        headers: { authorization: `Bearer ${who.accessToken}` },
+        ...(body === undefined ? {} : { body }),
+      });
+    const determinationId = await determine(await paidPolicyFor(org, '+254722000001', 10_000), 10_000);
+    const asked = await as(asker)('/payouts', { determinationId });
+    expect(asked.status).toBe(202);
+    expect(asked.body.data.approval).toMatchObject({
+      action: 'opsOriginatePayout',
+      request: { determinationId },
+    });
+    const approved = await as(approver)(`/approvals/${asked.body.data.approval.id}/approve`);
+    expect(approved.status).toBe(200);
+    expect(approved.body.data.approval).toMatchObject({
+      status: 'EXECUTED',
+      requestedBy: { id: asker.id },
+      decidedBy: { id: approver.id, role: 'FINANCE' },
+    });
+    // The determination's one payout, whether the approval or the origination job made it first.
+    expect(approved.body.data.result.payoutId).toBe(await payoutOf(determinationId));
+    expect(await db.collection('payouts').countDocuments({ determinationId })).toBe(1);
+
+    const policyId = await buyCrop(p, tier1, 50_000);
+    await p.gateway.api('PUT', `/policies/${policyId}/activate`, { key: tier1.apiKey });
+    const tier1Determination = await determine(policyId, 2_500);
+    const refusedAsk = await as(asker)('/payouts', { determinationId: tier1Determination });
+    const refused = await as(approver)(`/approvals/${refusedAsk.body.data.approval.id}/approve`);
+    expect([refused.status, refused.body.error.code]).toEqual([403, 'TIER_NOT_ENTITLED']);
+    const read = await p.gateway.ops('GET', `/approvals/${refusedAsk.body.data.approval.id}`);
+    expect(read.body.data).toMatchObject({
+      status: 'FAILED',
+      error: { status: 403, code: 'TIER_NOT_ENTITLED' },
+    });
+    expect(await db.collection('payouts').countDocuments({ determinationId: tier1Determination })).toBe(0);
   });
 
   it('originates for Tier 2 only: a Tier 1 determination is 403 and nothing is paid; an untriggered one is 400', async () => {

@@ -1,5 +1,6 @@
 import { defineRoute, uuid } from '@parametric/http';
 import { z } from 'zod';
+import { approvalRequestedResponse } from '../approvals';
 import { idParams, oneOf, pageQuery, timestamp } from '../common';
 
 // Tier 2 payouts by M-Pesa B2C (docs/payments.md, "Payouts").
@@ -194,7 +195,7 @@ export const opsOriginatePayout = defineRoute({
   path: '/payouts',
   summary: 'Originate a Tier 2 payout (admin)',
   description:
-    'What the `payout-originations` queue and the origination sweep do, by hand, for one determination: one payout per determination (`200` with the existing one when it is already there). The amount, policy and organization come from the determination: an unknown determination is `404 NOT_FOUND`; one that is unattributed, untriggered or owes nothing is `400 INVALID_INPUT`; a Tier 1 one is `403 TIER_NOT_ENTITLED`; no current (or no plausible) exchange rate is `502 PAYMENT_ERROR` with nothing written; the determinations or policy service unreachable is `503`. Less than M-Pesa’s minimum owed gives a `FAILED` payout (`BELOW_PROVIDER_MINIMUM`) and `payout.failed`.',
+    'What the `payout-originations` queue and the origination sweep do, by hand, for one determination: one payout per determination (`200` with the existing one when it is already there). The amount, policy and organization come from the determination: an unknown determination is `404 NOT_FOUND`; one that is unattributed, untriggered or owes nothing is `400 INVALID_INPUT`; a Tier 1 one is `403 TIER_NOT_ENTITLED`; no current (or no plausible) exchange rate is `502 PAYMENT_ERROR` with nothing written; the determinations or policy service unreachable is `503`. Less than M-Pesa’s minimum owed gives a `FAILED` payout (`BELOW_PROVIDER_MINIMUM`) and `payout.failed`. Asked by an operator, it is `202` with a pending approval (four eyes) and nothing is checked or written until a second operator approves it.',
   tags: ['Payouts'],
   auth: 'opsBearer',
   capability: 'ops.payout:write',
@@ -202,6 +203,7 @@ export const opsOriginatePayout = defineRoute({
   responses: {
     201: { description: 'The payout, originated', data: opsPayoutSchema },
     200: { description: 'The determination’s payout, already originated', data: opsPayoutSchema },
+    202: approvalRequestedResponse,
   },
   errors: ['INVALID_INPUT', 'NOT_FOUND', 'TIER_NOT_ENTITLED', 'PAYMENT_ERROR', 'SERVICE_UNAVAILABLE'],
 });

@@ -26,6 +26,11 @@ const auditEntrySchema = new Schema(
     request: { type: Schema.Types.Mixed, default: null },
     before: { type: Schema.Types.Mixed, default: null },
     after: { type: Schema.Types.Mixed, default: null },
+    /**
+     * For an action carried out on approval (four eyes): the approval and both operators, the
+     * requester and the approver (who is the entry's actor).
+     */
+    approval: { type: Schema.Types.Mixed, default: null },
   },
   { versionKey: false, minimize: false },
 );
@@ -36,6 +41,9 @@ auditEntrySchema.index({ organizationId: 1, at: -1 });
 // Serves GET /ops/audit?actor=: one operator's (or client's) trail, newest first.
 auditEntrySchema.index({ actor: 1, at: -1 });
 auditEntrySchema.index({ actorEmail: 1, at: -1 });
+// The requester of an action carried out on approval is found by actor too.
+auditEntrySchema.index({ 'approval.requestedBy.id': 1, at: -1 });
+auditEntrySchema.index({ 'approval.requestedBy.email': 1, at: -1 });
 // Serves GET /ops/audit?action=: every time one kind of action was taken.
 auditEntrySchema.index({ action: 1, at: -1 });
 

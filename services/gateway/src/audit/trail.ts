@@ -226,7 +226,14 @@ export async function listAudit(
   // An operator by id (`operator:<id>` or the bare id) or by email; a client or the token by its actor.
   if (query.actor) {
     const actor = query.actor;
-    filter.$or = [{ actor }, { actor: `operator:${actor}` }, { actorEmail: actor.toLowerCase() }];
+    filter.$or = [
+      { actor },
+      { actor: `operator:${actor}` },
+      { actorEmail: actor.toLowerCase() },
+      // An action carried out on approval is the requester's too.
+      { 'approval.requestedBy.id': actor.replace(/^operator:/, '') },
+      { 'approval.requestedBy.email': actor.toLowerCase() },
+    ];
   }
   if (query.from || query.to) {
     filter.at = {
@@ -265,5 +272,49 @@ export function auditEntryView(entry: AuditEntryDoc) {
     request: entry.request ?? null,
     before: entry.before ?? null,
     after: entry.after ?? null,
+    approval: (entry.approval ?? null) as AuditApproval | null,
   };
+}
+
+/** Who asked for an action carried out on approval, and who approved it. */
+export interface AuditApproval {
+  id: string;
+  requestedBy: { id: string; email: string | null; role: string };
+  approvedBy: { id: string; email: string | null; role: string };
+}
+
+/**
+ * Records an action carried out (or refused) on approval (four eyes; approvals/domain.ts): the
+ * approver is the actor, and the entry names the requester beside them. The approve request has
+ * its own entry (`opsApproveApproval`) and the request its `202` one, so the trail shows all three.
+ */
+export async function recordApprovedAction(
+  audit: AuditModel,
+  entry: {
+    at: Date;
+    approval: AuditApproval;
+    action: string;
+    method: string;
+    path: string;
+    organizationId: string | null;
+    targetId: string | null;
+    status: number;
+    requestId: string;
+    request: unknown;
+    after: unknown;
+  },
+): Promise<void> {
+  const approver = entry.approval.approvedBy;
+  await audit.create({
+    _id: randomUUID(),
+    ...entry,
+    actor: approver.id.startsWith('oidc:') ? approver.id : `operator:${approver.id}`,
+    actorKind: 'operator',
+    actorEmail: approver.email,
+    actorName: null,
+    actorRole: approver.role,
+    request: stored(entry.request),
+    before: null,
+    after: stored(entry.after),
+  });
 }

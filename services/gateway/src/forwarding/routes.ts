@@ -127,6 +127,62 @@ export function opsForwardingRoutes(deps: ForwardingDeps): Router {
   return router;
 }
 
+/** The service that serves an ops path (under `/ops`), if another does. */
+export function opsServiceOf(path: string): ServiceName | undefined {
+  return FORWARDED_OPS_ROUTES.find((r) => r.path.test(path))?.service;
+}
+
+/**
+ * Asks a service's ops route on the gateway's own account (an approved action carried out, the
+ * capacity a four-eyes check compares with): the caller's role and capabilities signed, as a
+ * forwarded request's are. A service that is not configured or cannot be reached throws
+ * `503 SERVICE_UNAVAILABLE`; any answer is returned as it came.
+ */
+export async function askOpsService(
+  deps: ForwardingDeps,
+  request: {
+    service: ServiceName;
+    method: string;
+    /** Under `/ops`, query included. */
+    path: string;
+    body?: unknown;
+    caller: { role: string; capabilities: readonly OpsCapability[] };
+    requestId: string;
+  },
+): Promise<UpstreamReply> {
+  const base = deps.serviceUrls[request.service];
+  const unavailable = () =>
+    new AppError('SERVICE_UNAVAILABLE', `The ${request.service} service is not available, try again shortly`);
+  if (!base) throw unavailable();
+  const headers: Record<string, string> = {
+    accept: 'application/json',
+    'x-request-id': request.requestId,
+    ...signContext(
+      {
+        role: request.caller.role,
+        capabilities: [...request.caller.capabilities],
+        requestId: request.requestId,
+        issuedAt: Date.now(),
+      },
+      deps.signingSecret,
+    ),
+  };
+  if (request.body !== undefined) headers['content-type'] = 'application/json';
+  try {
+    return await outbound(`${request.method} ${request.service}`, (traceparent) =>
+      deps.upstreams.request(base, `/ops${request.path}`, {
+        method: request.method,
+        headers: traceparent ? { ...headers, traceparent } : headers,
+        body: request.body === undefined ? undefined : JSON.stringify(request.body),
+        timeoutMs: deps.timeoutMs,
+      }),
+    );
+  } catch (err) {
+    deps.logger.warn({ err, service: request.service }, 'ops request to a service failed');
+    throw unavailable();
+  }
+}
+
 /** Public partner routes another service serves: no key, no organization context. */
 export const PUBLIC_ROUTES: ReadonlyArray<{ path: string; service: ServiceName; contentType: string }> = [
   { path: '/.well-known/jwks.json', service: 'determinations', contentType: 'application/jwk-set+json' },
