@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { createEvent, type EventEnvelope } from '@parametric/events';
 import { createLogger } from '@parametric/logger';
 import { createProducer, type Producer } from '@parametric/queue';
 import {
@@ -9,8 +10,10 @@ import {
   uniqueRedisPrefix,
 } from '@parametric/test-harness';
 import { Queue } from 'bullmq';
-import { listDeliveries, retryDelivery } from '../../src/deliveries/domain';
+import { listDeliveries, retryDelivery, sendTestEvent } from '../../src/deliveries/domain';
+import { createEventConsumer } from '../../src/delivery/consumer';
 import { createDeliverer, type Deliverer } from '../../src/delivery/deliverer';
+import { endpointReader, uncachedEndpoints } from '../../src/delivery/endpoints';
 import { createSender } from '../../src/delivery/send';
 import { guardedLookup } from '../../src/delivery/target-guard';
 import { rotateSigningSecret, setWebhookUrl, webhookConfig } from '../../src/endpoints/domain';
@@ -151,5 +154,52 @@ describe('the delivery log and manual retry', () => {
     } finally {
       await queue.close();
     }
+  });
+});
+
+describe('delivery rows', () => {
+  /** The stored row of an event the consumer recorded (its first attempt is not made here). */
+  async function consumed(event: EventEnvelope) {
+    const { deliveries, endpoints } = repositories.acrossOrganizations();
+    const consume = createEventConsumer({
+      deliveries,
+      endpoints: uncachedEndpoints(endpoints),
+      deliverer: { first: async () => undefined },
+      storedEndpoints: endpointReader(endpoints).readMany,
+      releaseWaiting: async () => 0,
+    });
+    await consume(event);
+    return deliveries.collection.findOne({ _id: event.id } as never);
+  }
+
+  it("a test event's row has exactly the fields of an event's row, and the test flag", async () => {
+    const tenant = repositories.forOrganization(randomUUID());
+    await setWebhookUrl(tenant, PUBLIC_URL, keys);
+    const real = await consumed(
+      createEvent('kyb.verified', tenant.organizationId, {
+        organizationId: tenant.organizationId,
+        kybStatus: 'VERIFIED',
+      }),
+    );
+    const sent = await sendTestEvent(tenant, 'kyb.verified', { schedule: async () => undefined });
+    const test = await repositories
+      .acrossOrganizations()
+      .deliveries.collection.findOne({ _id: sent.id } as never);
+    const { test: flag, ...rest } = (test ?? {}) as Record<string, unknown>;
+    expect(flag).toBe(true);
+    expect(Object.keys(rest).sort()).toEqual(Object.keys(real ?? {}).sort());
+    expect({ ...rest, _id: null, body: null, createdAt: null, updatedAt: null, nextAttemptAt: null }).toEqual(
+      {
+        ...real,
+        _id: null,
+        body: null,
+        createdAt: null,
+        updatedAt: null,
+        nextAttemptAt: null,
+      },
+    );
+    expect(Object.keys(JSON.parse(test?.body as string))).toEqual(
+      Object.keys(JSON.parse(real?.body as string)),
+    );
   });
 });
