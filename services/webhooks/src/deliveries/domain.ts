@@ -57,15 +57,16 @@ export function deliveryRowOf(
 
 export type NewDeliveryRow = ReturnType<typeof deliveryRowOf>;
 
-/** How many waiting deliveries one read releases; an organization's backlog goes page by page. */
-const RELEASE_PAGE = 500;
+/** How many waiting deliveries one read and one update release; a backlog goes page by page. */
+export const RELEASE_PAGE = 500;
 
 /**
- * Starts the organization's deliveries that waited for a URL, now that it has one: each is made
- * due now (a conditional update, so two releases racing start it once) and its first attempt
- * queued. Answers how many it started. A crash or a Redis failure after the update leaves rows
- * due and unqueued, which the reconciler queues (delivery/reconciler.ts); a crash before it
- * leaves them waiting, which its next pass releases (`releaseWaitingAcross`).
+ * Starts the organization's deliveries that waited for a URL, now that it has one: a page of
+ * them is made due now by one conditional update (a row another release started meanwhile no
+ * longer matches, so two releases racing count each row once) and their first attempts queued.
+ * Answers how many it started. A crash or a Redis failure after the update leaves rows due and
+ * unqueued, which the reconciler queues (delivery/reconciler.ts); a crash before it leaves them
+ * waiting, which its next pass releases (`releaseForgotten`).
  */
 export async function releaseWaiting(
   tenant: TenantWebhooks,
@@ -80,15 +81,25 @@ export async function releaseWaiting(
       .limit(RELEASE_PAGE)
       .lean<Array<Pick<DeliveryDoc, '_id' | 'cycle'>>>();
     if (page.length === 0) return released;
-    for (const row of page) {
-      const started = await tenant.deliveries.updateOne(
-        { _id: row._id, ...WAITING_FOR_URL },
-        { $set: { nextAttemptAt: now(), lastError: null } },
-      );
-      if (started.modifiedCount !== 1) continue;
-      released++;
-      await deliverer.schedule({ deliveryId: row._id, cycle: row.cycle, attempt: 1 }, 0);
+    const ids = page.map((row) => row._id);
+    const started = await tenant.deliveries.updateMany(
+      { _id: { $in: ids }, ...WAITING_FOR_URL },
+      { $set: { nextAttemptAt: now(), lastError: null } },
+    );
+    released += started.modifiedCount;
+    let queued = page;
+    if (started.modifiedCount < page.length) {
+      // Another release took some of the page: the update does not say which, so every row of
+      // the page now due and not yet attempted is queued. A row both queue is one job (its id
+      // is the attempt's), and the attempt counts once however many jobs run it (deliverer.ts).
+      queued = await tenant.deliveries
+        .find({ _id: { $in: ids }, status: 'PENDING', attempts: 0, nextAttemptAt: { $ne: null } })
+        .select({ _id: 1, cycle: 1 })
+        .lean<Array<Pick<DeliveryDoc, '_id' | 'cycle'>>>();
     }
+    await Promise.all(
+      queued.map((row) => deliverer.schedule({ deliveryId: row._id, cycle: row.cycle, attempt: 1 }, 0)),
+    );
   }
 }
 

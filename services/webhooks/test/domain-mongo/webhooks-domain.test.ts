@@ -6,11 +6,20 @@ import {
   connectMongoose,
   type MongooseHandle,
   outcome,
+  testMongoUrl,
   testRedisUrl,
   uniqueRedisPrefix,
 } from '@parametric/test-harness';
 import { Queue } from 'bullmq';
-import { listDeliveries, retryDelivery, sendTestEvent } from '../../src/deliveries/domain';
+import mongoose from 'mongoose';
+import {
+  deliveryRowOf,
+  listDeliveries,
+  RELEASE_PAGE,
+  releaseWaiting,
+  retryDelivery,
+  sendTestEvent,
+} from '../../src/deliveries/domain';
 import { createEventConsumer } from '../../src/delivery/consumer';
 import { createDeliverer, type Deliverer } from '../../src/delivery/deliverer';
 import { endpointReader, uncachedEndpoints } from '../../src/delivery/endpoints';
@@ -201,5 +210,109 @@ describe('delivery rows', () => {
     expect(Object.keys(JSON.parse(test?.body as string))).toEqual(
       Object.keys(JSON.parse(real?.body as string)),
     );
+  });
+});
+
+describe('releasing the deliveries that waited for a URL', () => {
+  type Job = { deliveryId: string; cycle: number; attempt: number };
+  const recordingDeliverer = () => {
+    const jobs: Job[] = [];
+    return { jobs, schedule: async (job: Job) => void jobs.push(job) };
+  };
+
+  /** `count` rows of a new organization waiting for its URL, as the consumer records them. */
+  async function waitingRows(count: number) {
+    const tenant = repositories.forOrganization(randomUUID());
+    const recordedAt = new Date(Date.now() - 60_000);
+    const rows = Array.from({ length: count }, () =>
+      deliveryRowOf(
+        createEvent('kyb.verified', tenant.organizationId, {
+          organizationId: tenant.organizationId,
+          kybStatus: 'VERIFIED',
+        }),
+        null,
+        recordedAt,
+      ),
+    );
+    await repositories.acrossOrganizations().deliveries.collection.insertMany(rows as never[]);
+    return { tenant, ids: rows.map((row) => row._id).sort() };
+  }
+
+  it('starts a backlog of more than one page with one update a page, and queues each first attempt once', async () => {
+    const count = 2 * RELEASE_PAGE + 34;
+    const { tenant, ids } = await waitingRows(count);
+    const other = await waitingRows(3);
+    // A connection of its own that reports its commands, on the same database.
+    const watched = await mongoose
+      .createConnection(testMongoUrl(), { dbName: handle.connection.name, monitorCommands: true })
+      .asPromise();
+    const updates: number[] = [];
+    watched.getClient().on('commandStarted', (e) => {
+      if (e.commandName === 'update') updates.push((e.command.updates as unknown[]).length);
+    });
+    try {
+      const deliverer = recordingDeliverer();
+      const at = new Date();
+      const released = await releaseWaiting(
+        webhookRepositories(watched).forOrganization(tenant.organizationId),
+        deliverer,
+        () => at,
+      );
+      expect(released).toBe(count);
+      expect(updates).toEqual([1, 1, 1]);
+      expect(deliverer.jobs.map((j) => j.deliveryId).sort()).toEqual(ids);
+      expect(deliverer.jobs.every((j) => j.cycle === 0 && j.attempt === 1)).toBe(true);
+      const rows = await tenant.deliveries.find({}).lean();
+      expect(rows.every((r) => r.nextAttemptAt?.getTime() === at.getTime() && r.lastError === null)).toBe(
+        true,
+      );
+      expect(rows.every((r) => r.url === null && r.status === 'PENDING' && r.attempts === 0)).toBe(true);
+      // Another organization's waiting rows are its own URL's to start.
+      const others = await other.tenant.deliveries.find({}).lean();
+      expect(others.map((r) => r.nextAttemptAt)).toEqual([null, null, null]);
+      // Nothing is left to start.
+      expect(await releaseWaiting(tenant, deliverer)).toBe(0);
+      expect(deliverer.jobs).toHaveLength(count);
+    } finally {
+      await watched.close();
+    }
+  });
+
+  it('queues the rows another release took from its page (one job each) and counts only its own', async () => {
+    const { tenant, ids } = await waitingRows(10);
+    const [taken, attempted] = [ids.slice(0, 4), ids.slice(0, 2)];
+    // Between this release's read and its update, another release starts four of the rows and
+    // two of those are already attempted.
+    let raced = false;
+    const racing = {
+      ...tenant,
+      deliveries: {
+        ...tenant.deliveries,
+        updateMany: async (...args: Parameters<typeof tenant.deliveries.updateMany>) => {
+          if (!raced) {
+            raced = true;
+            await tenant.deliveries.updateMany(
+              { _id: { $in: taken } },
+              { $set: { nextAttemptAt: new Date(), lastError: null } },
+            );
+            await tenant.deliveries.updateMany({ _id: { $in: attempted } }, { $set: { attempts: 1 } });
+          }
+          return tenant.deliveries.updateMany(...args);
+        },
+      },
+    };
+    const deliverer = recordingDeliverer();
+    expect(await releaseWaiting(racing, deliverer)).toBe(6);
+    expect(deliverer.jobs.map((j) => j.deliveryId).sort()).toEqual(ids.slice(2));
+  });
+
+  it('two releases racing over a backlog start each row once between them, and every row is queued', async () => {
+    const count = RELEASE_PAGE + 200;
+    const { tenant, ids } = await waitingRows(count);
+    const [a, b] = [recordingDeliverer(), recordingDeliverer()];
+    const counts = await Promise.all([releaseWaiting(tenant, a), releaseWaiting(tenant, b)]);
+    expect(counts[0] + counts[1]).toBe(count);
+    expect([...new Set([...a.jobs, ...b.jobs].map((j) => j.deliveryId))].sort()).toEqual(ids);
+    expect(await tenant.deliveries.countDocuments({ nextAttemptAt: null })).toBe(0);
   });
 });
