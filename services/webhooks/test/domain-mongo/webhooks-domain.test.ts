@@ -23,6 +23,7 @@ import {
 import { createEventConsumer } from '../../src/delivery/consumer';
 import { createDeliverer, type Deliverer } from '../../src/delivery/deliverer';
 import { endpointReader, uncachedEndpoints } from '../../src/delivery/endpoints';
+import { forgottenFilter, startReconciler } from '../../src/delivery/reconciler';
 import { createSender } from '../../src/delivery/send';
 import { guardedLookup } from '../../src/delivery/target-guard';
 import { rotateSigningSecret, setWebhookUrl, webhookConfig } from '../../src/endpoints/domain';
@@ -314,5 +315,75 @@ describe('releasing the deliveries that waited for a URL', () => {
     expect(counts[0] + counts[1]).toBe(count);
     expect([...new Set([...a.jobs, ...b.jobs].map((j) => j.deliveryId))].sort()).toEqual(ids);
     expect(await tenant.deliveries.countDocuments({ nextAttemptAt: null })).toBe(0);
+  });
+});
+
+describe("the reconciler's release of forgotten waiting deliveries", () => {
+  const GRACE_MS = 60_000;
+  let own: MongooseHandle;
+  let stores: WebhookRepositories;
+
+  beforeAll(async () => {
+    // A database of its own: the pass looks at every organization's rows.
+    own = await connectMongoose('webhooks_reconciler');
+    stores = webhookRepositories(own.connection);
+    await stores.init();
+  });
+  afterAll(async () => {
+    await own.close();
+  });
+
+  /** A row as the consumer records it for `organizationId`, `ageMs` ago, with or without a URL. */
+  function row(organizationId: string, ageMs: number, url: string | null) {
+    const event = createEvent('kyb.verified', organizationId, { organizationId, kybStatus: 'VERIFIED' });
+    return deliveryRowOf(event, url, new Date(Date.now() - ageMs));
+  }
+
+  it('starts a waiting row whose organization has a URL, reading the waiting rows through their index', async () => {
+    const { deliveries } = stores.acrossOrganizations();
+    const withUrl = stores.forOrganization(randomUUID());
+    await setWebhookUrl(withUrl, PUBLIC_URL, keys);
+    const forgotten = row(withUrl.organizationId, 10 * GRACE_MS, null);
+    const fresh = row(withUrl.organizationId, 0, null);
+    const noUrl = row(randomUUID(), 10 * GRACE_MS, null);
+    // The log's bulk: delivered rows, which a pass must not read.
+    const delivered = Array.from({ length: 200 }, () => ({
+      ...row(randomUUID(), 10 * GRACE_MS, PUBLIC_URL),
+      status: 'DELIVERED',
+      attempts: 1,
+      nextAttemptAt: null,
+    }));
+    await deliveries.collection.insertMany([forgotten, fresh, noUrl, ...delivered] as never[]);
+
+    const cutoff = new Date(Date.now() - GRACE_MS);
+    const plan = await deliveries.collection.find(forgottenFilter(cutoff) as never).explain('executionStats');
+    expect(JSON.stringify(plan.queryPlanner.winningPlan)).toContain(
+      '"indexName":"status_1_nextAttemptAt_1_createdAt_1"',
+    );
+    expect(plan.executionStats.totalDocsExamined).toBeLessThanOrEqual(3);
+
+    const started: string[] = [];
+    const reconciler = startReconciler({
+      deliveries,
+      producer,
+      logger: createLogger({ name: 'webhooks-reconciler', level: 'silent' }),
+      intervalMs: 3_600_000,
+      graceMs: GRACE_MS,
+      storedEndpoints: endpointReader(stores.acrossOrganizations().endpoints).readMany,
+      releaseWaiting: (organizationId) =>
+        releaseWaiting(stores.forOrganization(organizationId), {
+          schedule: async (job) => void started.push(job.deliveryId),
+        }),
+    });
+    try {
+      // The organization's URL releases its fresh row too: the pass starts what waits for it.
+      expect(await reconciler.runOnce()).toBe(2);
+      expect(started.sort()).toEqual([forgotten._id, fresh._id].sort());
+      const stillWaiting = await deliveries.find({ nextAttemptAt: null, status: 'PENDING' }).lean();
+      expect(stillWaiting.map((r) => r._id)).toEqual([noUrl._id]);
+      expect(await reconciler.runOnce()).toBe(0);
+    } finally {
+      await reconciler.stop();
+    }
   });
 });
