@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type EventName, exampleData } from '@parametric/events';
+import { type EventEnvelope, type EventName, exampleData } from '@parametric/events';
 import { AppError } from '@parametric/http';
 import type { Deliverer } from '../delivery/deliverer';
 import type { TenantWebhooks } from '../repositories';
@@ -14,15 +14,59 @@ import { type DeliveryDoc, type DeliveryStatus, deliveryView } from './model';
 export const WAITING_FOR_URL = { status: 'PENDING', attempts: 0, nextAttemptAt: null } as const;
 export const WAITING_FOR_URL_ERROR = 'No webhook URL configured yet: delivered once one is set';
 
-/** How many waiting deliveries one read releases; an organization's backlog goes page by page. */
-const RELEASE_PAGE = 500;
+/**
+ * The delivery row of an event, as first recorded: the one builder of new rows, for the event
+ * consumer and for test events alike, so a field added to rows reaches both. `url` is the
+ * organization's URL when the row is recorded; without one the row waits for it
+ * (`WAITING_FOR_URL`). `recordedAt` is the row's `createdAt` and, with a URL, when its first
+ * attempt is due.
+ */
+export function deliveryRowOf(
+  event: EventEnvelope,
+  url: string | null,
+  recordedAt: Date,
+  options: { test?: boolean } = {},
+) {
+  return {
+    _id: event.id,
+    organizationId: event.organizationId,
+    event: event.event,
+    // Serialised once: every attempt sends (and signs) exactly these bytes. Only these four
+    // fields: the envelope's internal `trace` never reaches the partner.
+    body: JSON.stringify({
+      id: event.id,
+      event: event.event,
+      createdAt: event.createdAt,
+      data: event.data,
+    }),
+    // The trace of the request that caused the event: every attempt continues it.
+    ...(event.trace ? { trace: event.trace } : {}),
+    url,
+    status: 'PENDING' as const,
+    attempts: 0,
+    cycle: 0,
+    responseStatus: null,
+    lastError: url === null ? WAITING_FOR_URL_ERROR : null,
+    deliveredAt: null,
+    nextAttemptAt: url === null ? WAITING_FOR_URL.nextAttemptAt : recordedAt,
+    ...(options.test ? { test: true } : {}),
+    createdAt: recordedAt,
+    updatedAt: recordedAt,
+  };
+}
+
+export type NewDeliveryRow = ReturnType<typeof deliveryRowOf>;
+
+/** How many waiting deliveries one read and one update release; a backlog goes page by page. */
+export const RELEASE_PAGE = 500;
 
 /**
- * Starts the organization's deliveries that waited for a URL, now that it has one: each is made
- * due now (a conditional update, so two releases racing start it once) and its first attempt
- * queued. Answers how many it started. A crash or a Redis failure after the update leaves rows
- * due and unqueued, which the reconciler queues (delivery/reconciler.ts); a crash before it
- * leaves them waiting, which its next pass releases (`releaseWaitingAcross`).
+ * Starts the organization's deliveries that waited for a URL, now that it has one: a page of
+ * them is made due now by one conditional update (a row another release started meanwhile no
+ * longer matches, so two releases racing count each row once) and their first attempts queued.
+ * Answers how many it started. A crash or a Redis failure after the update leaves rows due and
+ * unqueued, which the reconciler queues (delivery/reconciler.ts); a crash before it leaves them
+ * waiting, which its next pass releases (`releaseForgotten`).
  */
 export async function releaseWaiting(
   tenant: TenantWebhooks,
@@ -37,20 +81,30 @@ export async function releaseWaiting(
       .limit(RELEASE_PAGE)
       .lean<Array<Pick<DeliveryDoc, '_id' | 'cycle'>>>();
     if (page.length === 0) return released;
-    for (const row of page) {
-      const started = await tenant.deliveries.updateOne(
-        { _id: row._id, ...WAITING_FOR_URL },
-        { $set: { nextAttemptAt: now(), lastError: null } },
-      );
-      if (started.modifiedCount !== 1) continue;
-      released++;
-      await deliverer.schedule({ deliveryId: row._id, cycle: row.cycle, attempt: 1 }, 0);
+    const ids = page.map((row) => row._id);
+    const started = await tenant.deliveries.updateMany(
+      { _id: { $in: ids }, ...WAITING_FOR_URL },
+      { $set: { nextAttemptAt: now(), lastError: null } },
+    );
+    released += started.modifiedCount;
+    let queued = page;
+    if (started.modifiedCount < page.length) {
+      // Another release took some of the page: the update does not say which, so every row of
+      // the page now due and not yet attempted is queued. A row both queue is one job (its id
+      // is the attempt's), and the attempt counts once however many jobs run it (deliverer.ts).
+      queued = await tenant.deliveries
+        .find({ _id: { $in: ids }, status: 'PENDING', attempts: 0, nextAttemptAt: { $ne: null } })
+        .select({ _id: 1, cycle: 1 })
+        .lean<Array<Pick<DeliveryDoc, '_id' | 'cycle'>>>();
     }
+    await Promise.all(
+      queued.map((row) => deliverer.schedule({ deliveryId: row._id, cycle: row.cycle, attempt: 1 }, 0)),
+    );
   }
 }
 
 /**
- * A test event (docs/webhooks.md, "Test events"): a signed example of `event` sent to the
+ * A test event (docs/webhooks.md, "Test events"): a signed example of the event `name` sent to the
  * organization's URL exactly as a real one is (the deliverer's attempts, headers, signature and
  * retries), recorded in its log with `test: true`. The data is the catalog's example
  * (libs/events/src/examples.ts): the organization's own id where the event carries it, otherwise
@@ -58,35 +112,23 @@ export async function releaseWaiting(
  */
 export async function sendTestEvent(
   tenant: TenantWebhooks,
-  event: EventName,
+  name: EventName,
   deliverer: Pick<Deliverer, 'schedule'>,
   now: () => Date = () => new Date(),
 ) {
   const endpoint = await tenant.endpoint.get();
   if (!endpoint) throw AppError.invalid('No webhook URL is configured');
-  const id = randomUUID();
   const createdAt = now();
-  const row = await tenant.deliveries.create({
-    _id: id,
-    event,
-    body: JSON.stringify({
-      id,
-      event,
-      createdAt: createdAt.toISOString(),
-      data: exampleData(tenant.organizationId)[event],
-    }),
-    url: endpoint.url,
-    status: 'PENDING',
-    attempts: 0,
-    cycle: 0,
-    responseStatus: null,
-    lastError: null,
-    deliveredAt: null,
-    nextAttemptAt: createdAt,
-    test: true,
-  });
+  const event = {
+    id: randomUUID(),
+    event: name,
+    createdAt: createdAt.toISOString(),
+    organizationId: tenant.organizationId,
+    data: exampleData(tenant.organizationId)[name],
+  } as EventEnvelope;
+  const row = await tenant.deliveries.create(deliveryRowOf(event, endpoint.url, createdAt, { test: true }));
   // Queued like any attempt, so the per-organization gates and the reconciler apply to it too.
-  await deliverer.schedule({ deliveryId: id, cycle: 0, attempt: 1 }, 0);
+  await deliverer.schedule({ deliveryId: event.id, cycle: 0, attempt: 1 }, 0);
   return deliveryView(row.toObject() as DeliveryDoc);
 }
 

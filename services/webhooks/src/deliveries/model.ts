@@ -44,8 +44,11 @@ const deliverySchema = new Schema(
 // Serves the delivery log: an organization's rows, optionally by status, newest first.
 deliverySchema.index({ organizationId: 1, status: 1, createdAt: -1 });
 deliverySchema.index({ organizationId: 1, createdAt: -1 });
-// Serves the reconciler: PENDING rows whose next attempt is overdue.
-deliverySchema.index({ status: 1, nextAttemptAt: 1 });
+// Serves the reconciler's two reads: PENDING rows whose next attempt is overdue (the first two
+// keys), and rows still waiting for a URL (PENDING, no attempt due) recorded before its grace
+// (all three: delivery/reconciler.ts `forgottenFilter`), so a pass reads the waiting rows
+// rather than the whole log. It replaces `{ status: 1, nextAttemptAt: 1 }`, its prefix.
+deliverySchema.index({ status: 1, nextAttemptAt: 1, createdAt: 1 });
 
 export type DeliveryDoc = InferSchemaType<typeof deliverySchema> & { _id: string };
 export type DeliveryModel = Model<DeliveryDoc>;

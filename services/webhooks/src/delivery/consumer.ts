@@ -1,7 +1,7 @@
 import type { EventEnvelope } from '@parametric/events';
 import { writeErrorsOf } from '@parametric/mongo';
 import { type Batched, batchesOf } from '@parametric/queue';
-import { WAITING_FOR_URL, WAITING_FOR_URL_ERROR } from '../deliveries/domain';
+import { deliveryRowOf } from '../deliveries/domain';
 import type { DeliveryModel } from '../deliveries/model';
 import type { AttemptRow, Deliverer } from './deliverer';
 import type { EndpointSource } from './endpoints';
@@ -78,34 +78,9 @@ export function createEventConsumer(deps: {
       const events = [...byId.values()].map((copies) => (copies[0] as Pending).item);
       const endpoints = await deps.endpoints.getMany([...new Set(events.map((e) => e.organizationId))]);
       const createdAt = new Date();
-      const rows = events.map((event) => {
-        const endpoint = endpoints.get(event.organizationId);
-        return {
-          _id: event.id,
-          organizationId: event.organizationId,
-          event: event.event,
-          // Serialised once: every attempt sends (and signs) exactly these bytes. Only these four
-          // fields: the envelope's internal `trace` never reaches the partner.
-          body: JSON.stringify({
-            id: event.id,
-            event: event.event,
-            createdAt: event.createdAt,
-            data: event.data,
-          }),
-          // The trace of the request that caused the event: every attempt continues it.
-          ...(event.trace ? { trace: event.trace } : {}),
-          url: endpoint?.url ?? null,
-          status: 'PENDING',
-          attempts: 0,
-          cycle: 0,
-          responseStatus: null,
-          lastError: endpoint ? null : WAITING_FOR_URL_ERROR,
-          deliveredAt: null,
-          nextAttemptAt: endpoint ? createdAt : WAITING_FOR_URL.nextAttemptAt,
-          createdAt,
-          updatedAt: createdAt,
-        };
-      });
+      const rows = events.map((event) =>
+        deliveryRowOf(event, endpoints.get(event.organizationId)?.url ?? null, createdAt),
+      );
 
       const failed = new Map<string, unknown>();
       const duplicates: string[] = [];

@@ -5,6 +5,16 @@ import type { DeliveryDoc, DeliveryModel } from '../deliveries/model';
 import { jobIdOf } from './deliverer';
 
 /**
+ * The rows the reconciler may find forgotten: waiting for a URL (`WAITING_FOR_URL`) and recorded
+ * before `cutoff` (a release in progress is left alone). The delivery model's
+ * `{ status, nextAttemptAt, createdAt }` index bounds all three, so a pass reads the waiting rows
+ * only, however long the delivery log grows.
+ */
+export function forgottenFilter(cutoff: Date) {
+  return { ...WAITING_FOR_URL, createdAt: { $lte: cutoff } };
+}
+
+/**
  * Finds PENDING deliveries whose next attempt is overdue (a job lost with Redis, a worker
  * that died between recording an attempt and scheduling the next) and makes sure their job
  * exists. Together with the workers' lock expiry this means no row stays PENDING forever.
@@ -43,10 +53,10 @@ export function startReconciler(deps: {
 
   /** Waiting rows older than the grace (a release in progress is left alone) of organizations with a URL. */
   async function releaseForgotten(): Promise<number> {
-    const organizationIds = (await deps.deliveries.distinct('organizationId', {
-      ...WAITING_FOR_URL,
-      createdAt: { $lte: new Date(Date.now() - deps.graceMs) },
-    })) as string[];
+    const organizationIds = (await deps.deliveries.distinct(
+      'organizationId',
+      forgottenFilter(new Date(Date.now() - deps.graceMs)),
+    )) as string[];
     if (organizationIds.length === 0) return 0;
     const stored = await deps.storedEndpoints(organizationIds);
     let released = 0;

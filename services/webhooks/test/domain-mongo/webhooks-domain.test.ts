@@ -1,16 +1,29 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { createEvent, type EventEnvelope } from '@parametric/events';
 import { createLogger } from '@parametric/logger';
 import { createProducer, type Producer } from '@parametric/queue';
 import {
   connectMongoose,
   type MongooseHandle,
   outcome,
+  testMongoUrl,
   testRedisUrl,
   uniqueRedisPrefix,
 } from '@parametric/test-harness';
 import { Queue } from 'bullmq';
-import { listDeliveries, retryDelivery } from '../../src/deliveries/domain';
+import mongoose from 'mongoose';
+import {
+  deliveryRowOf,
+  listDeliveries,
+  RELEASE_PAGE,
+  releaseWaiting,
+  retryDelivery,
+  sendTestEvent,
+} from '../../src/deliveries/domain';
+import { createEventConsumer } from '../../src/delivery/consumer';
 import { createDeliverer, type Deliverer } from '../../src/delivery/deliverer';
+import { endpointReader, uncachedEndpoints } from '../../src/delivery/endpoints';
+import { forgottenFilter, startReconciler } from '../../src/delivery/reconciler';
 import { createSender } from '../../src/delivery/send';
 import { guardedLookup } from '../../src/delivery/target-guard';
 import { rotateSigningSecret, setWebhookUrl, webhookConfig } from '../../src/endpoints/domain';
@@ -150,6 +163,227 @@ describe('the delivery log and manual retry', () => {
       expect(job?.data).toEqual({ deliveryId: ids[0], cycle: 1, attempt: 1 });
     } finally {
       await queue.close();
+    }
+  });
+});
+
+describe('delivery rows', () => {
+  /** The stored row of an event the consumer recorded (its first attempt is not made here). */
+  async function consumed(event: EventEnvelope) {
+    const { deliveries, endpoints } = repositories.acrossOrganizations();
+    const consume = createEventConsumer({
+      deliveries,
+      endpoints: uncachedEndpoints(endpoints),
+      deliverer: { first: async () => undefined },
+      storedEndpoints: endpointReader(endpoints).readMany,
+      releaseWaiting: async () => 0,
+    });
+    await consume(event);
+    return deliveries.collection.findOne({ _id: event.id } as never);
+  }
+
+  it("a test event's row has exactly the fields of an event's row, and the test flag", async () => {
+    const tenant = repositories.forOrganization(randomUUID());
+    await setWebhookUrl(tenant, PUBLIC_URL, keys);
+    const real = await consumed(
+      createEvent('kyb.verified', tenant.organizationId, {
+        organizationId: tenant.organizationId,
+        kybStatus: 'VERIFIED',
+      }),
+    );
+    const sent = await sendTestEvent(tenant, 'kyb.verified', { schedule: async () => undefined });
+    const test = await repositories
+      .acrossOrganizations()
+      .deliveries.collection.findOne({ _id: sent.id } as never);
+    const { test: flag, ...rest } = (test ?? {}) as Record<string, unknown>;
+    expect(flag).toBe(true);
+    expect(Object.keys(rest).sort()).toEqual(Object.keys(real ?? {}).sort());
+    expect({ ...rest, _id: null, body: null, createdAt: null, updatedAt: null, nextAttemptAt: null }).toEqual(
+      {
+        ...real,
+        _id: null,
+        body: null,
+        createdAt: null,
+        updatedAt: null,
+        nextAttemptAt: null,
+      },
+    );
+    expect(Object.keys(JSON.parse(test?.body as string))).toEqual(
+      Object.keys(JSON.parse(real?.body as string)),
+    );
+  });
+});
+
+describe('releasing the deliveries that waited for a URL', () => {
+  type Job = { deliveryId: string; cycle: number; attempt: number };
+  const recordingDeliverer = () => {
+    const jobs: Job[] = [];
+    return { jobs, schedule: async (job: Job) => void jobs.push(job) };
+  };
+
+  /** `count` rows of a new organization waiting for its URL, as the consumer records them. */
+  async function waitingRows(count: number) {
+    const tenant = repositories.forOrganization(randomUUID());
+    const recordedAt = new Date(Date.now() - 60_000);
+    const rows = Array.from({ length: count }, () =>
+      deliveryRowOf(
+        createEvent('kyb.verified', tenant.organizationId, {
+          organizationId: tenant.organizationId,
+          kybStatus: 'VERIFIED',
+        }),
+        null,
+        recordedAt,
+      ),
+    );
+    await repositories.acrossOrganizations().deliveries.collection.insertMany(rows as never[]);
+    return { tenant, ids: rows.map((row) => row._id).sort() };
+  }
+
+  it('starts a backlog of more than one page with one update a page, and queues each first attempt once', async () => {
+    const count = 2 * RELEASE_PAGE + 34;
+    const { tenant, ids } = await waitingRows(count);
+    const other = await waitingRows(3);
+    // A connection of its own that reports its commands, on the same database.
+    const watched = await mongoose
+      .createConnection(testMongoUrl(), { dbName: handle.connection.name, monitorCommands: true })
+      .asPromise();
+    const updates: number[] = [];
+    watched.getClient().on('commandStarted', (e) => {
+      if (e.commandName === 'update') updates.push((e.command.updates as unknown[]).length);
+    });
+    try {
+      const deliverer = recordingDeliverer();
+      const at = new Date();
+      const released = await releaseWaiting(
+        webhookRepositories(watched).forOrganization(tenant.organizationId),
+        deliverer,
+        () => at,
+      );
+      expect(released).toBe(count);
+      expect(updates).toEqual([1, 1, 1]);
+      expect(deliverer.jobs.map((j) => j.deliveryId).sort()).toEqual(ids);
+      expect(deliverer.jobs.every((j) => j.cycle === 0 && j.attempt === 1)).toBe(true);
+      const rows = await tenant.deliveries.find({}).lean();
+      expect(rows.every((r) => r.nextAttemptAt?.getTime() === at.getTime() && r.lastError === null)).toBe(
+        true,
+      );
+      expect(rows.every((r) => r.url === null && r.status === 'PENDING' && r.attempts === 0)).toBe(true);
+      // Another organization's waiting rows are its own URL's to start.
+      const others = await other.tenant.deliveries.find({}).lean();
+      expect(others.map((r) => r.nextAttemptAt)).toEqual([null, null, null]);
+      // Nothing is left to start.
+      expect(await releaseWaiting(tenant, deliverer)).toBe(0);
+      expect(deliverer.jobs).toHaveLength(count);
+    } finally {
+      await watched.close();
+    }
+  });
+
+  it('queues the rows another release took from its page (one job each) and counts only its own', async () => {
+    const { tenant, ids } = await waitingRows(10);
+    const [taken, attempted] = [ids.slice(0, 4), ids.slice(0, 2)];
+    // Between this release's read and its update, another release starts four of the rows and
+    // two of those are already attempted.
+    let raced = false;
+    const racing = {
+      ...tenant,
+      deliveries: {
+        ...tenant.deliveries,
+        updateMany: async (...args: Parameters<typeof tenant.deliveries.updateMany>) => {
+          if (!raced) {
+            raced = true;
+            await tenant.deliveries.updateMany(
+              { _id: { $in: taken } },
+              { $set: { nextAttemptAt: new Date(), lastError: null } },
+            );
+            await tenant.deliveries.updateMany({ _id: { $in: attempted } }, { $set: { attempts: 1 } });
+          }
+          return tenant.deliveries.updateMany(...args);
+        },
+      },
+    };
+    const deliverer = recordingDeliverer();
+    expect(await releaseWaiting(racing, deliverer)).toBe(6);
+    expect(deliverer.jobs.map((j) => j.deliveryId).sort()).toEqual(ids.slice(2));
+  });
+
+  it('two releases racing over a backlog start each row once between them, and every row is queued', async () => {
+    const count = RELEASE_PAGE + 200;
+    const { tenant, ids } = await waitingRows(count);
+    const [a, b] = [recordingDeliverer(), recordingDeliverer()];
+    const counts = await Promise.all([releaseWaiting(tenant, a), releaseWaiting(tenant, b)]);
+    expect(counts[0] + counts[1]).toBe(count);
+    expect([...new Set([...a.jobs, ...b.jobs].map((j) => j.deliveryId))].sort()).toEqual(ids);
+    expect(await tenant.deliveries.countDocuments({ nextAttemptAt: null })).toBe(0);
+  });
+});
+
+describe("the reconciler's release of forgotten waiting deliveries", () => {
+  const GRACE_MS = 60_000;
+  let own: MongooseHandle;
+  let stores: WebhookRepositories;
+
+  beforeAll(async () => {
+    // A database of its own: the pass looks at every organization's rows.
+    own = await connectMongoose('webhooks_reconciler');
+    stores = webhookRepositories(own.connection);
+    await stores.init();
+  });
+  afterAll(async () => {
+    await own.close();
+  });
+
+  /** A row as the consumer records it for `organizationId`, `ageMs` ago, with or without a URL. */
+  function row(organizationId: string, ageMs: number, url: string | null) {
+    const event = createEvent('kyb.verified', organizationId, { organizationId, kybStatus: 'VERIFIED' });
+    return deliveryRowOf(event, url, new Date(Date.now() - ageMs));
+  }
+
+  it('starts a waiting row whose organization has a URL, reading the waiting rows through their index', async () => {
+    const { deliveries } = stores.acrossOrganizations();
+    const withUrl = stores.forOrganization(randomUUID());
+    await setWebhookUrl(withUrl, PUBLIC_URL, keys);
+    const forgotten = row(withUrl.organizationId, 10 * GRACE_MS, null);
+    const fresh = row(withUrl.organizationId, 0, null);
+    const noUrl = row(randomUUID(), 10 * GRACE_MS, null);
+    // The log's bulk: delivered rows, which a pass must not read.
+    const delivered = Array.from({ length: 200 }, () => ({
+      ...row(randomUUID(), 10 * GRACE_MS, PUBLIC_URL),
+      status: 'DELIVERED',
+      attempts: 1,
+      nextAttemptAt: null,
+    }));
+    await deliveries.collection.insertMany([forgotten, fresh, noUrl, ...delivered] as never[]);
+
+    const cutoff = new Date(Date.now() - GRACE_MS);
+    const plan = await deliveries.collection.find(forgottenFilter(cutoff) as never).explain('executionStats');
+    expect(JSON.stringify(plan.queryPlanner.winningPlan)).toContain(
+      '"indexName":"status_1_nextAttemptAt_1_createdAt_1"',
+    );
+    expect(plan.executionStats.totalDocsExamined).toBeLessThanOrEqual(3);
+
+    const started: string[] = [];
+    const reconciler = startReconciler({
+      deliveries,
+      producer,
+      logger: createLogger({ name: 'webhooks-reconciler', level: 'silent' }),
+      intervalMs: 3_600_000,
+      graceMs: GRACE_MS,
+      storedEndpoints: endpointReader(stores.acrossOrganizations().endpoints).readMany,
+      releaseWaiting: (organizationId) =>
+        releaseWaiting(stores.forOrganization(organizationId), {
+          schedule: async (job) => void started.push(job.deliveryId),
+        }),
+    });
+    try {
+      // The organization's URL releases its fresh row too: the pass starts what waits for it.
+      expect(await reconciler.runOnce()).toBe(2);
+      expect(started.sort()).toEqual([forgotten._id, fresh._id].sort());
+      const stillWaiting = await deliveries.find({ nextAttemptAt: null, status: 'PENDING' }).lean();
+      expect(stillWaiting.map((r) => r._id)).toEqual([noUrl._id]);
+      expect(await reconciler.runOnce()).toBe(0);
+    } finally {
+      await reconciler.stop();
     }
   });
 });
