@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { QUEUES } from '@parametric/queue';
 import { eventually, testRedisUrl } from '@parametric/test-harness';
 import { Queue, Worker } from 'bullmq';
@@ -236,6 +237,9 @@ describe('operators on the queue dashboard: the sign-in form, its cookies, and B
     const html = await res.text();
     expect(html).toContain('<form method="post" action="/ops/queues/sign-in">');
     expect(html).not.toMatch(/<script|https?:\/\//);
+    // Its one inline style is the one the policy allows, by hash.
+    const style = /<style>([^<]*)<\/style>/.exec(html)?.[1] ?? '';
+    expect(csp).toContain(`style-src 'sha256-${createHash('sha256').update(style).digest('base64')}'`);
 
     // What was typed comes back escaped.
     const hostile = await formSignIn('"><script>alert(1)</script>', 'x');
@@ -445,6 +449,19 @@ describe('operators on the queue dashboard: the sign-in form, its cookies, and B
     clock.advance(31_000);
     expect((await readQueues(basicOf(operator))).status).toBe(200);
     expect((await lastLoginAt(operator)).getTime()).toBeGreaterThan(checked.getTime());
+  });
+
+  it('counts Basic failures on the operators’ sign-in throttle, which the form shares', async () => {
+    const operator = await signInOperator(g, 'SUPPORT');
+    for (let i = 0; i < 5; i++) {
+      const wrong = await readQueues(basicOf(operator, `wrong-password-${i}-long`));
+      expect([wrong.status, wrong.headers.get('retry-after')]).toEqual([401, null]);
+    }
+    const throttled = await readQueues(basicOf(operator));
+    expect(throttled.status).toBe(429);
+    expect(Number(throttled.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(((await throttled.json()) as { error: { code: string } }).error.code).toBe('RATE_LIMIT_EXCEEDED');
+    expect((await formSignIn(operator.email, GOOD_PASSWORD)).status).toBe(429);
   });
 
   it('refuses a deactivated operator’s Basic at once, within the minute', async () => {
