@@ -24,6 +24,7 @@ import { capabilityGuards, requireCapability } from './auth/capabilities';
 import { ssoVerifier } from './auth/oidc';
 import { auditActorOf, authenticateOps, opsCallerOf } from './auth/ops-caller';
 import { authenticate, principalCache, principalOf, requirePrincipalCounting } from './auth/principal';
+import { sessionCookies } from './auth/queue-session';
 import { type AuthVersions, authVersions } from './auth/versions';
 import { createOpsClients } from './clients/domain';
 import { opsClientRoutes } from './clients/routes';
@@ -47,6 +48,7 @@ import { createOperators } from './operators/domain';
 import { operatorRoutes, operatorSignInRoutes } from './operators/routes';
 import { createOps } from './ops/domain';
 import { QUEUE_DASHBOARD_PATH, queueDashboard } from './ops/queue-dashboard';
+import { queueSignIn } from './ops/queue-sign-in';
 import { opsRoutes, requireKnownOrganization } from './ops/routes';
 import { createOrganizations } from './organizations/domain';
 import { organizationRoutes, type PartnerContext, registrationRoutes } from './partner-routes';
@@ -442,6 +444,11 @@ async function buildGateway(
     prefix: config.REDIS_PREFIX,
     onError: (err: Error) => logger.warn({ err: err.message }, 'queue dashboard: Redis error'),
   });
+  // The dashboard's session cookies (docs/decisions.md, "The queue dashboard's sign-in").
+  const queueCookies = sessionCookies({
+    path: QUEUE_DASHBOARD_PATH,
+    production: config.NODE_ENV === 'production',
+  });
   const mountOps = (opsApp: Express) => {
     opsApp.use(
       QUEUE_DASHBOARD_PATH,
@@ -519,6 +526,8 @@ async function buildGateway(
               '/ops',
               // OAuth 2.0 (form body, RFC 6749 answers): before the caller and the JSON body reader.
               tokenEndpoint({ clients: opsClients, clientIp }),
+              // The dashboard's sign-in form (a form body, HTML answers): before the caller too.
+              queueSignIn({ path: '/queues', operators, cookies: queueCookies, clientIp }),
               authenticateOps({
                 opsToken: config.OPS_TOKEN,
                 breakGlassAllowed: config.NODE_ENV !== 'production' || config.OPS_BREAK_GLASS,
@@ -527,7 +536,13 @@ async function buildGateway(
                 ...(sso ? { sso } : {}),
                 refused: (reason) => authFailures.inc({ reason }),
                 breakGlassUsed: () => breakGlassRequests.inc(),
-                browserPath: '/queues',
+                browser: {
+                  path: '/queues',
+                  signIn: `${QUEUE_DASHBOARD_PATH}/sign-in`,
+                  cookies: queueCookies,
+                },
+                clientIp,
+                clock,
                 scrapePath: '/metrics',
               }),
               requireCapability(capabilityGuards(Object.values(OPS_ROUTES).flat(), OPS_CAPABILITIES), null),

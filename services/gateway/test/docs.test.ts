@@ -158,13 +158,21 @@ describe('the gateway mounts exactly the routes its contracts declare', () => {
   });
 
   it('on the ops port', () => {
-    // The OAuth token endpoint is the one undeclared ops route: it answers RFC 6749's shapes, not
-    // the envelope a contract describes (docs/decisions.md, "Ops machine clients"; docs/ops.md).
-    // The four-eyes gate (src/approvals/gate.ts) stands before the routes that carry a gated
-    // action out, ours and forwarded ones, on their declared paths: it answers 202 or hands on.
+    // Undeclared ops routes, since no contract describes what they answer: the OAuth token
+    // endpoint answers RFC 6749's shapes, not the envelope (docs/decisions.md, "Ops machine
+    // clients"); the queue dashboard's sign-in and sign-out are pages for a browser, HTML and a
+    // form body and redirects (docs/decisions.md, "The queue dashboard's sign-in"). The four-eyes
+    // gate (src/approvals/gate.ts) stands before the routes that carry a gated action out, ours
+    // and forwarded ones, on their declared paths: it answers 202 or hands on.
     expect(mountedRoutes(t.gateway.opsApp).filter(infrastructure)).toEqual(
       declared([...OPS_ROUTES.gateway, ...Object.values(FOUR_EYES_ROUTES)])
-        .concat('POST /auth/token')
+        .concat(
+          'POST /auth/token',
+          'GET /queues/sign-in',
+          'POST /queues/sign-in',
+          'GET /queues/sign-out',
+          'POST /queues/sign-out',
+        )
         .sort(),
     );
   });

@@ -17,6 +17,7 @@ const LAYERS: ReadonlyArray<{ layer: string; files: readonly string[] }> = [
       'forwarding/*',
       'audit/trail.ts',
       'ops/queue-dashboard.ts',
+      'ops/queue-sign-in.ts',
       'clients/token-endpoint.ts',
       'approvals/gate.ts',
       'rate-limit/limiter.ts',

@@ -43,9 +43,12 @@ export function createOperators(deps: OperatorsDeps) {
       update(deps, actorId, id, changes),
     acceptInvitation: (input: { token: string; password: string }) => acceptInvitation(deps, input),
     login: (input: { email: string; password: string }, clientIp: string) => login(deps, input, clientIp),
+    verify: (input: { email: string; password: string }, clientIp: string) =>
+      verify(deps, input, clientIp).then(({ operator }) => operator),
     refresh: (refreshToken: string) => refresh(deps, refreshToken),
     logout: (refreshToken: string) => logout(deps, refreshToken),
     resolve: (token: string) => resolve(deps, token),
+    active: (id: string) => active(deps, id),
   };
 }
 
@@ -167,15 +170,25 @@ async function acceptInvitation(deps: OperatorsDeps, input: { token: string; pas
 }
 
 async function login(deps: OperatorsDeps, input: { email: string; password: string }, clientIp: string) {
+  const { operator, now } = await verify(deps, input, clientIp);
+  const sessionId = randomUUID();
+  await deps.sessions.create({ _id: sessionId, userId: operator._id, expiresAt: refreshExpiry(deps, now) });
+  deps.logger.info({ operatorId: operator._id, sessionId }, 'operator sign-in');
+  return issueTokens(deps, operator._id, sessionId, now);
+}
+
+/**
+ * An operator's email and password checked as a sign-in is (the throttle, one scrypt, the
+ * operator `ACTIVE`; `lastLoginAt` set), without a session: what a sign-in starts with, and all
+ * that HTTP Basic on the queue dashboard needs (auth/password-cache.ts keeps its success briefly).
+ */
+async function verify(deps: OperatorsDeps, input: { email: string; password: string }, clientIp: string) {
   await deps.throttle.assertAllowed(input.email, clientIp);
   const found = await deps.operators.findOne({ email: input.email }).lean<OperatorDoc>();
   const { account: operator, rehash } = await checkSignIn(deps, found, input, clientIp);
-  const sessionId = randomUUID();
   const now = deps.clock();
-  await deps.sessions.create({ _id: sessionId, userId: operator._id, expiresAt: refreshExpiry(deps, now) });
   await deps.operators.updateOne({ _id: operator._id }, { $set: { lastLoginAt: now, ...rehash } });
-  deps.logger.info({ operatorId: operator._id, sessionId }, 'operator sign-in');
-  return issueTokens(deps, operator._id, sessionId, now);
+  return { operator, now };
 }
 
 async function refresh(deps: OperatorsDeps, refreshToken: string) {
@@ -222,6 +235,16 @@ async function resolve(deps: OperatorsDeps, token: string) {
   ]);
   if (operator?.status !== 'ACTIVE' || !session || session.revokedAt) return undefined;
   return operator;
+}
+
+/**
+ * The operator while `ACTIVE`, read afresh: a password checked a little earlier (HTTP Basic's
+ * cached success) stops at once when they are deactivated, and their current role applies, as
+ * with an access token (`resolve`).
+ */
+async function active(deps: OperatorsDeps, id: string) {
+  const operator = await deps.operators.findById(id).lean<OperatorDoc>();
+  return operator?.status === 'ACTIVE' ? operator : undefined;
 }
 
 async function endSessions(

@@ -10,7 +10,10 @@ import type { AuditModel } from '../audit/model';
 import type { AuditActor } from '../audit/trail';
 import type { Clock } from '../clock';
 
-/** Where the dashboard lives on the ops port (behind the ops token, like the rest of `/ops`). */
+/**
+ * Where the dashboard lives on the ops port: behind an operator's session (its sign-in form,
+ * ops/queue-sign-in.ts), their email and password, or the ops token (auth/ops-caller.ts).
+ */
 export const QUEUE_DASHBOARD_PATH = '/ops/queues';
 
 const READS = new Set(['GET', 'HEAD']);
@@ -36,7 +39,13 @@ export function queueDashboard(deps: {
       (queue) => new BullMQAdapter(queue, { readOnlyMode: !deps.writable, allowRetries: deps.writable }),
     ),
     serverAdapter: server,
-    options: { uiConfig: { boardTitle: 'Platform queues' } },
+    options: {
+      uiConfig: {
+        boardTitle: 'Platform queues',
+        // An operator signed in with the form (ops/queue-sign-in.ts) signs out there.
+        miscLinks: [{ text: 'Sign out', url: `${QUEUE_DASHBOARD_PATH}/sign-out` }],
+      },
+    },
   });
   const router = Router();
   // Reading needs `ops.queues:read` (every ops role); a retry or removal `ops.queues:write` (OPS_ADMIN).
