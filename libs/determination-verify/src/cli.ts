@@ -6,11 +6,13 @@ import { verifyDetermination } from './verify';
  * `determination-verify <file|url> --jwks <file|url> [--json]`: verifies one signed
  * determination against the platform's JWKS. Exit 0 valid, 1 invalid, 2 usage or read error.
  */
-const USAGE = `Usage: determination-verify <record file|url|-> --jwks <file|url> [--json] [--timeout S]
+const USAGE = `Usage: determination-verify <record file|url|-> --jwks <file|url> [--json] [--sandbox] [--timeout S]
 Verifies a signed determination (the response of GET /api/determinations/{id}, or its data)
 against the platform's public keys (GET /api/.well-known/jwks.json).
   --jwks F|URL   the JWKS, a file or an http(s) URL (required)
   --json         print the result as JSON: {"valid":true,"kid":...} or {"valid":false,"code":...,"reason":...}
+  --sandbox      also accept a sandbox organization's test determination (a key the JWKS marks
+                 "environment": "sandbox"); refused otherwise, as live code should
   --timeout S    seconds to wait for each URL (default 10)
 A record of "-" is read from standard input. When PARTNER_API_KEY is set it is sent as
 x-api-key with the record URL only (never with the JWKS URL).
@@ -22,6 +24,7 @@ interface CliOptions {
   record: string;
   jwks: string;
   json: boolean;
+  sandbox: boolean;
   timeoutMs: number;
 }
 
@@ -81,7 +84,13 @@ function parse(argv: string[]): CliOptions {
   if (positionals.length === 0) usageError('which determination? Give a file or URL');
   if (positionals.length > 1) usageError(`one determination at a time (got ${positionals.length})`);
   if (!values.jwks) usageError('--jwks is required');
-  return { record: positionals[0] as string, jwks: values.jwks, json: values.json === true, timeoutMs };
+  return {
+    record: positionals[0] as string,
+    jwks: values.jwks,
+    json: values.json === true,
+    sandbox: values.sandbox === true,
+    timeoutMs,
+  };
 }
 
 function parseCommandLine(argv: string[]) {
@@ -93,6 +102,7 @@ function parseCommandLine(argv: string[]) {
       help: { type: 'boolean', short: 'h' },
       jwks: { type: 'string' },
       json: { type: 'boolean' },
+      sandbox: { type: 'boolean' },
       timeout: { type: 'string' },
       'api-key': { type: 'string' },
     },
@@ -225,11 +235,15 @@ async function main(): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  const result = verifyDetermination(record, jwks);
+  const result = verifyDetermination(record, jwks, { acceptSandbox: options.sandbox });
   if (options.json) {
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } else {
-    process.stdout.write(result.valid ? `valid: signed by ${result.kid}\n` : `invalid: ${result.reason}\n`);
+    process.stdout.write(
+      result.valid
+        ? `valid: signed by ${result.kid}${result.sandbox ? ' (a sandbox key: a test determination)' : ''}\n`
+        : `invalid: ${result.reason}\n`,
+    );
   }
   process.exitCode = result.valid ? 0 : 1;
 }

@@ -64,10 +64,25 @@ export const REASON_CODES = [
   'NOT_CANONICAL',
   'BAD_SIGNATURE',
   'FIELD_MISMATCH',
+  'SANDBOX_KEY',
 ] as const;
 export type ReasonCode = (typeof REASON_CODES)[number];
 
-export type VerifyResult = { valid: true; kid: string } | { valid: false; reason: string; code: ReasonCode };
+export type VerifyResult =
+  /** `sandbox`: signed with a sandbox key (accepted only with `acceptSandbox`). */
+  { valid: true; kid: string; sandbox: boolean } | { valid: false; reason: string; code: ReasonCode };
+
+/** How a JWKS marks the keys that sign sandbox organizations' test determinations. */
+export const SANDBOX_KEY_MARK = { member: 'environment', value: 'sandbox' } as const;
+
+export interface VerifyOptions {
+  /**
+   * Accept a determination signed with a key the JWKS marks as a sandbox key
+   * (`"environment": "sandbox"`): only in code that handles a sandbox organization's test
+   * determinations. Off by default, so live code refuses them (SANDBOX_KEY) however they reach it.
+   */
+  acceptSandbox?: boolean;
+}
 
 type Json = Record<string, unknown>;
 
@@ -170,13 +185,17 @@ function fieldMismatch(payload: Json, record: Json): string | undefined {
  * Checks, in order, each failing with its own code: the record and the JWKS have the right
  * shape (MALFORMED_RECORD, MALFORMED_JWKS); the JWKS has a key with the record's kid
  * (UNKNOWN_KID) whose RFC 7638 thumbprint is that kid (KID_MISMATCH: a JWKS entry's kid is not
- * trusted as given); sha256(canonicalPayload) is canonicalHash (HASH_MISMATCH);
+ * trusted as given); the key is not a sandbox key, unless `acceptSandbox` (SANDBOX_KEY); sha256(canonicalPayload) is canonicalHash (HASH_MISMATCH);
  * canonicalPayload is its own RFC 8785 form (NOT_CANONICAL); the Ed25519 signature over its
  * UTF-8 bytes verifies (BAD_SIGNATURE); every signed field the record shows equals the signed
  * payload's, none is missing and the payload has nothing else (FIELD_MISMATCH, naming the
  * field). Never throws.
  */
-export function verifyDetermination(record: unknown, jwks: unknown): VerifyResult {
+export function verifyDetermination(
+  record: unknown,
+  jwks: unknown,
+  options: VerifyOptions = {},
+): VerifyResult {
   const unwrapped = unwrapRecord(record);
   if (typeof unwrapped === 'string') return invalid('MALFORMED_RECORD', unwrapped);
   const data = unwrapped;
@@ -212,6 +231,14 @@ export function verifyDetermination(record: unknown, jwks: unknown): VerifyResul
     return invalid(
       'KID_MISMATCH',
       `the JWKS key listed as ${kid} has thumbprint ${jwkThumbprint(usable[0] as { kty: string })}: its kid is not its own`,
+    );
+  }
+
+  const sandbox = jwk[SANDBOX_KEY_MARK.member] === SANDBOX_KEY_MARK.value;
+  if (sandbox && !options.acceptSandbox) {
+    return invalid(
+      'SANDBOX_KEY',
+      `key ${kid} is a sandbox key: this is a sandbox organization's test determination, not a live one`,
     );
   }
 
@@ -252,7 +279,7 @@ export function verifyDetermination(record: unknown, jwks: unknown): VerifyResul
   if (!isObject(payload)) return invalid('FIELD_MISMATCH', 'the signed payload is not a JSON object');
   const mismatch = fieldMismatch(payload, data);
   if (mismatch) return invalid('FIELD_MISMATCH', mismatch);
-  return { valid: true, kid };
+  return { valid: true, kid, sandbox };
 }
 
 export type EvidenceResult =

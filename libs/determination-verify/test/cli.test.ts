@@ -82,10 +82,27 @@ describe('determination-verify with files', () => {
   it('--json prints the result object', async () => {
     const valid = await run([file('record.json'), '--jwks', file('jwks.json'), '--json']);
     expect(valid.code).toBe(0);
-    expect(JSON.parse(valid.stdout)).toEqual({ valid: true, kid: key.kid });
+    expect(JSON.parse(valid.stdout)).toEqual({ valid: true, kid: key.kid, sandbox: false });
     const invalid = await run(['--json', file('tampered.json'), '--jwks', file('jwks.json')]);
     expect(invalid.code).toBe(1);
     expect(JSON.parse(invalid.stdout)).toMatchObject({ valid: false, code: 'FIELD_MISMATCH' });
+  });
+
+  it('refuses a sandbox test determination (exit 1) unless given --sandbox', async () => {
+    const sandboxKey = testKey();
+    writeFileSync(file('sandbox.json'), JSON.stringify(signedRecord(tier1Payload(), sandboxKey)));
+    writeFileSync(
+      file('sandbox-jwks.json'),
+      JSON.stringify({ keys: [key.jwk, { ...sandboxKey.jwk, environment: 'sandbox' }] }),
+    );
+    const live = await run([file('sandbox.json'), '--jwks', file('sandbox-jwks.json'), '--json']);
+    expect([live.code, JSON.parse(live.stdout).code]).toEqual([1, 'SANDBOX_KEY']);
+    const test = await run([file('sandbox.json'), '--jwks', file('sandbox-jwks.json'), '--sandbox']);
+    expect(test).toEqual({
+      code: 0,
+      stdout: `valid: signed by ${sandboxKey.kid} (a sandbox key: a test determination)\n`,
+      stderr: '',
+    });
   });
 
   it('exits 1 for a record whose key is not in the JWKS', async () => {

@@ -1,6 +1,6 @@
 import { flag, loadConfig, platformService, positiveInt } from '@parametric/config';
 import { z } from 'zod';
-import { loadSigningKeys } from './signing/keys';
+import { generateSigningKeyPem, loadSigningKeys, publishedKeySet } from './signing/keys';
 
 export const determinationsConfigSchema = z.object({
   ...platformService('DETERMINATIONS', 'determinations'),
@@ -15,6 +15,13 @@ export const determinationsConfigSchema = z.object({
    * keys still published in the JWKS (retired ones may be SPKI public keys).
    */
   DETERMINATION_SIGNING_KEYS: z.string().min(1, 'must hold at least one PKCS#8 Ed25519 PEM block'),
+  /**
+   * Ed25519 keys (PKCS#8 PEM, the first signs) for sandbox organizations' test determinations
+   * (`POST /api/sandbox/determinations`), published in the JWKS marked `"environment":
+   * "sandbox"`. Unset outside production: a key is made at start (test determinations of a run
+   * stop verifying when it ends). Unset in production: no sandbox determinations.
+   */
+  SANDBOX_SIGNING_KEYS: z.string().min(1).optional(),
   /** Tier 1 reporting due date after issue: 30 days. */
   DETERMINATION_REPORT_DUE_SECONDS: positiveInt(2_592_000),
   /** How often the overdue sweep runs. */
@@ -45,5 +52,15 @@ export function loadDeterminationsConfig(env: NodeJS.ProcessEnv = process.env): 
       'DETERMINATION_SIGNING_KEYS signs with the public docker-compose development key; production needs its own key',
     );
   }
+  if (config.SANDBOX_SIGNING_KEYS !== undefined) {
+    publishedKeySet(keys, loadSigningKeys(config.SANDBOX_SIGNING_KEYS, 'sandbox'));
+  }
   return config;
+}
+
+/** The sandbox signing keys: as configured, else (outside production) a key made now, else none. */
+export function sandboxSigningKeys(config: DeterminationsConfig) {
+  if (config.SANDBOX_SIGNING_KEYS !== undefined)
+    return loadSigningKeys(config.SANDBOX_SIGNING_KEYS, 'sandbox');
+  return config.NODE_ENV === 'production' ? undefined : loadSigningKeys(generateSigningKeyPem(), 'sandbox');
 }

@@ -4,7 +4,7 @@ import { policyLookupMany } from '@parametric/policy-client';
 import { type ServiceDeclaration, startService } from '@parametric/runtime';
 import { type Express, Router } from 'express';
 import { type Clock, systemClock } from './clock';
-import type { DeterminationsConfig } from './config';
+import { type DeterminationsConfig, sandboxSigningKeys } from './config';
 import type { OpsContext, PartnerContext } from './context';
 import { determinationRoutes } from './determinations/routes';
 import type { IngestDeps } from './ingestion/domain';
@@ -18,7 +18,7 @@ import {
   determinationModels,
   determinationRepositories,
 } from './repositories';
-import { loadSigningKeys, type SigningKeys } from './signing/keys';
+import { loadSigningKeys, publishedKeySet, type SigningKeys } from './signing/keys';
 
 export interface RunningDeterminations {
   url: string;
@@ -40,6 +40,8 @@ export interface RunningDeterminations {
 export function determinationsService(
   keys: SigningKeys,
   clock: Clock,
+  /** Sandbox organizations' test determinations are signed with these (config.ts `sandboxSigningKeys`). */
+  sandboxKeys?: SigningKeys,
 ): ServiceDeclaration<
   DeterminationsConfig,
   DeterminationRepositories,
@@ -97,7 +99,7 @@ export function determinationsService(
             });
             app.use(
               '/api',
-              mountRoutes(Router(), jwksRoutes(keys), () => undefined),
+              mountRoutes(Router(), jwksRoutes(keys, sandboxKeys), () => undefined),
             );
           },
           partner: {
@@ -146,12 +148,13 @@ export async function startDeterminations(
 ): Promise<RunningDeterminations> {
   // Before anything connects: a bad key is a configuration error, not a half-started service.
   const keys = loadSigningKeys(config.DETERMINATION_SIGNING_KEYS);
-  const service = await startService(determinationsService(keys, clock), config, logger);
+  const sandboxKeys = sandboxSigningKeys(config);
+  const service = await startService(determinationsService(keys, clock, sandboxKeys), config, logger);
   const api = service.listener('api');
   return {
     url: api.url,
     app: api.app,
-    jwks: keys.jwks,
+    jwks: publishedKeySet(keys, sandboxKeys),
     drainOutbox: service.drainOutbox,
     stop: service.stop,
   };

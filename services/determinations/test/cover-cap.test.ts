@@ -51,7 +51,11 @@ describe('the amount owed is capped by the policy’s cover', () => {
         const read = await p.gateway.api('GET', `/determinations/${id}`, { key: policy.org.apiKey });
         expect(read.status).toBe(200);
         // Signed with the capped amount, and verifiable by the partner with the published keys.
-        expect(verifyDetermination(read.body.data, jwks)).toEqual({ valid: true, kid: read.body.data.kid });
+        expect(verifyDetermination(read.body.data, jwks)).toEqual({
+          valid: true,
+          kid: read.body.data.kid,
+          sandbox: false,
+        });
         return read.body.data;
       }),
     );

@@ -72,7 +72,11 @@ describe('POST /ops/determinations', () => {
     expect(read.status).toBe(200);
     const jwks = await p.gateway.api('GET', '/.well-known/jwks.json');
     expect(jwks.status).toBe(200);
-    expect(verifyDetermination(read.body.data, jwks.body)).toEqual({ valid: true, kid: read.body.data.kid });
+    expect(verifyDetermination(read.body.data, jwks.body)).toEqual({
+      valid: true,
+      kid: read.body.data.kid,
+      sandbox: false,
+    });
     expect(Date.parse(read.body.data.dueAt) - Date.parse(read.body.data.issuedAt)).toBe(30 * 86_400_000);
 
     // determination.delivered: the determination's fields, signed by the partner's webhook secret.

@@ -161,20 +161,21 @@ describe('GET /.well-known/jwks.json', () => {
     expect(jwks.status).toBe(200);
     expect(jwks.headers.get('content-type')).toMatch(/^application\/jwk-set\+json/);
     expect(jwks.headers.get('cache-control')).toBe('public, max-age=300');
-    expect(jwks.body.keys).toEqual([
-      {
-        kty: 'OKP',
-        crv: 'Ed25519',
-        x: expect.any(String),
-        kid: expect.any(String),
-        use: 'sig',
-        alg: 'Ed25519',
-      },
-    ]);
+    // The live key, then the sandbox key that signs sandbox organizations' test determinations,
+    // marked so live verifiers refuse what it signs (made at start outside production).
+    const key = {
+      kty: 'OKP',
+      crv: 'Ed25519',
+      x: expect.any(String),
+      kid: expect.any(String),
+      use: 'sig',
+      alg: 'Ed25519',
+    };
+    expect(jwks.body.keys).toEqual([key, { ...key, environment: 'sandbox' }]);
     for (const id of ids) {
       const d = (await get(`/determinations/${id}`)).body.data;
       expect(d.kid).toBe(jwks.body.keys[0].kid);
-      expect(verifyDetermination(d, jwks.body)).toEqual({ valid: true, kid: d.kid });
+      expect(verifyDetermination(d, jwks.body)).toEqual({ valid: true, kid: d.kid, sandbox: false });
     }
   });
 

@@ -12,21 +12,56 @@ function invalidWith(result: ReturnType<typeof verifyDetermination>) {
   return result;
 }
 
+describe('verifyDetermination: sandbox keys', () => {
+  const sandboxKey = testKey();
+  const published = { keys: [key.jwk, { ...sandboxKey.jwk, environment: 'sandbox' }] };
+
+  it('refuses a determination signed with a key the JWKS marks sandbox, unless asked to accept it', () => {
+    const test = signedRecord(tier1Payload(), sandboxKey);
+    expect(invalidWith(verifyDetermination(test, published))).toEqual({
+      valid: false,
+      code: 'SANDBOX_KEY',
+      reason: `key ${sandboxKey.kid} is a sandbox key: this is a sandbox organization's test determination, not a live one`,
+    });
+    expect(verifyDetermination(test, published, { acceptSandbox: true })).toEqual({
+      valid: true,
+      kid: sandboxKey.kid,
+      sandbox: true,
+    });
+  });
+
+  it('still verifies a live determination against the same JWKS, with or without acceptSandbox', () => {
+    const live = signedRecord(tier1Payload(), key);
+    expect(verifyDetermination(live, published)).toEqual({ valid: true, kid: key.kid, sandbox: false });
+    expect(verifyDetermination(live, published, { acceptSandbox: true }).valid).toBe(true);
+  });
+
+  it('checks the signature of a sandbox determination like any other', () => {
+    const test = signedRecord(tier1Payload(), sandboxKey);
+    const forged = { ...test, signature: signedRecord(tier2Payload(), sandboxKey).signature };
+    expect(invalidWith(verifyDetermination(forged, published, { acceptSandbox: true })).code).toBe(
+      'BAD_SIGNATURE',
+    );
+  });
+});
+
 describe('verifyDetermination: a genuine record', () => {
   it('is valid, Tier 1 and Tier 2, and names the signing key', () => {
     expect(verifyDetermination(signedRecord(tier1Payload(), key), jwks)).toEqual({
       valid: true,
       kid: key.kid,
+      sandbox: false,
     });
     expect(verifyDetermination(signedRecord(tier2Payload(), key), jwks)).toEqual({
       valid: true,
       kid: key.kid,
+      sandbox: false,
     });
   });
 
   it('is valid as the whole { success, data } response', () => {
     const response = { success: true, data: signedRecord(tier1Payload(), key) };
-    expect(verifyDetermination(response, jwks)).toEqual({ valid: true, kid: key.kid });
+    expect(verifyDetermination(response, jwks)).toEqual({ valid: true, kid: key.kid, sandbox: false });
   });
 
   it('is valid whatever the unsigned fields say (they are not covered by the signature)', () => {
@@ -135,7 +170,7 @@ describe('verifyDetermination: the key', () => {
     const impostor = testKey();
     const record = signedRecord(tier1Payload(), key);
     const result = verifyDetermination(record, { keys: [{ ...impostor.jwk, kid: key.kid }, key.jwk] });
-    expect(result).toEqual({ valid: true, kid: key.kid });
+    expect(result).toEqual({ valid: true, kid: key.kid, sandbox: false });
   });
 });
 

@@ -1,6 +1,6 @@
 import { getJwks } from '@parametric/contracts';
 import { type Binding, implement, raw } from '@parametric/http';
-import type { SigningKeys } from '../signing/keys';
+import { publishedKeySet, type SigningKeys } from '../signing/keys';
 
 /**
  * How long partners and caches may keep the key set. A new key is published (listed after the
@@ -8,8 +8,11 @@ import type { SigningKeys } from '../signing/keys';
  */
 export const JWKS_MAX_AGE_SECONDS = 300;
 
-/** The public keys, active first, then retired ones (older determinations still verify). */
-export function jwksRoutes(keys: SigningKeys): Binding<undefined>[] {
-  const body = JSON.stringify(keys.jwks);
+/**
+ * The public keys, active first, then retired ones (older determinations still verify), then the
+ * sandbox keys, marked (signing/keys.ts `publishedKeySet`).
+ */
+export function jwksRoutes(keys: SigningKeys, sandbox?: SigningKeys): Binding<undefined>[] {
+  const body = JSON.stringify(publishedKeySet(keys, sandbox));
   return [implement(getJwks, async () => raw(body))];
 }

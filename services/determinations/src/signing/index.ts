@@ -1,4 +1,10 @@
-export { generateSigningKeyPem, loadSigningKeys, type PublishedJwk, type SigningKeys } from './keys';
+export {
+  generateSigningKeyPem,
+  loadSigningKeys,
+  type PublishedJwk,
+  publishedKeySet,
+  type SigningKeys,
+} from './keys';
 export {
   canonicalDeterminationBytes,
   evidenceHash,

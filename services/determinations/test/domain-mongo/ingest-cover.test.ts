@@ -84,7 +84,11 @@ describe('ingestion takes the amount owed from the policy’s cover', () => {
       ['1200000', '0'],
     ]);
     for (const d of issued)
-      expect(verifyDetermination(partnerRecord(d), jwks)).toEqual({ valid: true, kid: d.kid });
+      expect(verifyDetermination(partnerRecord(d), jwks)).toEqual({
+        valid: true,
+        kid: d.kid,
+        sandbox: false,
+      });
     expect(issued[2]?.signed?.amountOwed).toMatchObject({ amount: '0.00', damagePercentBp: 6_000 });
   });
 

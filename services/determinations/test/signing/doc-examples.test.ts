@@ -9,6 +9,7 @@ import {
   evidenceHash,
   generateSigningKeyPem,
   loadSigningKeys,
+  publishedKeySet,
   type SignedDeterminationPayload,
   type SigningKeys,
   signDetermination,
@@ -72,7 +73,7 @@ describe('docs/determinations.md', () => {
 
   it('has an example record that verifies against its example JWKS, and evidence that matches it', () => {
     const kid = (EXAMPLE_RECORD.data as { kid: string }).kid;
-    expect(verifyDetermination(EXAMPLE_RECORD, EXAMPLE_JWKS)).toEqual({ valid: true, kid });
+    expect(verifyDetermination(EXAMPLE_RECORD, EXAMPLE_JWKS)).toEqual({ valid: true, kid, sandbox: false });
     const evidence = (EXAMPLE_EVIDENCE.data as { evidence: object }).evidence;
     expect(verifyEvidence(evidence, EXAMPLE_RECORD)).toMatchObject({ valid: true });
     expect(DOC).toContain(`# valid: signed by ${kid}`);
@@ -219,6 +220,10 @@ describe('the verification examples of docs/determinations.md, run', () => {
     // A JWKS where someone listed their own key under our kid, with a record they signed.
     writeRecord('impostor', tier1(), unknown, { kid: keys.activeKid });
     writeJson('impostor-jwks', { keys: [{ ...unknown.jwks.keys[0], kid: keys.activeKid }] });
+    // A sandbox organization's test determination, and the set with the sandbox key, marked.
+    const sandbox = loadSigningKeys(generateSigningKeyPem(), 'sandbox');
+    writeRecord('sandbox', tier1(), sandbox);
+    writeJson('sandbox-jwks', publishedKeySet(keys, sandbox));
   });
 
   afterAll(() => {
@@ -275,6 +280,7 @@ describe('the verification examples of docs/determinations.md, run', () => {
       ['a signature with one bit flipped', 'signature-tampered', 'jwks', /bad signature/],
       ['a changed canonicalHash', 'hash-tampered', 'jwks', /canonicalHash/],
       ['a kid the JWKS does not list', 'unknown-kid', 'jwks', /no Ed25519 key/],
+      ['a sandbox test determination', 'sandbox', 'sandbox-jwks', /is a sandbox key/],
       [
         'a JWKS entry whose kid is not its thumbprint',
         'impostor',

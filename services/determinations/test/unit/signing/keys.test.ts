@@ -1,6 +1,6 @@
 import { createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import { jwkThumbprint } from '@parametric/determination-verify';
-import { generateSigningKeyPem, loadSigningKeys } from '../../../src/signing';
+import { generateSigningKeyPem, loadSigningKeys, publishedKeySet } from '../../../src/signing';
 
 const publicPemOf = (privatePem: string) =>
   createPublicKey(privatePem).export({ format: 'pem', type: 'spki' }) as string;
@@ -162,5 +162,26 @@ describe('loadSigningKeys', () => {
     it('a value that is not a string', () => {
       expect(loadError(undefined as unknown as string).message).toMatch(/not a string/);
     });
+  });
+});
+
+describe('sandbox signing keys (issue 27)', () => {
+  it('publishes the sandbox keys after the live ones, marked "environment": "sandbox"', () => {
+    const live = loadSigningKeys(generateSigningKeyPem());
+    const sandbox = loadSigningKeys(generateSigningKeyPem(), 'sandbox');
+    const published = publishedKeySet(live, sandbox);
+    expect(published.keys.map((k) => [k.kid, (k as { environment?: string }).environment])).toEqual([
+      [live.activeKid, undefined],
+      [sandbox.activeKid, 'sandbox'],
+    ]);
+    expect(publishedKeySet(live)).toBe(live.jwks);
+  });
+
+  it('refuses a sandbox key that is also a live key: a test determination must never verify as live', () => {
+    const pem = generateSigningKeyPem();
+    const live = loadSigningKeys(pem);
+    expect(() => publishedKeySet(live, loadSigningKeys(pem, 'sandbox'))).toThrow(
+      `sandbox signing key ${live.activeKid} is also a live determination signing key`,
+    );
   });
 });

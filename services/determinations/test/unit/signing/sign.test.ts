@@ -134,8 +134,16 @@ describe('signDetermination', () => {
   });
 
   it('round trip: Tier 1 and Tier 2 records verify with the published JWKS', () => {
-    expect(verifyDetermination(record(TIER1, keys), keys.jwks)).toEqual({ valid: true, kid: keys.activeKid });
-    expect(verifyDetermination(record(TIER2, keys), keys.jwks)).toEqual({ valid: true, kid: keys.activeKid });
+    expect(verifyDetermination(record(TIER1, keys), keys.jwks)).toEqual({
+      valid: true,
+      kid: keys.activeKid,
+      sandbox: false,
+    });
+    expect(verifyDetermination(record(TIER2, keys), keys.jwks)).toEqual({
+      valid: true,
+      kid: keys.activeKid,
+      sandbox: false,
+    });
     expect(verifyDetermination({ success: true, data: record(TIER2, keys) }, keys.jwks).valid).toBe(true);
   });
 
@@ -205,16 +213,32 @@ describe('signDetermination', () => {
     const newPem = generateSigningKeyPem();
     const rotated = loadSigningKeys(`${newPem}\n${oldPem}`);
     expect(rotated.jwks.keys.map((k) => k.kid)).toEqual([rotated.activeKid, before.activeKid]);
-    expect(verifyDetermination(old, rotated.jwks)).toEqual({ valid: true, kid: before.activeKid });
+    expect(verifyDetermination(old, rotated.jwks)).toEqual({
+      valid: true,
+      kid: before.activeKid,
+      sandbox: false,
+    });
     const fresh = record(TIER2, rotated);
     expect(fresh.kid).toBe(rotated.activeKid);
-    expect(verifyDetermination(fresh, rotated.jwks)).toEqual({ valid: true, kid: rotated.activeKid });
+    expect(verifyDetermination(fresh, rotated.jwks)).toEqual({
+      valid: true,
+      kid: rotated.activeKid,
+      sandbox: false,
+    });
 
     // The retired key kept as its public half only, as a later rotation would leave it.
     const retiredPublic = createPublicKey(oldPem).export({ format: 'pem', type: 'spki' }) as string;
     const later = loadSigningKeys(`${generateSigningKeyPem()}${newPem}${retiredPublic}`);
-    expect(verifyDetermination(old, later.jwks)).toEqual({ valid: true, kid: before.activeKid });
-    expect(verifyDetermination(fresh, later.jwks)).toEqual({ valid: true, kid: rotated.activeKid });
+    expect(verifyDetermination(old, later.jwks)).toEqual({
+      valid: true,
+      kid: before.activeKid,
+      sandbox: false,
+    });
+    expect(verifyDetermination(fresh, later.jwks)).toEqual({
+      valid: true,
+      kid: rotated.activeKid,
+      sandbox: false,
+    });
 
     // Dropping the retired key from the JWKS is what would break old records.
     expect(rejection(verifyDetermination(old, loadSigningKeys(newPem).jwks)).code).toBe('UNKNOWN_KID');
@@ -359,7 +383,11 @@ describe('signDetermination, property-based', () => {
     fc.assert(
       fc.property(payload, (p) => {
         const shown = record(p, keys);
-        expect(verifyDetermination(shown, keys.jwks)).toEqual({ valid: true, kid: keys.activeKid });
+        expect(verifyDetermination(shown, keys.jwks)).toEqual({
+          valid: true,
+          kid: keys.activeKid,
+          sandbox: false,
+        });
         expect(JSON.parse(String(shown.canonicalPayload))).toEqual(p);
       }),
       { numRuns: 150 },
