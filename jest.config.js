@@ -26,6 +26,9 @@ if (!isSupported(process.version)) {
 const HARNESS = '<rootDir>/tools/test-harness/src';
 const CONFORMANCE = '<rootDir>/tools/embedded-mongo/conformance';
 
+/** The dependencies that ship ES modules only (see `transform`). */
+const ESM_ONLY = '(jose|canonicalize|parse-json|index-to-position|change-case|supports-color)';
+
 const shared = {
   rootDir: __dirname,
   testEnvironment: 'node',
@@ -35,13 +38,15 @@ const shared = {
       { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
     ],
     // jose and canonicalize ship ES modules only, and jest's module loader (unlike Node 24's
-    // `require`) cannot require an ES module: they are compiled to CommonJS like our sources.
-    '/node_modules/(jose|canonicalize)/.+\\.js$': [
+    // `require`) cannot require an ES module: they are compiled to CommonJS like our sources. So
+    // are the ES-module-only packages openapi-typescript's CommonJS build requires (libs/sdk's
+    // generator, which its schema test runs).
+    [`/node_modules/${ESM_ONLY}/.+\\.js$`]: [
       '@swc/jest',
       { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } },
     ],
   },
-  transformIgnorePatterns: ['/node_modules/(?!(jose|canonicalize)/)'],
+  transformIgnorePatterns: [`/node_modules/(?!${ESM_ONLY}/)`],
   modulePathIgnorePatterns: ['<rootDir>/.tmp/'],
 };
 
