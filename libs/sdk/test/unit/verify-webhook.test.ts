@@ -100,7 +100,7 @@ describe('verifyWebhook', () => {
 
   it('refuses a signature of the wrong length without throwing', () => {
     const { body, headers } = delivery();
-    headers['x-service-signature'] = headers['x-service-signature']!.slice(0, 10);
+    headers['x-service-signature'] = 'deadbeef';
     expect(verifyWebhook(body, headers, SECRET, { now: NOW })).toEqual({
       ok: false,
       reason: 'bad-signature',
