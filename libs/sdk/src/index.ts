@@ -7,5 +7,7 @@ export {
   type VerifyWebhookOptions,
   verifyDetermination,
   verifyWebhook,
+  type WebhookEvent,
+  type WebhookFailureReason,
   type WebhookVerifyResult,
 } from './verify';

@@ -1,8 +1,10 @@
 /**
  * The SDK's webhook check against deliveries signed by the platform's own signer (the webhooks
- * service's `deliveryHeaders`), so the two cannot disagree.
+ * service's `deliveryHeaders`), so the two cannot disagree; and case by case against the receiver
+ * docs/webhooks.md shows (tools/webhook-receiver), so the SDK and the page cannot either.
  */
 import { randomUUID } from 'node:crypto';
+import { verifyWebhook as documentedVerify } from '@parametric/webhook-receiver';
 import { deliveryHeaders } from '../../../../services/webhooks/src/delivery/sign';
 import { verifyWebhook } from '../../src';
 
@@ -10,14 +12,16 @@ const SECRET = 'whsec_test_0123456789abcdef0123456789abcdef';
 const NOW = Date.UTC(2026, 10, 28, 12, 0, 0);
 
 /** A delivery as the webhooks service sends it: its body and its headers. */
-function delivery(options: { secret?: string; signedAt?: number } = {}) {
+function delivery(options: { secret?: string; signedAt?: number; body?: string } = {}) {
   const id = randomUUID();
-  const body = JSON.stringify({
-    id,
-    event: 'policy.activated',
-    createdAt: new Date(NOW).toISOString(),
-    data: { policyId: randomUUID() },
-  });
+  const body =
+    options.body ??
+    JSON.stringify({
+      id,
+      event: 'policy.activated',
+      createdAt: new Date(NOW).toISOString(),
+      data: { policyId: randomUUID() },
+    });
   const headers: Record<string, string> = deliveryHeaders({
     secret: options.secret ?? SECRET,
     body,
@@ -110,5 +114,45 @@ describe('verifyWebhook', () => {
   it('refuses an empty secret loudly: it is a configuration mistake, not a bad delivery', () => {
     const { body, headers } = delivery();
     expect(() => verifyWebhook(body, headers, '', { now: NOW })).toThrow(TypeError);
+  });
+
+  it('refuses a signed body that is not an event, or whose id is not the delivery id', () => {
+    const notJson = delivery({ body: 'not json' });
+    expect(verifyWebhook(notJson.body, notJson.headers, SECRET, { now: NOW })).toEqual({
+      ok: false,
+      reason: 'bad-json',
+    });
+    const other = delivery({
+      body: JSON.stringify({ id: randomUUID(), event: 'policy.activated', data: {} }),
+    });
+    expect(verifyWebhook(other.body, other.headers, SECRET, { now: NOW })).toEqual({
+      ok: false,
+      reason: 'id-mismatch',
+    });
+  });
+
+  it('decides every case as the documented receiver does', () => {
+    const cases: Array<{ body: string; headers: Record<string, string | string[] | undefined> }> = [];
+    const good = delivery();
+    cases.push(good, { ...good, body: `${good.body} ` });
+    cases.push(
+      delivery({ secret: 'whsec_someone_else_0123456789abcdef' }),
+      delivery({ signedAt: NOW - 400_000 }),
+    );
+    cases.push(
+      delivery({ body: '[1]' }),
+      delivery({ body: JSON.stringify({ id: 'x', event: 'e', data: {} }) }),
+    );
+    cases.push({ ...good, headers: { ...good.headers, 'x-service-timestamp': '12e3' } });
+    cases.push({ ...good, headers: { ...good.headers, 'x-service-signature': undefined } });
+    cases.push({ ...good, headers: { ...good.headers, 'x-service-delivery': [good.id, good.id] } });
+    cases.push({
+      ...good,
+      headers: Object.fromEntries(Object.entries(good.headers).map(([k, v]) => [k.toUpperCase(), v])),
+    });
+    for (const { body, headers } of cases) {
+      const documented = documentedVerify({ rawBody: Buffer.from(body), headers, secret: SECRET, now: NOW });
+      expect(verifyWebhook(body, headers, SECRET, { now: NOW })).toEqual(documented);
+    }
   });
 });

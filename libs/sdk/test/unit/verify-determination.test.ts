@@ -1,0 +1,31 @@
+/**
+ * The SDK's `verifyDetermination` is libs/determination-verify's (reused, not copied): checked
+ * here against determinations signed by that package's independent test signer.
+ */
+import * as determinationVerify from '@parametric/determination-verify';
+import { jwksOf, signedRecord, testKey, tier1Payload } from '../../../determination-verify/test/helpers';
+import { verifyDetermination } from '../../src';
+
+describe('verifyDetermination', () => {
+  it('is the determination-verify library itself', () => {
+    expect(verifyDetermination).toBe(determinationVerify.verifyDetermination);
+  });
+
+  it('accepts a signed determination, alone or in its response envelope, and refuses a changed one', () => {
+    const key = testKey();
+    const record = signedRecord(tier1Payload(), key);
+    expect(verifyDetermination(record, jwksOf(key))).toEqual({ valid: true, kid: key.kid });
+    expect(verifyDetermination({ success: true, data: record }, jwksOf(key))).toEqual({
+      valid: true,
+      kid: key.kid,
+    });
+    expect(verifyDetermination({ ...record, damagePercentBp: 9999 }, jwksOf(key))).toMatchObject({
+      valid: false,
+      code: 'FIELD_MISMATCH',
+    });
+    expect(verifyDetermination(record, jwksOf(testKey()))).toMatchObject({
+      valid: false,
+      code: 'UNKNOWN_KID',
+    });
+  });
+});
