@@ -207,6 +207,15 @@ describe('retries', () => {
     expect(Date.now() - started).toBeLessThan(1_000);
   });
 
+  it("ends a call, waits included, when the caller's signal aborts", async () => {
+    answer = (_n, res) => unavailable(res, '5');
+    const client = createClient({ baseUrl, apiKey: 'k', retry: fast });
+    const started = Date.now();
+    await expect(client.GET('/organizations/me', { signal: AbortSignal.timeout(200) })).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(seen).toHaveLength(1);
+  });
+
   it('sends once with maxAttempts 1', async () => {
     answer = (_n, res) => unavailable(res);
     const client = createClient({ baseUrl, apiKey: 'k', retry: { maxAttempts: 1 } });
