@@ -1,10 +1,12 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * `verifyDetermination(record, jwks)` checks a signed determination against the platform's JWKS
- * (`GET /.well-known/jwks.json`): libs/determination-verify's own, as its README describes.
+ * `verifyDetermination(record, jwks, { acceptSandbox }?)` checks a signed determination against the
+ * platform's JWKS (`GET /.well-known/jwks.json`): libs/determination-verify's own, as its README
+ * describes.
  */
 export {
+  type VerifyOptions as DeterminationVerifyOptions,
   type VerifyResult as DeterminationVerifyResult,
   verifyDetermination,
 } from '@parametric/determination-verify';

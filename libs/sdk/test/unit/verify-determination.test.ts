@@ -14,8 +14,8 @@ describe('verifyDetermination', () => {
   it('accepts a signed determination, alone or in its response envelope, and refuses a changed one', () => {
     const key = testKey();
     const record = signedRecord(tier1Payload(), key);
-    expect(verifyDetermination(record, jwksOf(key))).toEqual({ valid: true, kid: key.kid });
-    expect(verifyDetermination({ success: true, data: record }, jwksOf(key))).toEqual({
+    expect(verifyDetermination(record, jwksOf(key))).toMatchObject({ valid: true, kid: key.kid });
+    expect(verifyDetermination({ success: true, data: record }, jwksOf(key))).toMatchObject({
       valid: true,
       kid: key.kid,
     });
@@ -26,6 +26,17 @@ describe('verifyDetermination', () => {
     expect(verifyDetermination(record, jwksOf(testKey()))).toMatchObject({
       valid: false,
       code: 'UNKNOWN_KID',
+    });
+  });
+
+  it('refuses a sandbox-signed determination unless told to accept sandbox', () => {
+    const key = testKey();
+    const record = signedRecord(tier1Payload(), key);
+    const jwks = { keys: [{ ...key.jwk, environment: 'sandbox' }] };
+    expect(verifyDetermination(record, jwks)).toMatchObject({ valid: false, code: 'SANDBOX_KEY' });
+    expect(verifyDetermination(record, jwks, { acceptSandbox: true })).toMatchObject({
+      valid: true,
+      sandbox: true,
     });
   });
 });
