@@ -118,6 +118,10 @@ export const capacitySchema = z
     reserved: z.string(),
     remaining: z.string(),
     solvencyAttestedUntil: timestamp,
+    sandbox: z.boolean().meta({
+      description:
+        "A sandbox organization's made-up capacity, recorded at its registration: not a real insurer's",
+    }),
     updatedAt: timestamp,
   })
   .meta({ id: 'Capacity' });

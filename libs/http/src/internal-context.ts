@@ -31,6 +31,11 @@ export const internalContextSchema = z.strictObject({
       kybStatus: z.string(),
       serviceTier: z.string(),
       isActive: z.boolean(),
+      /**
+       * `sandbox` or `live`. Absent means `live`: a gateway older than the field signs none, and a
+       * live organization is what it always signed.
+       */
+      environment: z.enum(['sandbox', 'live']).optional(),
     })
     .optional(),
 });

@@ -66,6 +66,7 @@ export function forwardingRoutes(deps: ForwardingDeps) {
         kybStatus: organization.kybStatus,
         serviceTier: organization.serviceTier,
         isActive: organization.isActive,
+        environment: organization.environment ?? 'live',
       },
     };
     const setsWebhookUrl =
