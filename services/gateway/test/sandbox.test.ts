@@ -99,6 +99,24 @@ describe('sandbox organizations (docs/api.md, "Sandbox")', () => {
     expect(reply.body.error.details).toEqual([expect.objectContaining({ field: 'environment' })]);
   });
 
+  it('keeps a sandbox organization off settlement: its payouts would move real money', async () => {
+    const org = await t.register({ environment: 'sandbox' });
+    const refused = await t.ops('POST', `/organizations/${org.id}/service-tier`, {
+      body: { serviceTier: 'DETERMINATION_AND_SETTLEMENT' },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.details).toEqual([
+      { field: 'serviceTier', message: expect.stringContaining('sandbox') },
+    ]);
+    expect((await t.ops('GET', `/organizations/${org.id}`)).body.data.serviceTier).toBe('DETERMINATION');
+    // A live organization in the same market still may.
+    const live = await t.register();
+    const settled = await t.ops('POST', `/organizations/${live.id}/service-tier`, {
+      body: { serviceTier: 'DETERMINATION_AND_SETTLEMENT' },
+    });
+    expect(settled.status).toBe(200);
+  });
+
   it('needs no other service: the policy service is not even configured here', async () => {
     const org = await t.register({ environment: 'sandbox' });
     expect((await t.api('GET', '/organizations/me', { key: org.apiKey })).status).toBe(200);
