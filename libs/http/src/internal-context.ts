@@ -32,8 +32,9 @@ export const internalContextSchema = z.strictObject({
       serviceTier: z.string(),
       isActive: z.boolean(),
       /**
-       * `sandbox` or `live`. Absent means `live`: a gateway older than the field signs none, and a
-       * live organization is what it always signed.
+       * `sandbox` for a sandbox organization. Absent means `live`: the gateway signs it for sandbox
+       * organizations only, so a live request's context is what a service older than the field
+       * accepts.
        */
       environment: z.enum(['sandbox', 'live']).optional(),
     })
