@@ -216,7 +216,7 @@ describe('logs of a whole flow under npm start', () => {
     };
     const patterns: Record<string, RegExp> = {
       'a PEM private key': /-----BEGIN [A-Z ]*PRIVATE KEY-----/,
-      'an API key': /pik_(live|test|reg)_[A-Za-z0-9]{16,}/,
+      'an API key': /pik_(live|test|reg|sandbox_reg)_[A-Za-z0-9]{16,}/,
       'an M-Pesa consumer key of this run': /local-[0-9a-f]{24}/,
     };
     /** Each finding with the first line it is on (the value itself blanked out). */

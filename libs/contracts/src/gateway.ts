@@ -16,6 +16,8 @@ export const ORGANIZATION_TYPES = [
 ] as const;
 export const KYB_STATUSES = ['NOT_STARTED', 'VERIFIED', 'REJECTED'] as const;
 export const SERVICE_TIERS = ['DETERMINATION', 'DETERMINATION_AND_SETTLEMENT'] as const;
+/** A sandbox organization tries the API on made-up data; it never meets a live one (docs/api.md, "Sandbox"). */
+export const ENVIRONMENTS = ['sandbox', 'live'] as const;
 
 export const settingsSchema = z
   .object({ brandColor: z.string().nullable(), contactPhone: z.string().nullable() })
@@ -32,6 +34,10 @@ export const organizationSchema = z
     kybStatus: z.enum(KYB_STATUSES),
     serviceTier: z.enum(SERVICE_TIERS),
     isActive: z.boolean(),
+    environment: z.enum(ENVIRONMENTS).meta({
+      description:
+        '`sandbox`: KYB verified, licence and capacity recorded, farmers KYC-approved at once; never mixes with live data (docs/api.md, "Sandbox")',
+    }),
     webhookUrl: z.string().nullable().meta({
       description: 'The configured webhook URL; null until one is set (PUT /organizations/me/webhook)',
     }),
@@ -70,6 +76,13 @@ export const registrationBody = z
       .optional()
       .meta({ description: 'With `adminPassword`: also creates the first dashboard user, ORG_ADMIN' }),
     adminPassword: newPassword.optional(),
+    environment: z
+      .enum(ENVIRONMENTS, { error: `must be one of ${ENVIRONMENTS.join(', ')}` })
+      .default('live')
+      .meta({
+        description:
+          '`sandbox` makes a sandbox organization (docs/api.md, "Sandbox"); `400 INVALID_INPUT` where the sandbox is switched off',
+      }),
   })
   .superRefine((body, ctx) => {
     if ((body.adminEmail === undefined) !== (body.adminPassword === undefined)) {
@@ -104,7 +117,7 @@ export const registerOrganization = defineRoute({
   path: '/auth/register-organization',
   summary: 'Register an organization',
   description:
-    'Creates the organization and its first API key. The key (and secret) are shown in this response and at each rotation, never again. With `adminEmail` and `adminPassword` it also creates the first dashboard user (`ORG_ADMIN`, `ACTIVE`); an email already in use is `409 CONFLICT` and nothing is created.',
+    'Creates the organization and its first API key. The key (and secret) are shown in this response and at each rotation, never again. With `adminEmail` and `adminPassword` it also creates the first dashboard user (`ORG_ADMIN`, `ACTIVE`); an email already in use is `409 CONFLICT` and nothing is created. With `environment: "sandbox"` the organization is a sandbox one: its key starts `pik_sandbox_`, it is KYB-verified at once and its farmers are KYC-approved on creation (docs/api.md, "Sandbox").',
   tags: ['Organization'],
   auth: 'none',
   body: registrationBody,

@@ -31,6 +31,12 @@ export const internalContextSchema = z.strictObject({
       kybStatus: z.string(),
       serviceTier: z.string(),
       isActive: z.boolean(),
+      /**
+       * `sandbox` for a sandbox organization. Absent means `live`: the gateway signs it for sandbox
+       * organizations only, so a live request's context is what a service older than the field
+       * accepts.
+       */
+      environment: z.enum(['sandbox', 'live']).optional(),
     })
     .optional(),
 });

@@ -51,6 +51,11 @@ export const gatewayConfigSchema = z.object({
     .regex(/^\d{1,13}$/, 'must be a whole number of currency units, e.g. 5000000')
     .default('0')
     .transform((units) => BigInt(units)),
+  /**
+   * Whether `environment: "sandbox"` registrations are accepted (docs/api.md, "Sandbox"). Unset:
+   * yes outside production, no in production (`sandboxEnabled`).
+   */
+  SANDBOX_ENABLED: z.enum(['true', 'false', '1', '0']).optional(),
   /** Lets the ops queue dashboard (`/ops/queues`) retry and remove jobs; read-only by default. */
   QUEUE_DASHBOARD_WRITABLE: flag(false),
   POLICY_URL: serviceUrl(),
@@ -92,6 +97,12 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
   dashboardTokenKeys(config);
   opsOidcSettings(config);
   return config;
+}
+
+/** SANDBOX_ENABLED as set, or by default on everywhere but production. */
+export function sandboxEnabled(config: Pick<GatewayConfig, 'SANDBOX_ENABLED' | 'NODE_ENV'>): boolean {
+  if (config.SANDBOX_ENABLED === undefined) return config.NODE_ENV !== 'production';
+  return config.SANDBOX_ENABLED === 'true' || config.SANDBOX_ENABLED === '1';
 }
 
 export interface OpsOidcSettings {

@@ -30,7 +30,7 @@ import { createOpsClients } from './clients/domain';
 import { opsClientRoutes } from './clients/routes';
 import { tokenEndpoint } from './clients/token-endpoint';
 import { type Clock, systemClock } from './clock';
-import { dashboardTokenKeys, type GatewayConfig, opsOidcSettings } from './config';
+import { dashboardTokenKeys, type GatewayConfig, opsOidcSettings, sandboxEnabled } from './config';
 import { accessTokens, clientTokens, operatorTokens } from './credentials/access-tokens';
 import { dummyHash } from './credentials/passwords';
 import { docsAssets, docsRoutes, opsDocsRoutes } from './docs/routes';
@@ -255,7 +255,13 @@ async function buildGateway(
     repositories,
     clock,
   });
-  const organizationDomain = createOrganizations({ repositories, pepper, users, clock });
+  const organizationDomain = createOrganizations({
+    repositories,
+    pepper,
+    users,
+    clock,
+    sandboxEnabled: sandboxEnabled(config),
+  });
   const operators = createOperators({
     ...repositories.operatorData(),
     pepper,

@@ -21,6 +21,9 @@ async function startService(): Promise<{ url: string; close(): Promise<void> }> 
     res.writeHead(200, { 'content-type': 'application/json' });
     res.write('{"success":');
   });
+  app.get('/api/policies/context', (req, res) => {
+    res.json({ success: true, data: req.context?.organization });
+  });
   app.get('/api/policies/missing', () => {
     throw AppError.notFound('Policy');
   });
@@ -77,6 +80,25 @@ describe('forwarding to the owning service', () => {
       organizationId: org.id,
       url: '/api/policies/abc?verbose=1',
       requestId: 'trace-7',
+    });
+  });
+
+  it("signs a sandbox organization's environment, and a live one's context as before (no environment)", async () => {
+    const live = await t.api('GET', '/policies/context', { key: org.apiKey, fromStandIn: true });
+    expect(live.body.data).toEqual({
+      countryCode: 'KE',
+      kybStatus: 'NOT_STARTED',
+      serviceTier: 'DETERMINATION',
+      isActive: true,
+    });
+    const sandbox = await t.register({ environment: 'sandbox' });
+    const reply = await t.api('GET', '/policies/context', { key: sandbox.apiKey, fromStandIn: true });
+    expect(reply.body.data).toEqual({
+      countryCode: 'KE',
+      kybStatus: 'VERIFIED',
+      serviceTier: 'DETERMINATION',
+      isActive: true,
+      environment: 'sandbox',
     });
   });
 

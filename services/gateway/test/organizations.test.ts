@@ -37,6 +37,7 @@ describe('organizations', () => {
         kybStatus: 'NOT_STARTED',
         serviceTier: 'DETERMINATION',
         isActive: true,
+        environment: 'live',
         webhookUrl: null,
         settings: { brandColor: null, contactPhone: '+254712345678' },
         createdAt: expect.any(String),

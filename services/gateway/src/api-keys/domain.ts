@@ -31,10 +31,12 @@ async function apiKeyMetadata(tenant: TenantGatewayData) {
 /**
  * Replaces the organization's credential in one write: the old key stops working on the
  * next request, and a revoked organization becomes active again (spec: revoke is
- * "reversible by rotating"). `origin` shows in the new key's prefix.
+ * "reversible by rotating"). `origin` shows in the new key's prefix, and a sandbox
+ * organization's new key is a sandbox key again.
  */
 async function rotateCredentials(deps: ApiKeyDeps, tenant: TenantGatewayData, origin: 'rot' | 'ops') {
-  const credentials = issueCredentials(deps.pepper, origin);
+  const organization = await tenant.organization.get();
+  const credentials = issueCredentials(deps.pepper, origin, organization?.environment ?? 'live');
   const updated = await tenant.apiKey.findOneAndUpdate(
     {},
     { $set: { ...credentials.record, active: true, rotatedAt: deps.clock(), revokedAt: null } },

@@ -21,8 +21,11 @@ export function randomSecret(prefix: string): string {
   return `${prefix}_${randomBase62(43)}`;
 }
 
-/** How a credential came to exist; shows in the key prefix, which is not part of the contract. */
+/** How a credential came to exist; shows in a live key's prefix, which is not part of the contract. */
 export type KeyOrigin = 'reg' | 'rot' | 'ops';
+
+/** The organization's environment (organizations/model.ts): a sandbox credential says so. */
+export type KeyEnvironment = 'sandbox' | 'live';
 
 export interface IssuedCredentials {
   apiKey: string;
@@ -31,10 +34,21 @@ export interface IssuedCredentials {
   record: { keyHash: string; secretHash: string; keyPrefix: string; last4: string };
 }
 
-/** A new key (238 bits of entropy) and secret, and what we store of them. */
-export function issueCredentials(pepper: string, origin: KeyOrigin): IssuedCredentials {
-  const apiKey = `pik_${origin}_${randomBase62(40)}`;
-  const apiSecret = `pis_${randomBase62(48)}`;
+/**
+ * A new key (238 bits of entropy) and secret, and what we store of them. A sandbox
+ * organization's key starts `pik_sandbox_` and its secret `pis_sandbox_` (docs/decisions.md,
+ * "Sandbox credentials"), so a partner, a log reader or a secret scanner tells them from live ones
+ * at a glance; the stored `keyPrefix` is that whole marker. Authentication looks keys up by hash
+ * alone, so the prefix changes nothing there.
+ */
+export function issueCredentials(
+  pepper: string,
+  origin: KeyOrigin,
+  environment: KeyEnvironment = 'live',
+): IssuedCredentials {
+  const sandbox = environment === 'sandbox';
+  const apiKey = sandbox ? `pik_sandbox_${origin}_${randomBase62(40)}` : `pik_${origin}_${randomBase62(40)}`;
+  const apiSecret = sandbox ? `pis_sandbox_${randomBase62(48)}` : `pis_${randomBase62(48)}`;
   return {
     apiKey,
     apiSecret,

@@ -66,6 +66,10 @@ export function forwardingRoutes(deps: ForwardingDeps) {
         kybStatus: organization.kybStatus,
         serviceTier: organization.serviceTier,
         isActive: organization.isActive,
+        // Signed for a sandbox organization only: a live one's context stays as it was, so a
+        // service not yet upgraded (its context schema is strict) still accepts every live request
+        // while a deployment rolls (docs/decisions.md, "Sandbox organizations").
+        ...(organization.environment === 'sandbox' ? { environment: 'sandbox' as const } : {}),
       },
     };
     const setsWebhookUrl =

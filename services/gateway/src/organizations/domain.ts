@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createEvent, outboxInsert } from '@parametric/events';
 import { AppError } from '@parametric/http';
 import type { Clock } from '../clock';
 import { issueCredentials } from '../credentials/secrets';
@@ -18,6 +19,8 @@ export interface RegistrationInput {
   contactPhone?: string;
   adminEmail?: string;
   adminPassword?: string;
+  /** Absent: live. */
+  environment?: OrganizationDoc['environment'];
 }
 
 export interface OrganizationDeps {
@@ -28,6 +31,8 @@ export interface OrganizationDeps {
   /** Registration's first dashboard user is made by the users module. */
   users: Pick<Users, 'createFirstAdmin'>;
   clock: Clock;
+  /** Whether sandbox organizations may be registered (config.ts `sandboxEnabled`). */
+  sandboxEnabled: boolean;
 }
 
 /** Organizations, bound once per process; each call names the organization or registers one. */
@@ -62,6 +67,13 @@ async function registerOrganization(
   across: GatewayDataAcross,
   input: RegistrationInput,
 ) {
+  const environment = input.environment ?? 'live';
+  const sandbox = environment === 'sandbox';
+  if (sandbox && !deps.sandboxEnabled) {
+    throw AppError.invalid('Sandbox organizations cannot be registered here', [
+      { field: 'environment', message: 'sandbox is switched off on this platform; use "live"' },
+    ]);
+  }
   const organizationId = randomUUID();
   const tenant = deps.repositories.forOrganization(organizationId);
   let admin: UserDoc | undefined;
@@ -81,7 +93,7 @@ async function registerOrganization(
       admin = await deps.users.createFirstAdmin(tenant, first);
     }
   }
-  const credentials = issueCredentials(deps.pepper, 'reg');
+  const credentials = issueCredentials(deps.pepper, 'reg', environment);
   let organization: OrganizationDoc;
   try {
     await across.apiKeys.create({ _id: organizationId, ...credentials.record });
@@ -93,6 +105,8 @@ async function registerOrganization(
       countryCode: input.countryCode,
       contactEmail: input.contactEmail ?? null,
       contactPhone: input.contactPhone ?? null,
+      environment,
+      ...(sandbox ? sandboxKyb(organizationId, deps.clock()) : {}),
     });
     organization = created.toObject() as OrganizationDoc;
   } catch (err) {
@@ -113,6 +127,21 @@ async function registerOrganization(
       apiSecret: credentials.apiSecret,
     },
     ...(admin ? { adminUser: userView(admin) } : {}),
+  };
+}
+
+/**
+ * A sandbox organization is KYB-verified at registration, with the `kyb.verified` event an ops
+ * decision records (ops/domain.ts), in the same write as the organization: the outbox relays
+ * it to its webhook, if one is set by then, like any other.
+ */
+function sandboxKyb(organizationId: string, now: Date) {
+  const event = createEvent('kyb.verified', organizationId, { organizationId, kybStatus: 'VERIFIED' });
+  return {
+    kybStatus: 'VERIFIED' as const,
+    kybNotes: 'Sandbox organization: verified at registration',
+    kybUpdatedAt: now,
+    ...outboxInsert(event),
   };
 }
 

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { KYB_STATUSES, ORGANIZATION_TYPES, SERVICE_TIERS } from '@parametric/contracts';
+import { ENVIRONMENTS, KYB_STATUSES, ORGANIZATION_TYPES, SERVICE_TIERS } from '@parametric/contracts';
 import { withOutbox } from '@parametric/events';
 import { MARKETS } from '@parametric/money';
 import { type Connection, type InferSchemaType, type Model, Schema } from 'mongoose';
 
-export { KYB_STATUSES, ORGANIZATION_TYPES, SERVICE_TIERS };
+export { ENVIRONMENTS, KYB_STATUSES, ORGANIZATION_TYPES, SERVICE_TIERS };
 
 const organizationSchema = withOutbox(
   new Schema(
@@ -21,6 +21,8 @@ const organizationSchema = withOutbox(
       serviceTier: { type: String, required: true, enum: SERVICE_TIERS, default: 'DETERMINATION' },
       isActive: { type: Boolean, required: true, default: true },
       brandColor: { type: String, default: null },
+      /** Fixed at registration. Organizations registered before the field are live. */
+      environment: { type: String, required: true, enum: ENVIRONMENTS, default: 'live' },
     },
     { timestamps: true, versionKey: false },
   ),

@@ -21,6 +21,7 @@ export function organizationView(org: OrganizationDoc) {
     kybStatus: org.kybStatus,
     serviceTier: org.serviceTier,
     isActive: org.isActive,
+    environment: org.environment ?? 'live',
     settings: settingsView(org),
     createdAt: org.createdAt.toISOString(),
     updatedAt: org.updatedAt.toISOString(),

@@ -25,7 +25,7 @@ beforeAll(async () => {
   repositories = gatewayRepositories(handle.connection);
   await repositories.init();
   users = createUsers({ pepper: PEPPER, invitationTtlSeconds: 3600, repositories, clock });
-  organizations = createOrganizations({ repositories, pepper: PEPPER, users, clock });
+  organizations = createOrganizations({ repositories, pepper: PEPPER, users, clock, sandboxEnabled: true });
   apiKeys = createApiKeys({ pepper: PEPPER, clock });
   ops = createOps({ clock });
 });
@@ -67,6 +67,7 @@ describe('registerOrganization', () => {
         pepper: PEPPER,
         users,
         clock,
+        sandboxEnabled: true,
       }).register({ name: 'Orphan', type: 'COOPERATIVE', countryCode: 'KE' }),
     ).rejects.toThrow('write refused');
     expect(await across.organizations.countDocuments()).toBe(before);

@@ -39,20 +39,46 @@ async function clash(tenant: Tenant, input: Pick<FarmerInput, 'phoneNumber' | 'n
   return { existing, fields };
 }
 
-async function insertFarmer(tenant: Tenant, input: FarmerInput): Promise<FarmerDoc> {
-  const created = await tenant.farmers.create({ ...input, location: input.location ?? null });
+/** The organization's environment, as the gateway signed it (absent: live). */
+export type Environment = 'sandbox' | 'live' | undefined;
+
+/**
+ * The KYC status a new farmer starts with: PENDING in a live organization, where ops decide it;
+ * in a sandbox one APPROVED, except for the magic national IDs (docs/api.md, "Sandbox") that let
+ * a partner try its handling of the other outcomes: one beginning `REJECT` is REJECTED, one
+ * beginning `PENDING` stays PENDING (either case).
+ */
+export function initialKycStatus(environment: Environment, nationalId: string): KycStatus {
+  if (environment !== 'sandbox') return 'PENDING';
+  const id = nationalId.toUpperCase();
+  if (id.startsWith('REJECT')) return 'REJECTED';
+  if (id.startsWith('PENDING')) return 'PENDING';
+  return 'APPROVED';
+}
+
+async function insertFarmer(
+  tenant: Tenant,
+  input: FarmerInput,
+  environment: Environment,
+): Promise<FarmerDoc> {
+  const created = await tenant.farmers.create({
+    ...input,
+    location: input.location ?? null,
+    kycStatus: initialKycStatus(environment, input.nationalId),
+  });
   return created.toObject() as FarmerDoc;
 }
 
 /**
- * Registers a farmer, KYC PENDING. A phone number or national ID already registered in the
- * organization is 409 naming the field; the unique indexes decide a race the look-up missed.
+ * Registers a farmer, KYC PENDING (in a sandbox organization as `initialKycStatus` says). A phone
+ * number or national ID already registered in the organization is 409 naming the field; the
+ * unique indexes decide a race the look-up missed.
  */
-export async function registerFarmer(tenant: Tenant, input: FarmerInput) {
+export async function registerFarmer(tenant: Tenant, input: FarmerInput, environment?: Environment) {
   const found = await clash(tenant, input);
   if (found) throw conflict(found.fields);
   try {
-    return farmerView(await insertFarmer(tenant, input));
+    return farmerView(await insertFarmer(tenant, input, environment));
   } catch (err) {
     const fields = clashingFields(err);
     if (fields) throw conflict(fields);
@@ -65,7 +91,12 @@ type BulkResult =
   | { index: number; status: 'duplicate'; farmerId: string }
   | { index: number; status: 'conflict' | 'invalid'; errors: FieldError[] };
 
-async function importRow(tenant: Tenant, index: number, raw: unknown): Promise<BulkResult> {
+async function importRow(
+  tenant: Tenant,
+  index: number,
+  raw: unknown,
+  environment: Environment,
+): Promise<BulkResult> {
   const parsed = bulkRow.safeParse(raw);
   if (!parsed.success) return { index, status: 'invalid', errors: fieldErrors(parsed.error, '(row)') };
   const { plots, ...farmer } = parsed.data;
@@ -79,7 +110,7 @@ async function importRow(tenant: Tenant, index: number, raw: unknown): Promise<B
       : { index, status: 'conflict', errors: conflictDetails(found.fields) };
   }
   try {
-    const created = await insertFarmer(tenant, farmer);
+    const created = await insertFarmer(tenant, farmer, environment);
     const createdPlots = await Promise.all(
       plots.map((plot) => tenant.plots.create({ ...plot, farmerId: created._id })),
     );
@@ -96,9 +127,9 @@ async function importRow(tenant: Tenant, index: number, raw: unknown): Promise<B
  * row never stops the others. Rows run in order so a file naming a person twice has one
  * `created` and one `duplicate`, the same as re-sending it.
  */
-export async function bulkImportFarmers(tenant: Tenant, rows: readonly unknown[]) {
+export async function bulkImportFarmers(tenant: Tenant, rows: readonly unknown[], environment?: Environment) {
   const results: BulkResult[] = [];
-  for (const [index, raw] of rows.entries()) results.push(await importRow(tenant, index, raw));
+  for (const [index, raw] of rows.entries()) results.push(await importRow(tenant, index, raw, environment));
   const summary = { created: 0, duplicate: 0, conflict: 0, invalid: 0 };
   for (const r of results) summary[r.status]++;
   return { summary, results };

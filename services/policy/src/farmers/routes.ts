@@ -19,9 +19,11 @@ import {
 
 /** Farmers (contracts: libs/contracts/src/policy/farmers.ts): each belongs to the calling organization. */
 export const farmerRoutes: Binding<PartnerContext>[] = [
-  implement(registerFarmerRoute, async ({ body }, { tenant }) => created(await registerFarmer(tenant, body))),
-  implement(bulkImportRoute, async ({ body }, { tenant }) =>
-    ok(await bulkImportFarmers(tenant, body.farmers)),
+  implement(registerFarmerRoute, async ({ body }, { tenant, organization }) =>
+    created(await registerFarmer(tenant, body, organization.environment)),
+  ),
+  implement(bulkImportRoute, async ({ body }, { tenant, organization }) =>
+    ok(await bulkImportFarmers(tenant, body.farmers, organization.environment)),
   ),
   implement(listFarmersRoute, async ({ query }, { tenant }) => {
     const { items, at } = await listFarmers(tenant, query);

@@ -5,6 +5,7 @@ import { duplicateKeyFields } from '@parametric/mongo';
 import type { TenantPolicyData } from '../repositories';
 import { releaseCapacity, reserveCapacity } from '../underwriting/domain';
 import { exponentOfCurrency } from '../underwriting/model';
+import { ensureSandboxUnderwriting } from '../underwriting/sandbox';
 import {
   type OrganizationSnapshot,
   type PlotOrHerd,
@@ -124,7 +125,8 @@ function purchaseView(policy: PolicyDoc, now: Date) {
 
 /**
  * Sells a PENDING policy. The body is already valid (the contract checked it); the gates decide
- * in the order the spec gives: KYB, licence, capacity and solvency, farmer KYC, then the plot or
+ * in the order the spec gives (a sandbox organization's licence and capacity set up first, if
+ * missing): KYB, licence, capacity and solvency, farmer KYC, then the plot or
  * herd, then the remaining capacity, which is reserved atomically. What the gates before the
  * reservation look at is read in one round (`readGates`). A reservation whose policy
  * could not be written is given back.
@@ -169,6 +171,7 @@ export async function purchasePolicyOnce(
   }
   const market = organization.countryCode;
   requireKybVerified(organization);
+  if (organization.environment === 'sandbox') await ensureSandboxUnderwriting(tenant, market, now);
   const read = await readGates(
     tenant,
     market,

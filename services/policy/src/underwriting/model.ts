@@ -47,6 +47,8 @@ const capacitySchema = new Schema(
     amountMinor: { type: BigInt, required: true },
     reservedMinor: { type: BigInt, required: true, default: 0n },
     solvencyAttestedUntil: { type: Date, required: true },
+    /** A sandbox organization's made-up capacity (underwriting/sandbox.ts), labelled so in every read. */
+    sandbox: { type: Boolean, required: true, default: false },
     /** Keyed reservations whose policy is not written yet (normally none; see above). */
     keyedReservations: { type: [keyedReservationSchema], default: [] },
   },
@@ -102,6 +104,7 @@ export function capacityView(c: CapacityDoc) {
     reserved: formatMinor(c.reservedMinor, exponent),
     remaining: formatMinor(c.amountMinor - c.reservedMinor, exponent),
     solvencyAttestedUntil: c.solvencyAttestedUntil.toISOString(),
+    sandbox: c.sandbox ?? false,
     updatedAt: c.updatedAt.toISOString(),
   };
 }

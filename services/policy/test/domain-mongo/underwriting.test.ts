@@ -51,6 +51,7 @@ describe('underwriting (domain)', () => {
       reserved: '0.00',
       remaining: '1000000.10',
       solvencyAttestedUntil: until.toISOString(),
+      sandbox: false,
       updatedAt: expect.any(String),
     });
     const stored = await db.connection
