@@ -159,6 +159,7 @@ function validBody(route: RouteContract): unknown {
     opsUpdateOperator: { role: 'FINANCE' },
     opsCreateClient: { name: 'sweep data provider', scopes: ['determinations:ingest'] },
     opsRejectApproval: { reason: 'sweep' },
+    createSandboxDetermination: { policyId: o.activePolicyId, triggered: true, damagePercentBp: 1_000 },
     opsAcceptInvitation: { token: 'no-such-invitation-token', password: 'maize-harvest-2026-long' },
     opsLogin: { email: 'nobody@insurer.example', password: 'maize-harvest-2026-long' },
     opsRefreshSession: { refreshToken: 'no-such-refresh-token' },

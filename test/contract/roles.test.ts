@@ -116,6 +116,8 @@ let crop: CropOrg;
 let settle: SettleOrg;
 /** Another Tier 1 organization, never signed in to: its ids are the foreign ones in part 3. */
 let other: CropOrg;
+/** A sandbox organization (docs/api.md, "Sandbox") with an ACTIVE policy: its test determinations. */
+let sandbox: Org & { policyId: string };
 
 const api = (method: string, path: string, options?: CallOptions) => p.gateway.api(method, path, options);
 
@@ -268,6 +270,24 @@ async function settleOrg(): Promise<SettleOrg> {
   };
 }
 
+/** A sandbox organization with an ACTIVE crop policy and a user of each role: no ops step at all. */
+async function sandboxOrg(): Promise<Org & { policyId: string }> {
+  const { id, apiKey } = await p.gateway.register({ environment: 'sandbox' });
+  const farmer = await expectData(
+    api('POST', '/farmers', { key: apiKey, body: farmerBody() }),
+    201,
+    'farmer',
+  );
+  const plot = await expectData(
+    api('POST', '/plots', { key: apiKey, body: plotBody(farmer.id) }),
+    201,
+    'plot',
+  );
+  const policy = await pendingPolicy({ id, apiKey, farmerId: farmer.id, plotId: plot.id });
+  await expectData(api('PUT', `/policies/${policy.id}/activate`, { key: apiKey }), 200, 'activation');
+  return { id, apiKey, policyId: policy.id, users: await signInEveryRole(apiKey) };
+}
+
 /**
  * A fresh organization for one call that changes its credentials (key rotation, revocation):
  * rotating the key of an organization the other tests use would break them.
@@ -305,10 +325,11 @@ beforeAll(async () => {
       stop: () => payments.stop(),
     };
   });
-  [crop, other, settle] = await Promise.all([
+  [crop, other, settle, sandbox] = await Promise.all([
     cropOrg({ connect: true, signIn: true }),
     cropOrg({ connect: false, signIn: false }),
     settleOrg(),
+    sandboxOrg(),
   ]);
 }, 120_000);
 
@@ -329,9 +350,10 @@ interface Call {
 interface Probe {
   /**
    * Whose route: `crop` (Tier 1, everything but payments), `settle` (Tier 2: payments and
-   * payouts), or `throwaway` (a fresh organization per case: the call changes its credentials).
+   * payouts), `sandbox` (test determinations), or `throwaway` (a fresh organization per case:
+   * the call changes its credentials).
    */
-  org: 'crop' | 'settle' | 'throwaway';
+  org: 'crop' | 'settle' | 'sandbox' | 'throwaway';
   /** The route's real success, which every caller with the capability gets. */
   success: number;
   /**
@@ -411,6 +433,16 @@ const PROBES: Record<string, Probe> = {
     request: async (org) => ({ path: `/organizations/me/users/${await invitedUser(org.apiKey)}/invitation` }),
   },
   getSession: readProbe('/auth/session'),
+
+  // Test determinations (the determinations service; sandbox organizations only).
+  createSandboxDetermination: {
+    org: 'sandbox',
+    success: 201,
+    request: () => ({
+      path: '/sandbox/determinations',
+      body: { policyId: sandbox.policyId, triggered: true, damagePercentBp: 1_000 },
+    }),
+  },
 
   // Farmers, plots, herds, policies (the policy service).
   registerFarmer: { org: 'crop', success: 201, request: () => ({ path: '/farmers', body: farmerBody() }) },
@@ -614,7 +646,14 @@ describe('the role table, from the contracts: every partner route × the API key
     const route = partnerRoutes.find((r) => r.operationId === operationId) as RouteContract;
     const capability = route.capability as Capability;
     const probe = PROBES[operationId] as Probe;
-    const org = probe.org === 'throwaway' ? await throwawayOrg(caller) : probe.org === 'crop' ? crop : settle;
+    const org =
+      probe.org === 'throwaway'
+        ? await throwawayOrg(caller)
+        : probe.org === 'crop'
+          ? crop
+          : probe.org === 'sandbox'
+            ? sandbox
+            : settle;
     const { path, body } = await probe.request(org);
     const reply = await api(route.method.toUpperCase(), path, { ...credentialsOf(org, caller), body });
     const allowed = mayCall(caller, capability);

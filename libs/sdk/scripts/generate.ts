@@ -30,7 +30,10 @@ const HEADER = [
 /** The text of schema.d.ts for a partner document. */
 export async function generateSchema(document: OpenAPI3): Promise<string> {
   // silent: openapi-typescript otherwise prints its timing to stderr on every run.
-  const ast = await openapiTS(document, { silent: true });
+  // defaultNonNullable off: a field with a default is optional to send (the server fills it in,
+  // e.g. registration's `environment`); only `required` makes a field required, and our response
+  // schemas list every field they always carry as required.
+  const ast = await openapiTS(document, { silent: true, defaultNonNullable: false });
   return HEADER + astToString(ast);
 }
 

@@ -12,7 +12,7 @@ export interface paths {
         put?: never;
         /**
          * Register an organization
-         * @description Creates the organization and its first API key. The key (and secret) are shown in this response and at each rotation, never again. With `adminEmail` and `adminPassword` it also creates the first dashboard user (`ORG_ADMIN`, `ACTIVE`); an email already in use is `409 CONFLICT` and nothing is created.
+         * @description Creates the organization and its first API key. The key (and secret) are shown in this response and at each rotation, never again. With `adminEmail` and `adminPassword` it also creates the first dashboard user (`ORG_ADMIN`, `ACTIVE`); an email already in use is `409 CONFLICT` and nothing is created. With `environment: "sandbox"` the organization is a sandbox one: its key starts `pik_sandbox_`, it is KYB-verified at once and its farmers are KYC-approved on creation (docs/api.md, "Sandbox").
          */
         post: operations["registerOrganization"];
         delete?: never;
@@ -943,6 +943,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/determinations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue a test determination (sandbox organizations)
+         * @description A real, signed determination for one of your own policies, issued through the same ingestion as the index pipeline’s, so `determination.delivered`, settlement reports, corrections and `determination.settlement_report_overdue` follow as in production. Signed with a sandbox key: the JWKS lists it marked `"environment": "sandbox"`, and live verifiers refuse it (docs/determinations.md, "Public keys"). Its evidence says it is a test (`dataSource: "sandbox"`). A live organization gets `404`; another organization’s policy, or an unknown one, is `404`; a policy not yet ACTIVE is `400`. Each call issues a new determination (no `Idempotency-Key`).
+         *
+         *     Needs capability `policy:write`.
+         */
+        post: operations["createSandboxDetermination"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/organizations/me/webhook": {
         parameters: {
             query?: never;
@@ -1268,6 +1290,12 @@ export interface components {
             adminEmail?: string;
             /** @description 12 to 256 characters, not a common password */
             adminPassword?: string;
+            /**
+             * @description `sandbox` makes a sandbox organization (docs/api.md, "Sandbox"); `400 INVALID_INPUT` where the sandbox is switched off
+             * @default live
+             * @enum {string}
+             */
+            environment?: "sandbox" | "live";
         };
         /**
          * @example {
@@ -1436,7 +1464,7 @@ export interface components {
              * @default LIVESTOCK_DROUGHT
              * @enum {string}
              */
-            coverageType: "LIVESTOCK_DROUGHT" | "LIVESTOCK_DISEASE" | "LIVESTOCK_COMPREHENSIVE";
+            coverageType?: "LIVESTOCK_DROUGHT" | "LIVESTOCK_DISEASE" | "LIVESTOCK_COMPREHENSIVE";
             /** @description is calculated for LIVESTOCK policies (80% of the herd’s estimated value); do not send it */
             sumInsured?: unknown;
             /** @description is set by the season for LIVESTOCK policies (LRLD 183 days, SRSD 182 days); do not send it */
@@ -1520,6 +1548,29 @@ export interface components {
             /** Format: uuid */
             supersedesReportId?: string;
             notes?: string;
+        };
+        /**
+         * @example {
+         *       "policyId": "8e7d6c5b-4a39-4281-9f0e-d1c2b3a49586",
+         *       "triggered": true,
+         *       "damagePercentBp": 4000
+         *     }
+         */
+        SandboxDeterminationRequest: {
+            /**
+             * Format: uuid
+             * @description One of your own ACTIVE (or EXPIRED) policies
+             */
+            policyId: string;
+            triggered: boolean;
+            damagePercentBp: number;
+            /**
+             * @description The policy’s own kind (`CROP_DAMAGE` for crop, `LIVESTOCK_MORTALITY_INDEX` for livestock) when left out; another is `400`
+             * @enum {string}
+             */
+            kind?: "CROP_DAMAGE" | "LIVESTOCK_MORTALITY_INDEX";
+            /** @description Tier 1: when the settlement report falls due, from issue (default the production term, 30 days). A short one lets `determination.settlement_report_overdue` be tried: it is sent by the overdue sweep, which runs every few minutes. */
+            dueInSeconds?: number;
         };
         /**
          * @example {
@@ -1795,6 +1846,11 @@ export interface components {
             /** @enum {string} */
             serviceTier: "DETERMINATION" | "DETERMINATION_AND_SETTLEMENT";
             isActive: boolean;
+            /**
+             * @description `sandbox`: KYB verified, licence and capacity recorded, farmers KYC-approved at once; never mixes with live data (docs/api.md, "Sandbox")
+             * @enum {string}
+             */
+            environment: "sandbox" | "live";
             /** @description The configured webhook URL; null until one is set (PUT /organizations/me/webhook) */
             webhookUrl: string | null;
             settings: components["schemas"]["OrganizationSettings"];
@@ -2760,6 +2816,11 @@ export interface operations {
                                 /** @enum {string} */
                                 serviceTier: "DETERMINATION" | "DETERMINATION_AND_SETTLEMENT";
                                 isActive: boolean;
+                                /**
+                                 * @description `sandbox`: KYB verified, licence and capacity recorded, farmers KYC-approved at once; never mixes with live data (docs/api.md, "Sandbox")
+                                 * @enum {string}
+                                 */
+                                environment: "sandbox" | "live";
                                 /** @description The configured webhook URL; null until one is set (PUT /organizations/me/webhook) */
                                 webhookUrl: string | null;
                                 settings: components["schemas"]["OrganizationSettings"];
@@ -10304,6 +10365,173 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_INPUT";
+                            message: string;
+                            /** @description Field errors for INVALID_INPUT and CONFLICT; `{ limit, retryAfter }` for RATE_LIMIT_EXCEEDED */
+                            details?: components["schemas"]["FieldError"][] | components["schemas"]["RateLimitDetails"];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: RATE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMIT_EXCEEDED";
+                            message: string;
+                            /** @description Field errors for INVALID_INPUT and CONFLICT; `{ limit, retryAfter }` for RATE_LIMIT_EXCEEDED */
+                            details?: components["schemas"]["FieldError"][] | components["schemas"]["RateLimitDetails"];
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected server error: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                            /** @description Field errors for INVALID_INPUT and CONFLICT; `{ limit, retryAfter }` for RATE_LIMIT_EXCEEDED */
+                            details?: components["schemas"]["FieldError"][] | components["schemas"]["RateLimitDetails"];
+                        };
+                    };
+                };
+            };
+            /** @description A platform service is temporarily unavailable; retry later: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            message: string;
+                            /** @description Field errors for INVALID_INPUT and CONFLICT; `{ limit, retryAfter }` for RATE_LIMIT_EXCEEDED */
+                            details?: components["schemas"]["FieldError"][] | components["schemas"]["RateLimitDetails"];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    createSandboxDetermination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SandboxDeterminationRequest"];
+            };
+        };
+        responses: {
+            /** @description The determination, signed */
+            201: {
+                headers: {
+                    /** @description Requests allowed in the window */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Determination"];
+                    };
+                };
+            };
+            /** @description Invalid input or a broken business rule: INVALID_INPUT */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_INPUT";
+                            message: string;
+                            /** @description Field errors for INVALID_INPUT and CONFLICT; `{ limit, retryAfter }` for RATE_LIMIT_EXCEEDED */
+                            details?: components["schemas"]["FieldError"][] | components["schemas"]["RateLimitDetails"];
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid credentials: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            /** @description Field errors for INVALID_INPUT and CONFLICT; `{ limit, retryAfter }` for RATE_LIMIT_EXCEEDED */
+                            details?: components["schemas"]["FieldError"][] | components["schemas"]["RateLimitDetails"];
+                        };
+                    };
+                };
+            };
+            /** @description Not allowed: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FORBIDDEN";
+                            message: string;
+                            /** @description Field errors for INVALID_INPUT and CONFLICT; `{ limit, retryAfter }` for RATE_LIMIT_EXCEEDED */
+                            details?: components["schemas"]["FieldError"][] | components["schemas"]["RateLimitDetails"];
+                        };
+                    };
+                };
+            };
+            /** @description Not found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND";
                             message: string;
                             /** @description Field errors for INVALID_INPUT and CONFLICT; `{ limit, retryAfter }` for RATE_LIMIT_EXCEEDED */
                             details?: components["schemas"]["FieldError"][] | components["schemas"]["RateLimitDetails"];

@@ -9,6 +9,7 @@ import type { OpsContext, PartnerContext } from './context';
 import { determinationRoutes } from './determinations/routes';
 import type { IngestDeps } from './ingestion/domain';
 import { ingestionOpsRoutes } from './ingestion/ops-routes';
+import { issueSandboxDetermination } from './ingestion/sandbox';
 import { startIngestWorker } from './ingestion/worker';
 import { JWKS_MAX_AGE_SECONDS, jwksRoutes } from './jwks/routes';
 import { determinationMetrics } from './metrics';
@@ -107,6 +108,15 @@ export function determinationsService(
             context: (caller) => ({
               tenant: repositories.forOrganization(caller.organizationId),
               now: clock,
+              issueSandboxDetermination: (input) =>
+                issueSandboxDetermination(
+                  {
+                    organizationId: caller.organizationId,
+                    environment: caller.organization?.environment ?? 'live',
+                  },
+                  input,
+                  { ...ingest, ...(sandboxKeys ? { sandboxKeys } : {}) },
+                ),
             }),
           },
           ops: {

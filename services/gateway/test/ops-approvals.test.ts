@@ -122,22 +122,27 @@ describe('four eyes on a service-tier change', () => {
     expect(executed).toHaveLength(1);
   });
 
-  it('sends what needs no second operator straight to the route: the current tier, a tier the market cannot have, an unknown organization, bad input', async () => {
+  it('sends what needs no second operator straight to the route: the current tier, a tier the market (or a sandbox) cannot have, an unknown organization, bad input', async () => {
     const before = await approvalsCount();
     const org = await p.gateway.register();
     const ghana = await p.gateway.register({ countryCode: 'GH' });
+    const sandbox = await p.gateway.register({ environment: 'sandbox' });
     const same = await as(first)('POST', `/organizations/${org.id}/service-tier`, {
       serviceTier: 'DETERMINATION',
     });
     const market = await as(first)('POST', `/organizations/${ghana.id}/service-tier`, TIER_2);
+    const sandboxed = await as(first)('POST', `/organizations/${sandbox.id}/service-tier`, TIER_2);
     const unknown = await as(first)('POST', `/organizations/${randomUUID()}/service-tier`, TIER_2);
     const bad = await as(first)('POST', `/organizations/${org.id}/service-tier`, { serviceTier: 'GOLD' });
     const extra = await as(first)('POST', `/organizations/${org.id}/service-tier`, {
       ...TIER_2,
       urgent: true,
     });
-    expect([same, market, unknown, bad, extra].map((r) => [r.status, r.body.error?.code ?? null])).toEqual([
+    expect(
+      [same, market, sandboxed, unknown, bad, extra].map((r) => [r.status, r.body.error?.code ?? null]),
+    ).toEqual([
       [200, null],
+      [400, 'INVALID_INPUT'],
       [400, 'INVALID_INPUT'],
       [404, 'NOT_FOUND'],
       [400, 'INVALID_INPUT'],

@@ -169,6 +169,61 @@ export const getJwks = defineRoute({
   errors: [],
 });
 
+/** The longest a sandbox test determination's Tier 1 report may be due in: the production term. */
+export const SANDBOX_MAX_DUE_SECONDS = 2_592_000;
+
+export const sandboxDeterminationBody = z
+  .strictObject({
+    policyId: uuid.meta({ description: 'One of your own ACTIVE (or EXPIRED) policies' }),
+    triggered: z.boolean({ error: 'must be a boolean' }),
+    damagePercentBp: z
+      .number({ error: 'must be an integer' })
+      .int('must be an integer')
+      .min(0, 'must be between 0 and 10000')
+      .max(10_000, 'must be between 0 and 10000'),
+    kind: z.enum(DETERMINATION_KINDS, oneOf(DETERMINATION_KINDS)).optional().meta({
+      description:
+        'The policy’s own kind (`CROP_DAMAGE` for crop, `LIVESTOCK_MORTALITY_INDEX` for livestock) when left out; another is `400`',
+    }),
+    dueInSeconds: z
+      .number({ error: 'must be an integer' })
+      .int('must be an integer')
+      .min(1, 'must be at least 1')
+      .max(
+        SANDBOX_MAX_DUE_SECONDS,
+        `must be at most ${SANDBOX_MAX_DUE_SECONDS} (30 days, the production term)`,
+      )
+      .optional()
+      .meta({
+        description:
+          'Tier 1: when the settlement report falls due, from issue (default the production term, 30 days). A short one lets `determination.settlement_report_overdue` be tried: it is sent by the overdue sweep, which runs every few minutes.',
+      }),
+  })
+  .superRefine((body, ctx) => {
+    if (!body.triggered && body.damagePercentBp !== 0) {
+      ctx.addIssue({ code: 'custom', path: ['damagePercentBp'], message: 'must be 0 when not triggered' });
+    }
+  })
+  .meta({
+    id: 'SandboxDeterminationRequest',
+    example: { policyId: '8e7d6c5b-4a39-4281-9f0e-d1c2b3a49586', triggered: true, damagePercentBp: 4000 },
+  });
+
+export const createSandboxDetermination = defineRoute({
+  operationId: 'createSandboxDetermination',
+  method: 'post',
+  path: '/sandbox/determinations',
+  summary: 'Issue a test determination (sandbox organizations)',
+  description:
+    'A real, signed determination for one of your own policies, issued through the same ingestion as the index pipeline’s, so `determination.delivered`, settlement reports, corrections and `determination.settlement_report_overdue` follow as in production. Signed with a sandbox key: the JWKS lists it marked `"environment": "sandbox"`, and live verifiers refuse it (docs/determinations.md, "Public keys"). Its evidence says it is a test (`dataSource: "sandbox"`). A live organization gets `404`; another organization’s policy, or an unknown one, is `404`; a policy not yet ACTIVE is `400`. Each call issues a new determination (no `Idempotency-Key`).',
+  tags: ['Sandbox'],
+  auth: 'partner',
+  capability: 'policy:write',
+  body: sandboxDeterminationBody,
+  responses: { 201: { description: 'The determination, signed', data: determinationSchema } },
+  errors: ['INVALID_INPUT', 'NOT_FOUND'],
+});
+
 export const DETERMINATION_ROUTES = [
   listDeterminations,
   getDetermination,
@@ -176,6 +231,7 @@ export const DETERMINATION_ROUTES = [
   recordSettlementReport,
   getSettlementReports,
   getJwks,
+  createSandboxDetermination,
 ] as const;
 
 // Ops: ingestion (the index pipeline's door) and the unattributed queue.

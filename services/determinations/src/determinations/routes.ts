@@ -1,4 +1,5 @@
 import {
+  createSandboxDetermination,
   getDetermination,
   getDeterminationEvidence,
   getSettlementReports,
@@ -10,6 +11,7 @@ import type { PartnerContext } from '../context';
 import { recordSettlementReport, reportView, settlementReportsOf } from '../reports/domain';
 import { reportStoreOf } from '../reports/store';
 import { listDeterminations, readDetermination, readEvidence } from './reads';
+import { determinationView } from './views';
 
 /** Partner routes: reads of the organization's determinations and its Tier 1 settlement reports. */
 export function determinationRoutes(
@@ -26,6 +28,9 @@ export function determinationRoutes(
     ),
     implement(getDeterminationEvidence, async ({ params }, { tenant }) =>
       ok(await readEvidence(tenant, params.id)),
+    ),
+    implement(createSandboxDetermination, async ({ body }, { issueSandboxDetermination }) =>
+      created(determinationView(await issueSandboxDetermination(body))),
     ),
     implement(getSettlementReports, async ({ params }, { tenant }) =>
       ok(await settlementReportsOf(reportStoreOf(tenant), params.id)),

@@ -14,6 +14,8 @@ export const FORWARDED_ROUTES: ReadonlyArray<{ path: RegExp; service: ServiceNam
   { path: /^\/(farmers|plots|herds|policies)(\/|$)/, service: 'policy' },
   { path: /^\/(payments|payouts)(\/|$)/, service: 'payments' },
   { path: /^\/determinations(\/|$)/, service: 'determinations' },
+  // Sandbox organizations' test determinations (docs/api.md, "Sandbox").
+  { path: /^\/sandbox\/determinations\/?$/, service: 'determinations' },
 ];
 
 export interface ForwardingDeps {
