@@ -21,6 +21,7 @@ import { auditRoutes } from './audit/routes';
 import { recordApprovedAction, recordOpsActions } from './audit/trail';
 import { beforeBody } from './auth/before-body';
 import { capabilityGuards, requireCapability } from './auth/capabilities';
+import { dashboardCookie } from './auth/dashboard-cookie';
 import { ssoVerifier } from './auth/oidc';
 import { auditActorOf, authenticateOps, opsCallerOf } from './auth/ops-caller';
 import { authenticate, principalCache, principalOf, requirePrincipalCounting } from './auth/principal';
@@ -347,7 +348,12 @@ async function buildGateway(
     const anonymousContext = { organizations: organizationDomain };
     publicApi.use(mountRoutes(Router(), registrationRoutes, () => anonymousContext));
     publicApi.use(
-      mountRoutes(Router(), signInRoutes, (req) => ({ sessions, users, clientIp: clientIp(req) })),
+      mountRoutes(Router(), signInRoutes, (req) => ({
+        sessions,
+        users,
+        clientIp: clientIp(req),
+        cookie: dashboardCookie(req, { production: config.NODE_ENV === 'production' }),
+      })),
     );
     publicApi.use(publicForwardingRoutes(forwarding));
     partnerApp.use(
