@@ -53,6 +53,8 @@ export const gatewayConfigSchema = z.object({
     .transform((units) => BigInt(units)),
   /** Lets the ops queue dashboard (`/ops/queues`) retry and remove jobs; read-only by default. */
   QUEUE_DASHBOARD_WRITABLE: flag(false),
+  /** Where the partner dashboard's built files are (docs/dashboard.md); services/dashboard/dist by default. */
+  DASHBOARD_DIR: z.string().min(1).optional(),
   POLICY_URL: serviceUrl(),
   PAYMENTS_URL: serviceUrl(),
   DETERMINATIONS_URL: serviceUrl(),

@@ -34,6 +34,7 @@ import { type Clock, systemClock } from './clock';
 import { dashboardTokenKeys, type GatewayConfig, opsOidcSettings } from './config';
 import { accessTokens, clientTokens, operatorTokens } from './credentials/access-tokens';
 import { dummyHash } from './credentials/passwords';
+import { DASHBOARD_PATH, dashboardAssets } from './dashboard/static';
 import { docsAssets, docsRoutes, opsDocsRoutes } from './docs/routes';
 import {
   askOpsService,
@@ -337,6 +338,8 @@ async function buildGateway(
 
   const mountPartner = (partnerApp: Express) => {
     partnerApp.set('trust proxy', config.TRUST_PROXY_HOPS);
+    // The dashboard's static files (docs/dashboard.md): a browser app of the public API, no back door.
+    partnerApp.use(DASHBOARD_PATH, dashboardAssets(config.DASHBOARD_DIR));
     // What needs no key or token, under `/api`, in one router that every other request leaves at
     // its first layer: the key path does not walk a dozen routers that cannot match it.
     const publicApi = Router();
