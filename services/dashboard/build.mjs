@@ -39,14 +39,19 @@ function sourceHash() {
   }
   return hash.digest('hex');
 }
-const STAMP = '.source-hash';
+const STAMP = '.build.json';
 const hash = sourceHash();
-if (
-  ifStale &&
-  existsSync(path.join(outDir, STAMP)) &&
-  readFileSync(path.join(outDir, STAMP), 'utf8') === hash
-) {
-  console.log(`[dashboard] ${path.relative(process.cwd(), outDir) || outDir} is current`);
+/** What the last build of outDir recorded: its sources' hash and its size line. */
+function lastBuild() {
+  try {
+    return JSON.parse(readFileSync(path.join(outDir, STAMP), 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+const last = ifStale ? lastBuild() : undefined;
+if (last?.hash === hash) {
+  console.log(`${last.size}, unchanged since the last build`);
   process.exit(0);
 }
 // Built beside outDir, then swapped in: a gateway serving outDir, or another build (several
@@ -76,13 +81,14 @@ let gzipped = 0;
 for (const name of readdirSync(assets).filter((file) => file.endsWith('.js')))
   gzipped += gzipSync(readFileSync(path.join(assets, name)), { level: 9 }).length;
 const kb = (bytes) => `${(bytes / 1024).toFixed(1)} KB`;
-console.log(`[dashboard] JavaScript: ${kb(gzipped)} gzipped (budget ${kb(JS_BUDGET_BYTES)})`);
+const size = `[dashboard] JavaScript: ${kb(gzipped)} gzipped (budget ${kb(JS_BUDGET_BYTES)})`;
+console.log(size);
 if (gzipped > JS_BUDGET_BYTES) {
   console.error(`[dashboard] over the JavaScript budget by ${kb(gzipped - JS_BUDGET_BYTES)}`);
   rmSync(building, { recursive: true, force: true });
   process.exit(1);
 }
-writeFileSync(path.join(building, STAMP), hash);
+writeFileSync(path.join(building, STAMP), JSON.stringify({ hash, size }));
 const old = `${outDir}.old-${process.pid}`;
 if (existsSync(outDir)) renameSync(outDir, old);
 renameSync(building, outDir);

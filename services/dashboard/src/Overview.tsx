@@ -1,6 +1,6 @@
 import { api } from './session';
 import { t } from './strings';
-import { useLoad } from './useApi';
+import { messageOf, useLoad } from './useApi';
 
 interface Page {
   pagination: { total: number };
@@ -8,10 +8,17 @@ interface Page {
 
 const PAYOUT_STATUSES = ['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED'] as const;
 
-/** How many items a list holds, from its pagination (one item fetched), or null if the role may not list it. */
-async function count(allowed: boolean, path: string): Promise<number | null> {
+/**
+ * How many items a list holds, from its pagination (one item fetched); null if the role may not
+ * list it; the message when the list could not be read (one card's failure spares the others).
+ */
+async function count(allowed: boolean, path: string): Promise<number | null | string> {
   if (!allowed) return null;
-  return (await api<Page>(`${path}${path.includes('?') ? '&' : '?'}limit=1`)).pagination.total;
+  try {
+    return (await api<Page>(`${path}${path.includes('?') ? '&' : '?'}limit=1`)).pagination.total;
+  } catch (error) {
+    return messageOf(error);
+  }
 }
 
 export function Overview({ can }: { can: (capability: string) => boolean }) {
@@ -26,14 +33,27 @@ export function Overview({ can }: { can: (capability: string) => boolean }) {
     return { active, awaiting, overdue, failed, payouts };
   });
 
-  if (counts.state === 'loading') return <p>{t('loading')}</p>;
-  if (counts.state === 'error') return <p role="alert">{counts.message}</p>;
+  const heading = <h1>{t('overviewTitle')}</h1>;
+  if (counts.state === 'loading')
+    return (
+      <>
+        {heading}
+        <p>{t('loading')}</p>
+      </>
+    );
+  if (counts.state === 'error')
+    return (
+      <>
+        {heading}
+        <p role="alert">{counts.message}</p>
+      </>
+    );
   const { active, awaiting, overdue, failed, payouts } = counts.value;
-  const shown = (value: number | null) => (value === null ? t('notAvailable') : String(value));
+  const shown = (value: number | null | string) => (value === null ? t('notAvailable') : String(value));
 
   return (
     <>
-      <h1>{t('overviewTitle')}</h1>
+      {heading}
       <dl className="cards">
         <div className="card">
           <dt>{t('activePolicies')}</dt>
@@ -43,11 +63,11 @@ export function Overview({ can }: { can: (capability: string) => boolean }) {
           <dt>{t('awaitingReport')}</dt>
           <dd>{shown(awaiting)}</dd>
         </div>
-        <div className={`card${overdue ? ' alert' : ''}`}>
+        <div className={`card${typeof overdue === 'number' && overdue > 0 ? ' alert' : ''}`}>
           <dt>{t('overdueReports')}</dt>
           <dd>{shown(overdue)}</dd>
         </div>
-        <div className={`card${failed ? ' alert' : ''}`}>
+        <div className={`card${typeof failed === 'number' && failed > 0 ? ' alert' : ''}`}>
           <dt>{t('failedDeliveries')}</dt>
           <dd>{shown(failed)}</dd>
         </div>
@@ -56,7 +76,7 @@ export function Overview({ can }: { can: (capability: string) => boolean }) {
           <dd>
             {payouts.every((value) => value === null)
               ? t('notAvailable')
-              : PAYOUT_STATUSES.map((status, i) => `${status} ${payouts[i] ?? 0}`).join(' · ')}
+              : PAYOUT_STATUSES.map((status, i) => `${status} ${shown(payouts[i] ?? 0)}`).join(' · ')}
           </dd>
         </div>
       </dl>

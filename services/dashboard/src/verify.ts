@@ -89,7 +89,7 @@ export async function verifyDetermination(record: unknown, jwks: unknown): Promi
   const keys = isObject(jwks) && Array.isArray(jwks.keys) ? jwks.keys : undefined;
   if (!keys) return invalid('the published keys are not a JWKS');
   const jwk = keys.find((key): key is Json => isObject(key) && key.kid === kid);
-  if (!jwk || jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519' || typeof jwk.x !== 'string')
+  if (jwk?.kty !== 'OKP' || jwk.crv !== 'Ed25519' || typeof jwk.x !== 'string')
     return invalid(`no Ed25519 key ${kid} among the published keys`);
   try {
     const thumbprint = base64url(
