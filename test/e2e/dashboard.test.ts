@@ -74,7 +74,7 @@ async function signIn(page: Page, dashboard: string, email: string, password: st
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
   } catch (err) {
     await shot(page, `failed-sign-in-${email.split('@')[0]}`);
-    throw new Error(`not signed in: the page shows ${await page.locator('body').innerText()}`, {
+    throw new Error(`not signed in: the page shows ${await page.locator('body').textContent()}`, {
       cause: err,
     });
   }
@@ -264,7 +264,10 @@ describe('the partner dashboard in Chromium, against npm start', () => {
     const badge = page.getByTestId('signature-badge');
     await expect(badge.getAttribute('data-valid')).resolves.toBe('true');
     await expect(badge.textContent()).resolves.toContain('Signature verified');
-    await expect(page.getByTestId('amount-owed').textContent()).resolves.toMatch(/15,000\.00|15000\.00/);
+    // Tier 2: the service settles, so the signed record carries no amount, and says why.
+    await expect(page.getByTestId('amount-owed').textContent()).resolves.toBe(
+      'No amount: SETTLED_BY_SERVICE',
+    );
     await shot(page, '04-determination-verified');
     await accessible(page, 'determination');
 
@@ -294,6 +297,8 @@ describe('the partner dashboard in Chromium, against npm start', () => {
   });
 
   it('shows a viewer no write controls and no page its role cannot read', async () => {
+    // A browser of its own: whatever session an earlier test left is not the viewer's.
+    await context.clearCookies();
     const page = await context.newPage();
     await signIn(page, dashboard, viewerEmail, VIEWER_PASSWORD);
     await expect(page.locator('.who').getAttribute('data-role')).resolves.toBe('ORG_VIEWER');

@@ -36,7 +36,8 @@ const PAGE_SIZE = 20;
 
 function AmountOwed({ determination }: { determination: Determination }) {
   if (determination.amountOwed) return <>{formatAmount(determination.amountOwed)}</>;
-  return <>{determination.amountOwedUnavailableReason ?? t('none')}</>;
+  const reason = determination.amountOwedUnavailableReason;
+  return <>{reason ? t('amountUnavailable', { reason }) : t('none')}</>;
 }
 
 export function DeterminationsList() {

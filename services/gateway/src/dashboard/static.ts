@@ -58,7 +58,11 @@ export function dashboardAssets(dir: string = DASHBOARD_BUILD_DIR): Router {
     secureHeaders(res);
     next();
   });
-  router.get(['/', '/index.html'], (req, res) => {
+  // Middleware, not an express route: the page is no API route, and the routes the gateway
+  // mounts are held to the contracts (services/gateway/test/docs.test.ts).
+  router.use((req, res, next) => {
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || (req.path !== '/' && req.path !== '/index.html'))
+      return next();
     // `/dashboard` without its slash: the page's relative URLs need the directory.
     if (req.originalUrl.split('?')[0] === DASHBOARD_PATH) return res.redirect(308, `${DASHBOARD_PATH}/`);
     const html = indexHtml();
