@@ -25,6 +25,7 @@
  * file runs twice: as the launcher the terminal started (./foreground.ts), and as the platform
  * process the launcher starts in a process group of its own (./supervisor.ts).
  */
+import { execFile } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { startLocalMongo } from '@parametric/embedded-mongo';
@@ -401,6 +402,33 @@ function forceStop(reason: StopReason): void {
   }
 }
 
+/**
+ * The partner dashboard's static files (services/dashboard, served by the gateway at
+ * `/dashboard/`; docs/dashboard.md), built unless the last build is of these sources. It prints
+ * the JavaScript the page loads against its budget. A failed build leaves the platform up: the
+ * page then says how to build it.
+ */
+function buildDashboard(): Promise<string> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [path.join(root, 'services/dashboard/build.mjs'), '--quiet', '--if-stale'],
+      { cwd: root, maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        const said = `${stdout}${stderr}`
+          .trim()
+          .split('\n')
+          .filter((line) => line.startsWith('[dashboard]'));
+        resolve(
+          err
+            ? `not built (${said.join('; ') || err.message})`
+            : said.join('; ').replace(/\[dashboard\] /g, ''),
+        );
+      },
+    );
+  });
+}
+
 async function main(): Promise<void> {
   onStopRequests({
     stop: (reason) => shutdown(0, reason === 'parent gone' ? 'the launcher is gone' : undefined),
@@ -420,6 +448,7 @@ async function main(): Promise<void> {
         return started;
       }),
     );
+  const dashboardBuilt = buildDashboard();
   const [mongo, redis, chain] = await Promise.all([
     store('mongo', 'MongoDB', startLocalMongo(process.env, { dataDir: under('mongo') })),
     store('redis', 'Redis', startLocalRedis(process.env, { dataDir: under('redis') })),
@@ -428,6 +457,7 @@ async function main(): Promise<void> {
   console.log(`[start] MongoDB: ${mongo.description}`);
   console.log(`[start] Redis: ${redis.description}`);
   console.log(`[start] Chain: ${chain.description}`);
+  console.log(`[start] Dashboard: ${await dashboardBuilt}`);
 
   if (dataDir) console.log(`[start] Data directory: ${dataDir} (kept across restarts)`);
   if (process.env.MONGO_URL && !process.env.API_KEY_PEPPER && !kept) {
@@ -580,6 +610,7 @@ Platform is up.
   Data:                 ${dataDir ? `kept in ${dataDir} across restarts` : 'in memory, gone when the platform stops (npm start -- --data-dir ./data keeps it)'}
   Partner API base URL: ${gatewayUrl}/api
   API reference:        ${gatewayUrl}/api/docs   (OpenAPI document: /api/openapi.json)
+  Partner dashboard:    ${gatewayUrl}/dashboard/   (in a browser: sign in as ${DEMO_ADMIN_EMAIL}, password below)
   Ops API:              http://127.0.0.1:${opsPort}/ops   (break-glass: ${opsBearer}; refused in production)
   Metrics:              http://127.0.0.1:${opsPort}/ops/metrics   (Prometheus, same token; each service: /metrics on its port)
   Queue dashboard:      http://127.0.0.1:${opsPort}/ops/queues   (in a browser: any user name, the ops token as password;

@@ -113,6 +113,7 @@ function validBody(route: RouteContract): unknown {
     login: { email: 'nobody@example.org', password: 'maize-harvest-2026-long' },
     refreshSession: { refreshToken: 'no-such-refresh-token' },
     logout: { refreshToken: 'no-such-refresh-token' },
+    cookieLogin: { email: 'nobody@example.org', password: 'maize-harvest-2026-long' },
     registerFarmer: {
       firstName: 'Amina',
       lastName: 'Otieno',
@@ -304,6 +305,8 @@ function casesFor({ route, api }: SweptRoute): fc.Arbitrary<Case> {
       : route.auth === 'partner'
         ? { 'x-api-key': o.apiKey }
         : {}),
+    // The dashboard's cookie routes (docs/dashboard.md): their required proof of origin.
+    ...(route.headers && 'X-Requested-By' in route.headers.shape ? { 'x-requested-by': 'dashboard' } : {}),
     ...extra,
   });
   const withBody = (b: BodyCase, extra: Record<string, string | string[]> = {}) => {

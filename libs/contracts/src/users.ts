@@ -299,6 +299,110 @@ export const logout = defineRoute({
   errors: ['RATE_LIMIT_EXCEEDED'],
 });
 
+/**
+ * The dashboard's own sign-in (docs/dashboard.md, "Sign-in cookie"; docs/decisions.md, "The
+ * dashboard's refresh-token cookie"): the same sessions as `/auth/login`, `/auth/refresh` and
+ * `/auth/logout`, but the refresh token never appears in a body. It lives in an HttpOnly,
+ * SameSite=Strict cookie sent only to these routes, so a script in the page can use the session
+ * while the page is open and cannot carry it away. Routes of their own rather than a mode of the
+ * JSON routes: the JSON routes' answers stay exactly what API clients were promised.
+ */
+export const DASHBOARD_REFRESH_COOKIE = 'dashboard_refresh';
+export const DASHBOARD_COOKIE_PATH = '/api/auth/cookie';
+
+/**
+ * Cross-site request forgery: a page of another site can send this header only after a CORS
+ * preflight, which the gateway never grants; a browser that says the request is cross-site
+ * (`Sec-Fetch-Site`) or from another origin (`Origin`) is refused as well.
+ */
+export const dashboardRequestHeaders = z.object({
+  'X-Requested-By': z.literal('dashboard', { error: 'must be dashboard' }).meta({
+    description:
+      'Required (`dashboard`): proof that the request comes from a page of the gateway’s own origin, which alone may send it',
+  }),
+});
+
+export const cookieTokensSchema = z
+  .object({
+    accessToken: z.string().meta({ description: 'JWT for `Authorization: Bearer`; keep it in memory only' }),
+    tokenType: z.literal('Bearer'),
+    expiresIn: z.number().int().meta({ description: 'Seconds the access token is valid (900)' }),
+    refreshExpiresIn: z
+      .number()
+      .int()
+      .meta({
+        description: `Seconds the refresh token, set in the \`${DASHBOARD_REFRESH_COOKIE}\` cookie, is valid (7 days)`,
+      }),
+  })
+  .meta({ id: 'DashboardCookieTokens' });
+
+const setCookieHeaders = z.object({
+  'Set-Cookie': z.string().meta({
+    description: `\`${DASHBOARD_REFRESH_COOKIE}=…; Path=${DASHBOARD_COOKIE_PATH}; Max-Age=…; HttpOnly; SameSite=Strict\`, and \`Secure\` over https or in production`,
+  }),
+});
+
+const CROSS_SITE =
+  'A request a browser marks as cross-site (`Sec-Fetch-Site` other than `same-origin`, or an `Origin` other than the gateway’s) is `403 FORBIDDEN`; without `X-Requested-By: dashboard` it is `400`.';
+
+export const cookieLogin = defineRoute({
+  operationId: 'cookieLogin',
+  method: 'post',
+  path: '/auth/cookie/login',
+  summary: 'Sign in to the dashboard (refresh token in a cookie)',
+  description: `As \`POST /auth/login\`, for the dashboard’s own pages: the refresh token is set in the \`${DASHBOARD_REFRESH_COOKIE}\` cookie instead of the body. ${CROSS_SITE}`,
+  tags: ['Dashboard sign-in'],
+  auth: 'none',
+  headers: dashboardRequestHeaders,
+  body: loginBody,
+  responses: {
+    200: {
+      description: 'The access token; the refresh token in the cookie',
+      data: cookieTokensSchema,
+      headers: setCookieHeaders,
+    },
+  },
+  errors: ['UNAUTHORIZED', 'FORBIDDEN', 'RATE_LIMIT_EXCEEDED'],
+});
+
+export const cookieRefresh = defineRoute({
+  operationId: 'cookieRefresh',
+  method: 'post',
+  path: '/auth/cookie/refresh',
+  summary: 'Refresh the dashboard’s tokens from the cookie',
+  description: `As \`POST /auth/refresh\` with the cookie’s refresh token (no body): a new access token, and the next refresh token in the cookie. A spent token presented again revokes the session. ${CROSS_SITE}`,
+  tags: ['Dashboard sign-in'],
+  auth: 'none',
+  headers: dashboardRequestHeaders,
+  responses: {
+    200: {
+      description: 'A new access token; the next refresh token in the cookie',
+      data: cookieTokensSchema,
+      headers: setCookieHeaders,
+    },
+  },
+  errors: ['UNAUTHORIZED', 'FORBIDDEN', 'RATE_LIMIT_EXCEEDED'],
+});
+
+export const cookieLogout = defineRoute({
+  operationId: 'cookieLogout',
+  method: 'post',
+  path: '/auth/cookie/logout',
+  summary: 'Sign the dashboard out',
+  description: `As \`POST /auth/logout\` with the cookie’s refresh token (no body): the session is revoked and the cookie cleared. Always \`200\` for a same-origin request, cookie or not. ${CROSS_SITE}`,
+  tags: ['Dashboard sign-in'],
+  auth: 'none',
+  headers: dashboardRequestHeaders,
+  responses: {
+    200: {
+      description: 'Signed out, the cookie cleared',
+      data: z.object({ loggedOut: z.literal(true) }),
+      headers: setCookieHeaders,
+    },
+  },
+  errors: ['FORBIDDEN', 'RATE_LIMIT_EXCEEDED'],
+});
+
 /** Dashboard users and sign-in: served by the gateway, which owns identities. */
 export const USER_ROUTES = [
   createUser,
@@ -312,4 +416,7 @@ export const USER_ROUTES = [
   login,
   refreshSession,
   logout,
+  cookieLogin,
+  cookieRefresh,
+  cookieLogout,
 ] as const;

@@ -311,6 +311,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/cookie/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in to the dashboard (refresh token in a cookie)
+         * @description As `POST /auth/login`, for the dashboard’s own pages: the refresh token is set in the `dashboard_refresh` cookie instead of the body. A request a browser marks as cross-site (`Sec-Fetch-Site` other than `same-origin`, or an `Origin` other than the gateway’s) is `403 FORBIDDEN`; without `X-Requested-By: dashboard` it is `400`.
+         */
+        post: operations["cookieLogin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/cookie/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refresh the dashboard’s tokens from the cookie
+         * @description As `POST /auth/refresh` with the cookie’s refresh token (no body): a new access token, and the next refresh token in the cookie. A spent token presented again revokes the session. A request a browser marks as cross-site (`Sec-Fetch-Site` other than `same-origin`, or an `Origin` other than the gateway’s) is `403 FORBIDDEN`; without `X-Requested-By: dashboard` it is `400`.
+         */
+        post: operations["cookieRefresh"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/cookie/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign the dashboard out
+         * @description As `POST /auth/logout` with the cookie’s refresh token (no body): the session is revoked and the cookie cleared. Always `200` for a same-origin request, cookie or not. A request a browser marks as cross-site (`Sec-Fetch-Site` other than `same-origin`, or an `Origin` other than the gateway’s) is `403 FORBIDDEN`; without `X-Requested-By: dashboard` it is `400`.
+         */
+        post: operations["cookieLogout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -1923,6 +1983,16 @@ export interface components {
             /** @description Opaque, single use: `POST /auth/refresh` spends it and returns a new one */
             refreshToken: string;
             /** @description Seconds the refresh token is valid (7 days) */
+            refreshExpiresIn: number;
+        };
+        DashboardCookieTokens: {
+            /** @description JWT for `Authorization: Bearer`; keep it in memory only */
+            accessToken: string;
+            /** @constant */
+            tokenType: "Bearer";
+            /** @description Seconds the access token is valid (900) */
+            expiresIn: number;
+            /** @description Seconds the refresh token, set in the `dashboard_refresh` cookie, is valid (7 days) */
             refreshExpiresIn: number;
         };
         Farmer: {
@@ -5326,6 +5396,441 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "INVALID_INPUT";
+                            message: string;
+                            /** @description Field errors for INVALID_INPUT and CONFLICT; `{ limit, retryAfter }` for RATE_LIMIT_EXCEEDED */
+                            details?: components["schemas"]["FieldError"][] | components["schemas"]["RateLimitDetails"];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: RATE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMIT_EXCEEDED";
+                            message: string;
+                            /** @description Field errors for INVALID_INPUT and CONFLICT; `{ limit, retryAfter }` for RATE_LIMIT_EXCEEDED */
+                            details?: components["schemas"]["FieldError"][] | components["schemas"]["RateLimitDetails"];
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected server error: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                            /** @description Field errors for INVALID_INPUT and CONFLICT; `{ limit, retryAfter }` for RATE_LIMIT_EXCEEDED */
+                            details?: components["schemas"]["FieldError"][] | components["schemas"]["RateLimitDetails"];
+                        };
+                    };
+                };
+            };
+            /** @description A platform service is temporarily unavailable; retry later: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            message: string;
+                            /** @description Field errors for INVALID_INPUT and CONFLICT; `{ limit, retryAfter }` for RATE_LIMIT_EXCEEDED */
+                            details?: components["schemas"]["FieldError"][] | components["schemas"]["RateLimitDetails"];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    cookieLogin: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Required (`dashboard`): proof that the request comes from a page of the gateway’s own origin, which alone may send it */
+                "X-Requested-By": "dashboard";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LoginRequest"];
+            };
+        };
+        responses: {
+            /** @description The access token; the refresh token in the cookie */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset": string;
+                    /** @description `dashboard_refresh=…; Path=/api/auth/cookie; Max-Age=…; HttpOnly; SameSite=Strict`, and `Secure` over https or in production */
+                    "Set-Cookie": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["DashboardCookieTokens"];
+                    };
+                };
+            };
+            /** @description Invalid input or a broken business rule: INVALID_INPUT */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_INPUT";
+                            message: string;
+                            /** @description Field errors for INVALID_INPUT and CONFLICT; `{ limit, retryAfter }` for RATE_LIMIT_EXCEEDED */
+                            details?: components["schemas"]["FieldError"][] | components["schemas"]["RateLimitDetails"];
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid credentials: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            /** @description Field errors for INVALID_INPUT and CONFLICT; `{ limit, retryAfter }` for RATE_LIMIT_EXCEEDED */
+                            details?: components["schemas"]["FieldError"][] | components["schemas"]["RateLimitDetails"];
+                        };
+                    };
+                };
+            };
+            /** @description Not allowed: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FORBIDDEN";
+                            message: string;
+                            /** @description Field errors for INVALID_INPUT and CONFLICT; `{ limit, retryAfter }` for RATE_LIMIT_EXCEEDED */
+                            details?: components["schemas"]["FieldError"][] | components["schemas"]["RateLimitDetails"];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: RATE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMIT_EXCEEDED";
+                            message: string;
+                            /** @description Field errors for INVALID_INPUT and CONFLICT; `{ limit, retryAfter }` for RATE_LIMIT_EXCEEDED */
+                            details?: components["schemas"]["FieldError"][] | components["schemas"]["RateLimitDetails"];
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected server error: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                            /** @description Field errors for INVALID_INPUT and CONFLICT; `{ limit, retryAfter }` for RATE_LIMIT_EXCEEDED */
+                            details?: components["schemas"]["FieldError"][] | components["schemas"]["RateLimitDetails"];
+                        };
+                    };
+                };
+            };
+            /** @description A platform service is temporarily unavailable; retry later: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            message: string;
+                            /** @description Field errors for INVALID_INPUT and CONFLICT; `{ limit, retryAfter }` for RATE_LIMIT_EXCEEDED */
+                            details?: components["schemas"]["FieldError"][] | components["schemas"]["RateLimitDetails"];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    cookieRefresh: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Required (`dashboard`): proof that the request comes from a page of the gateway’s own origin, which alone may send it */
+                "X-Requested-By": "dashboard";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A new access token; the next refresh token in the cookie */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset": string;
+                    /** @description `dashboard_refresh=…; Path=/api/auth/cookie; Max-Age=…; HttpOnly; SameSite=Strict`, and `Secure` over https or in production */
+                    "Set-Cookie": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["DashboardCookieTokens"];
+                    };
+                };
+            };
+            /** @description Invalid input or a broken business rule: INVALID_INPUT */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_INPUT";
+                            message: string;
+                            /** @description Field errors for INVALID_INPUT and CONFLICT; `{ limit, retryAfter }` for RATE_LIMIT_EXCEEDED */
+                            details?: components["schemas"]["FieldError"][] | components["schemas"]["RateLimitDetails"];
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid credentials: UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            /** @description Field errors for INVALID_INPUT and CONFLICT; `{ limit, retryAfter }` for RATE_LIMIT_EXCEEDED */
+                            details?: components["schemas"]["FieldError"][] | components["schemas"]["RateLimitDetails"];
+                        };
+                    };
+                };
+            };
+            /** @description Not allowed: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FORBIDDEN";
+                            message: string;
+                            /** @description Field errors for INVALID_INPUT and CONFLICT; `{ limit, retryAfter }` for RATE_LIMIT_EXCEEDED */
+                            details?: components["schemas"]["FieldError"][] | components["schemas"]["RateLimitDetails"];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limit exceeded: RATE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMIT_EXCEEDED";
+                            message: string;
+                            /** @description Field errors for INVALID_INPUT and CONFLICT; `{ limit, retryAfter }` for RATE_LIMIT_EXCEEDED */
+                            details?: components["schemas"]["FieldError"][] | components["schemas"]["RateLimitDetails"];
+                        };
+                    };
+                };
+            };
+            /** @description Unexpected server error: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL_ERROR";
+                            message: string;
+                            /** @description Field errors for INVALID_INPUT and CONFLICT; `{ limit, retryAfter }` for RATE_LIMIT_EXCEEDED */
+                            details?: components["schemas"]["FieldError"][] | components["schemas"]["RateLimitDetails"];
+                        };
+                    };
+                };
+            };
+            /** @description A platform service is temporarily unavailable; retry later: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            message: string;
+                            /** @description Field errors for INVALID_INPUT and CONFLICT; `{ limit, retryAfter }` for RATE_LIMIT_EXCEEDED */
+                            details?: components["schemas"]["FieldError"][] | components["schemas"]["RateLimitDetails"];
+                        };
+                    };
+                };
+            };
+        };
+    };
+    cookieLogout: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Required (`dashboard`): proof that the request comes from a page of the gateway’s own origin, which alone may send it */
+                "X-Requested-By": "dashboard";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out, the cookie cleared */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window */
+                    "X-RateLimit-Limit": string;
+                    /** @description Requests left in the window */
+                    "X-RateLimit-Remaining": string;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset": string;
+                    /** @description `dashboard_refresh=…; Path=/api/auth/cookie; Max-Age=…; HttpOnly; SameSite=Strict`, and `Secure` over https or in production */
+                    "Set-Cookie": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            /** @constant */
+                            loggedOut: true;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input or a broken business rule: INVALID_INPUT */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_INPUT";
+                            message: string;
+                            /** @description Field errors for INVALID_INPUT and CONFLICT; `{ limit, retryAfter }` for RATE_LIMIT_EXCEEDED */
+                            details?: components["schemas"]["FieldError"][] | components["schemas"]["RateLimitDetails"];
+                        };
+                    };
+                };
+            };
+            /** @description Not allowed: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FORBIDDEN";
                             message: string;
                             /** @description Field errors for INVALID_INPUT and CONFLICT; `{ limit, retryAfter }` for RATE_LIMIT_EXCEEDED */
                             details?: components["schemas"]["FieldError"][] | components["schemas"]["RateLimitDetails"];

@@ -58,6 +58,8 @@ export const gatewayConfigSchema = z.object({
   SANDBOX_ENABLED: z.enum(['true', 'false', '1', '0']).optional(),
   /** Lets the ops queue dashboard (`/ops/queues`) retry and remove jobs; read-only by default. */
   QUEUE_DASHBOARD_WRITABLE: flag(false),
+  /** Where the partner dashboard's built files are (docs/dashboard.md); services/dashboard/dist by default. */
+  DASHBOARD_DIR: z.string().min(1).optional(),
   POLICY_URL: serviceUrl(),
   PAYMENTS_URL: serviceUrl(),
   DETERMINATIONS_URL: serviceUrl(),

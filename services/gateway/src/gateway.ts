@@ -21,6 +21,7 @@ import { auditRoutes } from './audit/routes';
 import { recordApprovedAction, recordOpsActions } from './audit/trail';
 import { beforeBody } from './auth/before-body';
 import { capabilityGuards, requireCapability } from './auth/capabilities';
+import { dashboardCookie } from './auth/dashboard-cookie';
 import { ssoVerifier } from './auth/oidc';
 import { auditActorOf, authenticateOps, opsCallerOf } from './auth/ops-caller';
 import { authenticate, principalCache, principalOf, requirePrincipalCounting } from './auth/principal';
@@ -33,6 +34,7 @@ import { type Clock, systemClock } from './clock';
 import { dashboardTokenKeys, type GatewayConfig, opsOidcSettings, sandboxEnabled } from './config';
 import { accessTokens, clientTokens, operatorTokens } from './credentials/access-tokens';
 import { dummyHash } from './credentials/passwords';
+import { DASHBOARD_PATH, dashboardAssets } from './dashboard/static';
 import { docsAssets, docsRoutes, opsDocsRoutes } from './docs/routes';
 import {
   askOpsService,
@@ -342,6 +344,8 @@ async function buildGateway(
 
   const mountPartner = (partnerApp: Express) => {
     partnerApp.set('trust proxy', config.TRUST_PROXY_HOPS);
+    // The dashboard's static files (docs/dashboard.md): a browser app of the public API, no back door.
+    partnerApp.use(DASHBOARD_PATH, dashboardAssets(config.DASHBOARD_DIR));
     // What needs no key or token, under `/api`, in one router that every other request leaves at
     // its first layer: the key path does not walk a dozen routers that cannot match it.
     const publicApi = Router();
@@ -353,7 +357,12 @@ async function buildGateway(
     const anonymousContext = { organizations: organizationDomain };
     publicApi.use(mountRoutes(Router(), registrationRoutes, () => anonymousContext));
     publicApi.use(
-      mountRoutes(Router(), signInRoutes, (req) => ({ sessions, users, clientIp: clientIp(req) })),
+      mountRoutes(Router(), signInRoutes, (req) => ({
+        sessions,
+        users,
+        clientIp: clientIp(req),
+        cookie: dashboardCookie(req, { production: config.NODE_ENV === 'production' }),
+      })),
     );
     publicApi.use(publicForwardingRoutes(forwarding));
     partnerApp.use(

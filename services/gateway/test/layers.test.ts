@@ -18,6 +18,7 @@ const LAYERS: ReadonlyArray<{ layer: string; files: readonly string[] }> = [
       'audit/trail.ts',
       'ops/queue-dashboard.ts',
       'ops/queue-sign-in.ts',
+      'dashboard/static.ts',
       'clients/token-endpoint.ts',
       'approvals/gate.ts',
       'rate-limit/limiter.ts',

@@ -36,13 +36,7 @@ export interface SessionCookies {
  * says (`X-Forwarded-Proto`: believing it can only add `Secure`, never take it away).
  */
 export function sessionCookies(options: { path: string; production: boolean }): SessionCookies {
-  const secure = (req: Request) =>
-    options.production ||
-    req.secure ||
-    String(req.headers['x-forwarded-proto'] ?? '')
-      .split(',')[0]
-      ?.trim()
-      .toLowerCase() === 'https';
+  const secure = (req: Request) => cookieIsSecure(req, options.production);
   const attributes = (req: Request, maxAgeSeconds: number) =>
     `Path=${options.path}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure(req) ? '; Secure' : ''}`;
   // Replaces what this response already set for the two cookies (a refresh, then a clear).
@@ -75,8 +69,24 @@ export function sessionCookies(options: { path: string; production: boolean }): 
   };
 }
 
+/**
+ * Whether a cookie set in answer to `req` is `Secure`: always in production, and elsewhere when
+ * the request came over https, directly or as a proxy in front says (`X-Forwarded-Proto`:
+ * believing it can only add `Secure`, never take it away).
+ */
+export function cookieIsSecure(req: Request, production: boolean): boolean {
+  return (
+    production ||
+    req.secure ||
+    String(req.headers['x-forwarded-proto'] ?? '')
+      .split(',')[0]
+      ?.trim()
+      .toLowerCase() === 'https'
+  );
+}
+
 /** `name=value` pairs of a Cookie header; tokens are cookie-safe, so values are taken as they are. */
-function parseCookies(header: string): Record<string, string> {
+export function parseCookies(header: string): Record<string, string> {
   const jar: Record<string, string> = {};
   for (const pair of header.split(';')) {
     const eq = pair.indexOf('=');

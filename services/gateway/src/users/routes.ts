@@ -1,5 +1,8 @@
 import {
   acceptInvitation as acceptInvitationRoute,
+  cookieLogin as cookieLoginRoute,
+  cookieLogout as cookieLogoutRoute,
+  cookieRefresh as cookieRefreshRoute,
   createUser,
   deactivateUser as deactivateUserRoute,
   getSession,
@@ -12,8 +15,10 @@ import {
   updateUser as updateUserRoute,
 } from '@parametric/contracts';
 import { type Binding, created, implement, ok, page } from '@parametric/http';
+import type { DashboardCookie } from '../auth/dashboard-cookie';
 import type { Principal } from '../auth/principal';
 import type { TenantGatewayData } from '../repositories';
+import { badRefresh } from '../sessions/core';
 import type { Sessions } from '../sessions/domain';
 import type { Users } from './domain';
 import { userView } from './view';
@@ -57,6 +62,15 @@ export interface SignInContext {
   sessions: Sessions;
   users: Users;
   clientIp: string;
+  /** The dashboard's refresh-token cookie, for this request (cookie mode). */
+  cookie: DashboardCookie;
+}
+
+type Tokens = Awaited<ReturnType<Sessions['login']>>;
+
+/** The dashboard's answer: the refresh token goes into the cookie, the rest into the body. */
+function inCookie({ refreshToken, ...tokens }: Tokens, cookie: DashboardCookie) {
+  return { ...ok(tokens), headers: { 'Set-Cookie': cookie.set(refreshToken, tokens.refreshExpiresIn) } };
 }
 
 /** Sign-in routes: no key, no token; limited per client address before they run. */
@@ -64,5 +78,22 @@ export const signInRoutes: Binding<SignInContext>[] = [
   implement(loginRoute, async ({ body }, { sessions, clientIp }) => ok(await sessions.login(body, clientIp))),
   implement(refreshSession, async ({ body }, { sessions }) => ok(await sessions.refresh(body.refreshToken))),
   implement(logoutRoute, async ({ body }, { sessions }) => ok(await sessions.logout(body.refreshToken))),
+  // The dashboard's own pages (docs/dashboard.md, "Sign-in cookie"): same sessions, token in a cookie.
+  implement(cookieLoginRoute, async ({ body }, { sessions, clientIp, cookie }) => {
+    cookie.assertSameOrigin();
+    return inCookie(await sessions.login(body, clientIp), cookie);
+  }),
+  implement(cookieRefreshRoute, async (_input, { sessions, cookie }) => {
+    cookie.assertSameOrigin();
+    const refreshToken = cookie.read();
+    if (refreshToken === undefined) throw badRefresh();
+    return inCookie(await sessions.refresh(refreshToken), cookie);
+  }),
+  implement(cookieLogoutRoute, async (_input, { sessions, cookie }) => {
+    cookie.assertSameOrigin();
+    const refreshToken = cookie.read();
+    if (refreshToken !== undefined) await sessions.logout(refreshToken);
+    return { ...ok({ loggedOut: true as const }), headers: { 'Set-Cookie': cookie.clear() } };
+  }),
   implement(acceptInvitationRoute, async ({ body }, { users }) => ok(await users.acceptInvitation(body))),
 ];

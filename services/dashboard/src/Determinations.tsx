@@ -1,0 +1,264 @@
+import { type FormEvent, useState } from 'react';
+import { type Amount, formatAmount, formatBasisPoints, formatDate } from './format';
+import { api, publicJson } from './session';
+import { t } from './strings';
+import { useLoad } from './useApi';
+import { verifyDetermination } from './verify';
+
+interface Determination {
+  determinationId: string;
+  policyNumber: string;
+  kind: string;
+  methodologyVersion: string;
+  triggered: boolean;
+  damagePercentBp: number;
+  assessedAt: string;
+  settlementMode: string;
+  amountOwed: (Amount & { basis: string }) | null;
+  amountOwedUnavailableReason?: string;
+  partnerSettlementStatus: string;
+  dueAt: string | null;
+  issuedAt: string;
+}
+
+interface Report {
+  id: string;
+  partnerReference: string;
+  outcome: string;
+  settledAmountMinor: string;
+  settlementCurrency: string;
+  settledAt: string;
+  supersededByReportId: string | null;
+}
+
+const SETTLEMENT_STATUSES = ['PENDING', 'REPORTED', 'OVERDUE', 'NOT_REQUIRED', 'NOT_APPLICABLE'] as const;
+const PAGE_SIZE = 20;
+
+function AmountOwed({ determination }: { determination: Determination }) {
+  if (determination.amountOwed) return <>{formatAmount(determination.amountOwed)}</>;
+  const reason = determination.amountOwedUnavailableReason;
+  return <>{reason ? t('amountUnavailable', { reason }) : t('none')}</>;
+}
+
+export function DeterminationsList() {
+  const [filters, setFilters] = useState({ status: '', triggered: '', page: 1 });
+  const query = new URLSearchParams({ page: String(filters.page), limit: String(PAGE_SIZE) });
+  if (filters.status) query.set('partnerSettlementStatus', filters.status);
+  if (filters.triggered) query.set('triggered', filters.triggered);
+  const list = useLoad(query.toString(), () =>
+    api<{ data: Determination[]; pagination: { page: number; totalPages: number; total: number } }>(
+      `/determinations?${query}`,
+    ),
+  );
+
+  function apply(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    setFilters({
+      status: String(form.get('status') ?? ''),
+      triggered: String(form.get('triggered') ?? ''),
+      page: 1,
+    });
+  }
+
+  return (
+    <>
+      <h1>{t('determinationsTitle')}</h1>
+      <form className="filters" onSubmit={apply}>
+        <label htmlFor="status">{t('filterSettlement')}</label>
+        <select id="status" name="status" defaultValue={filters.status}>
+          <option value="">{t('any')}</option>
+          {SETTLEMENT_STATUSES.map((status) => (
+            <option key={status} value={status}>
+              {status}
+            </option>
+          ))}
+        </select>
+        <label htmlFor="triggered">{t('filterTriggered')}</label>
+        <select id="triggered" name="triggered" defaultValue={filters.triggered}>
+          <option value="">{t('any')}</option>
+          <option value="true">{t('yes')}</option>
+          <option value="false">{t('no')}</option>
+        </select>
+        <button type="submit" className="secondary">
+          {t('apply')}
+        </button>
+      </form>
+      {list.state === 'loading' && <p>{t('loading')}</p>}
+      {list.state === 'error' && <p role="alert">{list.message}</p>}
+      {list.state === 'done' && list.value.data.length === 0 && <p>{t('noDeterminations')}</p>}
+      {list.state === 'done' && list.value.data.length > 0 && (
+        <>
+          <div className="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">{t('colPolicy')}</th>
+                  <th scope="col">{t('colKind')}</th>
+                  <th scope="col">{t('colTriggered')}</th>
+                  <th scope="col">{t('colDamage')}</th>
+                  <th scope="col">{t('colAmountOwed')}</th>
+                  <th scope="col">{t('colSettlement')}</th>
+                  <th scope="col">{t('colIssued')}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.value.data.map((d) => (
+                  <tr
+                    key={d.determinationId}
+                    className={d.partnerSettlementStatus === 'OVERDUE' ? 'overdue' : undefined}
+                  >
+                    <td>
+                      <a href={`#/determinations/${d.determinationId}`}>{d.policyNumber}</a>
+                    </td>
+                    <td>{d.kind}</td>
+                    <td>{d.triggered ? t('yes') : t('no')}</td>
+                    <td>{formatBasisPoints(d.damagePercentBp)}</td>
+                    <td className="amount">
+                      <AmountOwed determination={d} />
+                    </td>
+                    <td>{d.partnerSettlementStatus}</td>
+                    <td>{formatDate(d.issuedAt)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <nav className="pager" aria-label="pagination">
+            <button
+              type="button"
+              className="secondary"
+              disabled={filters.page <= 1}
+              onClick={() => setFilters({ ...filters, page: filters.page - 1 })}
+            >
+              {t('previous')}
+            </button>
+            <span>
+              {t('pageOf', {
+                page: list.value.pagination.page,
+                pages: Math.max(1, list.value.pagination.totalPages),
+                total: list.value.pagination.total,
+              })}
+            </span>
+            <button
+              type="button"
+              className="secondary"
+              disabled={filters.page >= list.value.pagination.totalPages}
+              onClick={() => setFilters({ ...filters, page: filters.page + 1 })}
+            >
+              {t('next')}
+            </button>
+          </nav>
+        </>
+      )}
+    </>
+  );
+}
+
+function SignatureBadge({ record }: { record: unknown }) {
+  const result = useLoad(JSON.stringify(record), async () =>
+    verifyDetermination(record, await publicJson('/.well-known/jwks.json')),
+  );
+  if (result.state === 'loading')
+    return (
+      <p className="badge checking" role="status">
+        {t('signatureChecking')}
+      </p>
+    );
+  if (result.state === 'error' || !result.value.valid)
+    return (
+      <div className="badge invalid" role="status" data-testid="signature-badge" data-valid="false">
+        <strong>{t('signatureInvalid')}</strong>
+        <span>
+          {t('signatureInvalidDetail', {
+            reason: result.state === 'error' ? result.message : result.value.valid ? '' : result.value.reason,
+          })}
+        </span>
+      </div>
+    );
+  return (
+    <div className="badge verified" role="status" data-testid="signature-badge" data-valid="true">
+      <strong>{t('signatureVerified')}</strong>
+      <span>{t('signatureVerifiedDetail', { kid: result.value.kid })}</span>
+    </div>
+  );
+}
+
+export function DeterminationDetail({ id }: { id: string }) {
+  const loaded = useLoad(id, async () => {
+    const [record, evidence, reports] = await Promise.all([
+      api<{ data: Determination }>(`/determinations/${id}`),
+      api<{ data: { evidence: unknown } }>(`/determinations/${id}/evidence`),
+      api<{ data: { reports: Report[] } }>(`/determinations/${id}/settlement-report`),
+    ]);
+    return { record: record.data, evidence: evidence.data.evidence, reports: reports.data.reports };
+  });
+
+  return (
+    <>
+      <p>
+        <a href="#/determinations">{t('backToList')}</a>
+      </p>
+      <h1>{t('determinationTitle', { id })}</h1>
+      {loaded.state === 'loading' && <p>{t('loading')}</p>}
+      {loaded.state === 'error' && <p role="alert">{loaded.message}</p>}
+      {loaded.state === 'done' && (
+        <>
+          <h2>{t('signature')}</h2>
+          <SignatureBadge record={loaded.value.record} />
+          <dl className="fields">
+            <dt>{t('colPolicy')}</dt>
+            <dd>{loaded.value.record.policyNumber}</dd>
+            <dt>{t('colKind')}</dt>
+            <dd>{loaded.value.record.kind}</dd>
+            <dt>{t('methodology')}</dt>
+            <dd>{loaded.value.record.methodologyVersion}</dd>
+            <dt>{t('assessedAt')}</dt>
+            <dd>{formatDate(loaded.value.record.assessedAt)}</dd>
+            <dt>{t('colTriggered')}</dt>
+            <dd>{loaded.value.record.triggered ? t('yes') : t('no')}</dd>
+            <dt>{t('colDamage')}</dt>
+            <dd>{formatBasisPoints(loaded.value.record.damagePercentBp)}</dd>
+            <dt>{t('colAmountOwed')}</dt>
+            <dd className="amount" data-testid="amount-owed">
+              <AmountOwed determination={loaded.value.record} />
+            </dd>
+            {loaded.value.record.amountOwed && (
+              <>
+                <dt>{t('amountBasis')}</dt>
+                <dd>{loaded.value.record.amountOwed.basis}</dd>
+              </>
+            )}
+            <dt>{t('settlementMode')}</dt>
+            <dd>{loaded.value.record.settlementMode}</dd>
+            <dt>{t('colSettlement')}</dt>
+            <dd>{loaded.value.record.partnerSettlementStatus}</dd>
+            <dt>{t('colDue')}</dt>
+            <dd>{formatDate(loaded.value.record.dueAt)}</dd>
+          </dl>
+          <h2>{t('settlementReports')}</h2>
+          {loaded.value.reports.length === 0 ? (
+            <p>{t('noReports')}</p>
+          ) : (
+            <ol className="timeline">
+              {loaded.value.reports.map((report) => (
+                <li key={report.id} className={report.supersededByReportId ? 'superseded' : undefined}>
+                  {t('reportOutcome', {
+                    outcome: report.outcome,
+                    amount: report.settledAmountMinor,
+                    currency: report.settlementCurrency,
+                    date: formatDate(report.settledAt),
+                    reference: report.partnerReference,
+                  })}
+                  {report.supersededByReportId && ` (${t('superseded')})`}
+                </li>
+              ))}
+            </ol>
+          )}
+          <h2>{t('evidence')}</h2>
+          <pre className="evidence">{JSON.stringify(loaded.value.evidence, null, 2)}</pre>
+        </>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,2 @@
+/** Stylesheets are bundled by vite, imported for their effect. */
+declare module '*.css';

@@ -1,0 +1,60 @@
+import {
+  SIGNED_FIELDS as LIBRARY_FIELDS,
+  verifyDetermination as verifyOnServer,
+} from '@parametric/determination-verify';
+import {
+  jwksOf,
+  signedRecord,
+  testKey,
+  tier1Payload,
+  tier2Payload,
+} from '../../../../libs/determination-verify/test/helpers';
+import { SIGNED_FIELDS, verifyDetermination as verifyInBrowser } from '../../src/verify';
+
+/**
+ * The dashboard's in-browser verifier (WebCrypto, which Node has too) against the platform's
+ * reference verifier, libs/determination-verify: the same fields, and the same verdict on genuine
+ * and tampered records.
+ */
+
+const key = testKey();
+const jwks = jwksOf(key);
+
+it('covers exactly the fields the reference verifier does', () => {
+  expect([...SIGNED_FIELDS]).toEqual([...LIBRARY_FIELDS]);
+});
+
+it.each([
+  ['Tier 1', tier1Payload()],
+  ['Tier 2', tier2Payload()],
+])('accepts a genuine %s record, as the reference does', async (_tier, payload) => {
+  const record = signedRecord(payload, key);
+  expect(verifyOnServer(record, jwks)).toEqual({ valid: true, kid: key.kid });
+  await expect(verifyInBrowser(record, jwks)).resolves.toEqual({ valid: true, kid: key.kid });
+});
+
+const tampered: Array<[string, (record: Record<string, unknown>) => void]> = [
+  ['a displayed signed field changed', (r) => (r.damagePercentBp = Number(r.damagePercentBp) + 1)],
+  ['the amount owed changed', (r) => (r.amountOwed = { ...(r.amountOwed as object), amount: '999999.00' })],
+  [
+    'the signed payload changed',
+    (r) => (r.canonicalPayload = String(r.canonicalPayload).replace('"triggered":true', '"triggered":false')),
+  ],
+  ['the signature changed', (r) => (r.signature = `${String(r.signature).slice(0, -2)}AA`)],
+  ['another kid', (r) => (r.kid = 'not-the-key')],
+  ['the hash changed', (r) => (r.canonicalHash = '0'.repeat(64))],
+];
+
+it.each(tampered)('refuses a record with %s, as the reference does', async (_what, tamper) => {
+  const record = signedRecord(tier1Payload(), key);
+  tamper(record);
+  expect(verifyOnServer(record, jwks).valid).toBe(false);
+  await expect(verifyInBrowser(record, jwks)).resolves.toMatchObject({ valid: false });
+});
+
+it('refuses a key whose kid is not its thumbprint', async () => {
+  const record = signedRecord(tier1Payload(), key);
+  const other = testKey();
+  const forged = { keys: [{ ...jwksOf(other).keys[0], kid: key.kid }] };
+  await expect(verifyInBrowser(record, forged)).resolves.toMatchObject({ valid: false });
+});
