@@ -103,8 +103,9 @@ function main() {
   const services =
     named.length > 0
       ? named
-      : readdirSync(path.join(root, 'services')).filter((s) =>
-          existsSync(path.join(root, 'services', s, 'package.json')),
+      : // The services that run (a main); services/dashboard is static files the gateway serves.
+        readdirSync(path.join(root, 'services')).filter((s) =>
+          existsSync(path.join(root, 'services', s, 'src', 'main.ts')),
         );
   mkdirSync(out, { recursive: true });
   for (const service of services.sort()) {

@@ -38,8 +38,10 @@ const { pruneInstall, serviceClosure } = require('../../scripts/prune-service-de
   pruneInstall(app: string, service: string): { keep: Set<string>; removed: number };
 };
 
+// A service is a process with a main; services/dashboard holds the partner dashboard's static
+// files, which the gateway serves (docs/dashboard.md), not a process of its own.
 const SERVICES = readdirSync(path.join(repoRoot, 'services')).filter((name) =>
-  existsSync(path.join(repoRoot, 'services', name, 'package.json')),
+  existsSync(path.join(repoRoot, 'services', name, 'src', 'main.ts')),
 );
 
 let work: string;

@@ -157,7 +157,9 @@ export function DeterminationsList() {
 
 function SignatureBadge({ record }: { record: unknown }) {
   const result = useLoad(JSON.stringify(record), async () =>
-    verifyDetermination(record, await publicJson('/.well-known/jwks.json')),
+    // Sandbox keys sign only a sandbox organization's own test determinations (a live
+    // organization has no door to them); the badge says so when one did.
+    verifyDetermination(record, await publicJson('/.well-known/jwks.json'), { acceptSandbox: true }),
   );
   if (result.state === 'loading')
     return (
@@ -180,6 +182,7 @@ function SignatureBadge({ record }: { record: unknown }) {
     <div className="badge verified" role="status" data-testid="signature-badge" data-valid="true">
       <strong>{t('signatureVerified')}</strong>
       <span>{t('signatureVerifiedDetail', { kid: result.value.kid })}</span>
+      {result.value.sandbox && <span>{t('signatureSandbox')}</span>}
     </div>
   );
 }

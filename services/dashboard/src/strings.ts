@@ -57,6 +57,7 @@ const en = {
   signatureChecking: 'Checking signature…',
   signatureVerified: 'Signature verified',
   signatureVerifiedDetail: 'Checked in this browser with key {kid} from the platform’s published keys.',
+  signatureSandbox: 'A sandbox key: this is a test determination, which live systems refuse.',
   signatureInvalid: 'Signature invalid',
   signatureInvalidDetail: 'This record does not match what the platform signed: {reason}',
   amountBasis: 'Basis',

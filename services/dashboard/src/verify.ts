@@ -25,7 +25,8 @@ export const SIGNED_FIELDS = [
   'evidenceHash',
 ] as const;
 
-export type Verification = { valid: true; kid: string } | { valid: false; reason: string };
+/** `sandbox`: signed with a key the JWKS marks `"environment": "sandbox"` (a test determination). */
+export type Verification = { valid: true; kid: string; sandbox: boolean } | { valid: false; reason: string };
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json =>
@@ -81,7 +82,11 @@ function fieldMismatch(payload: Json, record: Json): string | undefined {
 }
 
 /** Verifies `record` (a determination's `data`) against `jwks` (the platform's published keys). Never throws. */
-export async function verifyDetermination(record: unknown, jwks: unknown): Promise<Verification> {
+export async function verifyDetermination(
+  record: unknown,
+  jwks: unknown,
+  options: { acceptSandbox?: boolean } = {},
+): Promise<Verification> {
   if (!isObject(record)) return invalid('the record is not an object');
   const { canonicalPayload, canonicalHash, signature, kid } = record;
   if (typeof canonicalPayload !== 'string' || typeof signature !== 'string' || typeof kid !== 'string')
@@ -99,6 +104,9 @@ export async function verifyDetermination(record: unknown, jwks: unknown): Promi
       ),
     );
     if (thumbprint !== kid) return invalid(`the key listed as ${kid} is not that key`);
+    // As the reference verifier (libs/determination-verify): a sandbox key only when asked.
+    const sandbox = jwk.environment === 'sandbox';
+    if (sandbox && !options.acceptSandbox) return invalid(`key ${kid} is a sandbox key`);
     const bytes = encoder.encode(canonicalPayload);
     if (
       typeof canonicalHash === 'string' &&
@@ -127,7 +135,7 @@ export async function verifyDetermination(record: unknown, jwks: unknown): Promi
     if (!isObject(payload)) return invalid('the signed payload is not an object');
     const mismatch = fieldMismatch(payload, record);
     if (mismatch) return invalid(mismatch);
-    return { valid: true, kid };
+    return { valid: true, kid, sandbox };
   } catch (error) {
     return invalid(`this browser could not check it (${(error as Error).message})`);
   }

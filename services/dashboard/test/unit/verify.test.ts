@@ -29,8 +29,26 @@ it.each([
   ['Tier 2', tier2Payload()],
 ])('accepts a genuine %s record, as the reference does', async (_tier, payload) => {
   const record = signedRecord(payload, key);
-  expect(verifyOnServer(record, jwks)).toEqual({ valid: true, kid: key.kid });
-  await expect(verifyInBrowser(record, jwks)).resolves.toEqual({ valid: true, kid: key.kid });
+  expect(verifyOnServer(record, jwks)).toEqual({ valid: true, kid: key.kid, sandbox: false });
+  await expect(verifyInBrowser(record, jwks)).resolves.toEqual({ valid: true, kid: key.kid, sandbox: false });
+});
+
+it('refuses a sandbox-signed record unless asked to accept it, as the reference does', async () => {
+  const sandboxKey = testKey();
+  const published = { keys: [key.jwk, { ...sandboxKey.jwk, environment: 'sandbox' }] };
+  const record = signedRecord(tier1Payload(), sandboxKey);
+  expect(verifyOnServer(record, published).valid).toBe(false);
+  await expect(verifyInBrowser(record, published)).resolves.toMatchObject({ valid: false });
+  expect(verifyOnServer(record, published, { acceptSandbox: true })).toEqual({
+    valid: true,
+    kid: sandboxKey.kid,
+    sandbox: true,
+  });
+  await expect(verifyInBrowser(record, published, { acceptSandbox: true })).resolves.toEqual({
+    valid: true,
+    kid: sandboxKey.kid,
+    sandbox: true,
+  });
 });
 
 const tampered: Array<[string, (record: Record<string, unknown>) => void]> = [

@@ -108,7 +108,7 @@ export function mongoApprovalStore(model: ApprovalModel): ApprovalStore {
               ],
             },
             { $set: { status: 'EXECUTING', ...claim } },
-            { new: true },
+            { returnDocument: 'after' },
           )
           .lean<ApprovalDoc>(),
       ),
@@ -118,7 +118,7 @@ export function mongoApprovalStore(model: ApprovalModel): ApprovalStore {
           .findOneAndUpdate(
             { _id: id, status: 'EXECUTING', claim },
             { $set: settledFields(settlement) },
-            { new: true },
+            { returnDocument: 'after' },
           )
           .lean<ApprovalDoc>(),
       ),
@@ -128,7 +128,7 @@ export function mongoApprovalStore(model: ApprovalModel): ApprovalStore {
           .findOneAndUpdate(
             { _id: id, status: 'PENDING', expiresAt: { $gt: now } },
             { $set: { status: 'REJECTED', ...decision } },
-            { new: true },
+            { returnDocument: 'after' },
           )
           .lean<ApprovalDoc>(),
       ),
