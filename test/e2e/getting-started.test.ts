@@ -1,6 +1,7 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { eventually } from '@parametric/test-harness';
@@ -70,40 +71,24 @@ it('runs every sh block of docs/getting-started.md, in order, to a verified sand
   ]);
 });
 
+/** `npm start -w examples/sandbox-journey -- …args`, as examples/sandbox-journey/README.md says. */
+function runExample(args: string[]): Promise<{ code: unknown; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      'npm',
+      ['start', '--silent', '-w', EXAMPLE, '--', ...args],
+      { cwd: root, env: process.env, timeout: 180_000, killSignal: 'SIGKILL' },
+      (error, stdout, stderr) => resolve({ code: error ? (error.code ?? error.signal) : 0, stdout, stderr }),
+    );
+  });
+}
+
 describe('the SDK example, examples/sandbox-journey', () => {
   it('runs the whole sandbox journey through the SDK, as its README says, and the API shows what it did', async () => {
     const scratch = mkdtempSync(path.join(tmpdir(), 'sandbox-journey-'));
     const keyFile = path.join(scratch, 'key.json');
     try {
-      // `npm start -w examples/sandbox-journey`, as examples/sandbox-journey/README.md says.
-      const child = spawn(
-        'npm',
-        [
-          'start',
-          '--silent',
-          '-w',
-          EXAMPLE,
-          '--',
-          '--base-url',
-          baseUrl,
-          '--save-key',
-          keyFile,
-          '--wait-seconds',
-          '60',
-        ],
-        { cwd: root, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString('utf8');
-      });
-      child.stderr.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString('utf8');
-      });
-      const killer = setTimeout(() => child.kill('SIGKILL'), 180_000);
-      const [code] = (await once(child, 'exit')) as [number | null];
-      clearTimeout(killer);
+      const { code, stdout, stderr } = await runExample(['--base-url', baseUrl, '--save-key', keyFile]);
       expect({ code, stdout, stderr }).toEqual({
         code: 0,
         stdout: expect.any(String),
@@ -182,5 +167,30 @@ describe('the SDK example, examples/sandbox-journey', () => {
     } finally {
       rmSync(scratch, { recursive: true, force: true });
     }
+  });
+
+  it('stops at a wait that is not met, saying which, with exit 1', async () => {
+    // Deliveries go to a loopback port nothing listens on, so no event reaches the example.
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as net.AddressInfo;
+    await new Promise((resolve) => server.close(resolve));
+    const started = Date.now();
+    const run = await runExample([
+      '--base-url',
+      baseUrl,
+      '--webhook-url',
+      `http://127.0.0.1:${port}/nobody`,
+      '--wait-seconds',
+      '3',
+    ]);
+    expect(run).toEqual({
+      code: 1,
+      stdout: expect.stringMatching(
+        /^1\. registered .*\n2\. webhooks go to http:\/\/127\.0\.0\.1:\d+\/nobody, /,
+      ),
+      stderr: 'FAILED at waiting for kyb.verified: no kyb.verified within 3 s\n',
+    });
+    expect(Date.now() - started).toBeLessThan(60_000);
   });
 });

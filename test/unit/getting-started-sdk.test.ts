@@ -4,9 +4,11 @@
  * `// #endregion NAME` of FILE under examples/, without their common indentation. tsc checks that
  * code (tsconfig.json) and test/e2e/getting-started.test.ts runs it against `npm start`, so what
  * the page shows compiles and works; a block edited on the page alone, or code changed in the
- * example alone, fails here (issue 27).
+ * example alone, fails here (issue 27). And the examples use only what a partner has: the SDK
+ * and node's own modules, no code of the platform's.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import path from 'node:path';
 
 const root = path.resolve(__dirname, '../..');
@@ -69,5 +71,55 @@ describe('docs/getting-started.md, "With the SDK"', () => {
       { file: 'f.ts', region: 'x', code: 'q();\n' },
       { file: undefined, region: undefined, code: 'r();\n' },
     ]);
+  });
+});
+
+describe('examples/', () => {
+  const EXAMPLES = path.join(root, 'examples');
+  const sources = readdirSync(EXAMPLES, { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.ts') && !file.split(path.sep).includes('node_modules'))
+    .map((file) => path.join(EXAMPLES, file));
+
+  /** What a source imports: `from '…'`, `import '…'` and `import('…')`. */
+  const importsOf = (source: string) =>
+    [...source.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)['"]([^'"]+)['"]/g)].map((m) => m[1] as string);
+
+  /** Allowed: the SDK, node's own modules, and the example's own files. */
+  const allowed = (specifier: string) =>
+    specifier === '@parametric/sdk' ||
+    specifier.startsWith('./') ||
+    (specifier.startsWith('node:') && builtinModules.includes(specifier.slice('node:'.length)));
+
+  it("use only what a partner has: @parametric/sdk and node's own modules", () => {
+    expect(sources.length).toBeGreaterThan(0);
+    const found = sources.flatMap((file) =>
+      importsOf(readFileSync(file, 'utf8'))
+        .filter((specifier) => !allowed(specifier))
+        .map((specifier) => `${path.relative(root, file)}: ${specifier}`),
+    );
+    expect(found).toEqual([]);
+  });
+
+  it('depend on nothing else either (tsx runs the TypeScript)', () => {
+    for (const name of readdirSync(EXAMPLES)) {
+      const manifest = JSON.parse(readFileSync(path.join(EXAMPLES, name, 'package.json'), 'utf8')) as {
+        dependencies?: Record<string, string>;
+        devDependencies?: Record<string, string>;
+      };
+      expect({
+        name,
+        deps: Object.keys({ ...manifest.dependencies, ...manifest.devDependencies }).sort(),
+      }).toEqual({
+        name,
+        deps: ['@parametric/sdk', 'tsx'],
+      });
+    }
+  });
+
+  it('reads imports as the check needs (so it can fail)', () => {
+    const source =
+      "import { a } from '@parametric/http';\nimport x from './y';\nimport 'express';\nawait import('node:fs');";
+    expect(importsOf(source)).toEqual(['@parametric/http', './y', 'express', 'node:fs']);
+    expect(importsOf(source).filter((s) => !allowed(s))).toEqual(['@parametric/http', 'express']);
   });
 });
