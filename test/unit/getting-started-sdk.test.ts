@@ -4,7 +4,10 @@
  * `// #endregion NAME` of FILE under examples/, without their common indentation. tsc checks that
  * code (tsconfig.json) and test/e2e/getting-started.test.ts runs it against `npm start`, so what
  * the page shows compiles and works; a block edited on the page alone, or code changed in the
- * example alone, fails here (issue 27). And the examples use only what a partner has: the SDK
+ * example alone, fails here (issue 27). biome formats the page's blocks as well as the example:
+ * a statement that it would wrap at the example's indentation but not at none (or the reverse)
+ * fails one check or the other, so such a statement is written so that both read it alike
+ * (a braced `if`, say). And the examples use only what a partner has: the SDK
  * and node's own modules, no code of the platform's.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';

@@ -201,8 +201,9 @@ async function journey(opts: Options): Promise<void> {
     // The platform's public keys: no credential needed.
     const jwks = await ok(anonymous.GET('/.well-known/jwks.json'));
     const verdict = verifyDetermination(determination, jwks, { acceptSandbox: true });
-    if (!verdict.valid)
+    if (!verdict.valid) {
       throw new Error(`the determination does not verify: ${verdict.code} ${verdict.reason}`);
+    }
     // Live code passes no acceptSandbox: a sandbox key's signature is then refused.
     const live = verifyDetermination(determination, jwks);
     if (live.valid || live.code !== 'SANDBOX_KEY') throw new Error('a live verifier accepted a sandbox key');
@@ -223,8 +224,9 @@ async function journey(opts: Options): Promise<void> {
       (e) => e.data.determinationId === determination.determinationId,
     );
     // The event is signed with the webhook secret; the determination it names is the one verified above.
-    if (delivered.data.canonicalHash !== determination.canonicalHash)
+    if (delivered.data.canonicalHash !== determination.canonicalHash) {
       throw new Error('determination.delivered names another canonicalHash than the verified determination');
+    }
     // #endregion delivered
     say(
       '7. determination.delivered received, signature verified, the same canonicalHash as the determination',
