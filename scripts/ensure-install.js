@@ -24,7 +24,7 @@ const stamp = path.join(root, 'node_modules', '.install-stamp');
 /** Hash of every manifest that decides what gets installed. */
 function manifestsHash() {
   const files = ['package.json', 'package-lock.json', 'scripts/node24/package.json'];
-  for (const dir of ['libs', 'services', 'tools']) {
+  for (const dir of ['libs', 'services', 'tools', 'examples']) {
     if (!existsSync(path.join(root, dir))) continue;
     for (const name of readdirSync(path.join(root, dir)).sort()) {
       const manifest = path.join(dir, name, 'package.json');

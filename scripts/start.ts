@@ -642,7 +642,9 @@ ${opsSection(opsUrl, opsProblem, opsPassword)}
 Try: curl -s ${gatewayUrl}/api/organizations/me -H 'x-api-key: ${apiKey}'
      curl -s ${gatewayUrl}/api/.well-known/jwks.json
      # New to the API? docs/getting-started.md walks a sandbox organization (environment: sandbox)
-     # from registration to a verified determination, with no ops step.
+     # from registration to a verified determination, with no ops step; the same journey through
+     # the SDK, in one program (examples/sandbox-journey/README.md):
+     npm start -w examples/sandbox-journey -- --base-url ${gatewayUrl}/api
      # Register another organization (adminEmail and adminPassword add its first dashboard user):
      curl -s -X POST ${gatewayUrl}/api/auth/register-organization \\
        -H 'content-type: application/json' -d '{"name":"Nakuru Growers Cooperative","type":"COOPERATIVE","countryCode":"KE"}'

@@ -13,7 +13,7 @@ const root = path.resolve(__dirname, '../..');
 const SELF = path.relative(root, __filename).split(path.sep).join('/');
 
 /** Where the platform's own words live. */
-const SCANNED = ['services', 'libs', 'tools', 'scripts', 'test', 'docs', 'README.md'];
+const SCANNED = ['services', 'libs', 'tools', 'examples', 'scripts', 'test', 'docs', 'README.md'];
 
 /** Not ours to word (installed or generated), as .gitignore has them. */
 const SKIPPED_DIRS = new Set(['node_modules', 'dist', 'coverage', '.tmp', 'profiles']);
