@@ -46,16 +46,16 @@ export type Handler<C extends RouteContract, Ctx> = (input: InputOf<C>, ctx: Ctx
 /** A contract and the handler that serves it. */
 export interface Binding<Ctx> {
   contract: RouteContract;
-  handle(
-    input: unknown,
-    ctx: Ctx,
-  ): Promise<{
-    status: number;
-    data?: unknown;
-    page?: unknown;
-    raw?: string;
-    headers?: Record<string, string>;
-  }>;
+  handle(input: unknown, ctx: Ctx): Promise<Reply>;
+}
+
+/** A reply as `renderReply` sends it. */
+export interface Reply {
+  status: number;
+  data?: unknown;
+  page?: unknown;
+  raw?: string;
+  headers?: Record<string, string>;
 }
 
 /**
@@ -106,23 +106,32 @@ export function mountRoutes<Ctx>(
           );
           return;
         }
-        const spec = contract.responses[reply.status];
-        if (!spec)
-          return next(new Error(`${contract.operationId} answered undeclared status ${reply.status}`));
-        res.status(reply.status);
-        if (reply.headers) res.set(reply.headers);
-        if (reply.raw !== undefined && 'contentType' in spec) {
-          res.type(spec.contentType).send(reply.raw);
-        } else if ('item' in spec) {
-          const page = reply.page as { page: number; limit: number; total: number };
-          res.json({ success: true, data: reply.data, pagination: paginationOf(page) });
-        } else {
-          res.json({ success: true, data: reply.data });
-        }
+        renderReply(res, contract, reply);
       },
     );
   }
   return router;
+}
+
+/**
+ * Sends a reply in the envelope its contract declares for its status: `{ success, data }`, the
+ * paginated one, or a raw document. A status the contract does not declare is a bug, thrown (so
+ * `500`), never sent. Routes mounted by `mountRoutes` answer through it, and so does any handler
+ * that answers for a contract outside it (the gateway's four-eyes gate, services/gateway/src/approvals/gate.ts).
+ */
+export function renderReply(res: Response, contract: RouteContract, reply: Reply): void {
+  const spec = contract.responses[reply.status];
+  if (!spec) throw new Error(`${contract.operationId} answered undeclared status ${reply.status}`);
+  res.status(reply.status);
+  if (reply.headers) res.set(reply.headers);
+  if (reply.raw !== undefined && 'contentType' in spec) {
+    res.type(spec.contentType).send(reply.raw);
+  } else if ('item' in spec) {
+    const page = reply.page as { page: number; limit: number; total: number };
+    res.json({ success: true, data: reply.data, pagination: paginationOf(page) });
+  } else {
+    res.json({ success: true, data: reply.data });
+  }
 }
 
 /** `200` with `data`. */
