@@ -620,7 +620,8 @@ Platform is up.
   Partner dashboard:    ${gatewayUrl}/dashboard/   (in a browser: sign in as ${DEMO_ADMIN_EMAIL}, password below)
   Ops API:              http://127.0.0.1:${opsPort}/ops   (break-glass: ${opsBearer}; refused in production)
   Metrics:              http://127.0.0.1:${opsPort}/ops/metrics   (Prometheus, same token; each service: /metrics on its port)
-  Queue dashboard:      http://127.0.0.1:${opsPort}/ops/queues   (in a browser: any user name, the ops token as password;
+  Queue dashboard:      http://127.0.0.1:${opsPort}/ops/queues/sign-in   (in a browser: ${OPS_ADMIN_EMAIL} and its password,
+                        see "Ops sign-in" below; break-glass: any user name, the ops token as password;
                         read-only unless QUEUE_DASHBOARD_WRITABLE=true)
   Webhooks service:     http://127.0.0.1:${webhooksPort}   (internal; reached through the gateway)
   Policy service:       http://127.0.0.1:${policyPort}   (internal; farmers, plots, herds, policies)
