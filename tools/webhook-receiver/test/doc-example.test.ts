@@ -6,7 +6,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { verifyWebhook } from '@parametric/sdk';
 import { signWebhook } from '../src';
-import { post, request, SECRET, signedDelivery } from './helpers';
+import { post, request, SECRET, signedDelivery, signedText } from './helpers';
 
 /**
  * docs/webhooks.md shows partners a complete receiver. These tests run that very code block,
@@ -61,16 +61,6 @@ describe('docs/webhooks.md receiver example', () => {
     const documented = documentedVerification();
     const now = Date.now();
     const good = signedDelivery({ now });
-    const unsigned = (text: string) => {
-      const rawBody = Buffer.from(text);
-      const timestamp = String(Math.floor(now / 1000));
-      const headers = {
-        'x-service-delivery': 'd1',
-        'x-service-timestamp': timestamp,
-        'x-service-signature': signWebhook(SECRET, timestamp, rawBody),
-      };
-      return { rawBody, headers };
-    };
     const cases: Array<{ rawBody: Buffer; headers: Record<string, string | string[] | undefined> }> = [
       good,
       { ...good, rawBody: Buffer.concat([good.rawBody, Buffer.from(' ')]) },
@@ -78,11 +68,11 @@ describe('docs/webhooks.md receiver example', () => {
       signedDelivery({ now: now - 301_000 }),
       signedDelivery({ now: now + 301_000 }),
       signedDelivery({ now: now - 300_000 }),
-      unsigned('not json'),
-      unsigned('[1]'),
-      unsigned('null'),
-      unsigned('{"id":"d1"}'),
-      unsigned('{"id":"other","event":"e"}'),
+      signedText('not json', now),
+      signedText('[1]', now),
+      signedText('null', now),
+      signedText('{"id":"d1"}', now),
+      signedText('{"id":"other","event":"e"}', now),
       { ...good, headers: { ...good.headers, 'x-service-timestamp': '12e3' } },
       { ...good, headers: { ...good.headers, 'x-service-signature': undefined } },
       { ...good, headers: { ...good.headers, 'x-service-signature': '' } },
