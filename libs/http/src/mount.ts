@@ -1,4 +1,4 @@
-import type { NextFunction, Request, Response, Router } from 'express';
+import type { Request, Response, Router } from 'express';
 import type { z } from 'zod';
 import { assertCapability } from './capabilities';
 import { type DataResponse, expressPath, type PageResponse, type RouteContract } from './contract';
@@ -88,27 +88,24 @@ export function mountRoutes<Ctx>(
     if (contract.auth !== 'none' && !contract.capability) {
       throw new Error(`${contract.operationId} is a ${contract.auth} route that declares no capability`);
     }
-    router[contract.method](
-      expressPath(contract.path),
-      async (req: Request, res: Response, next: NextFunction) => {
-        req.routeBaseUrl = req.baseUrl;
-        if (contract.capability) {
-          // Fails closed: a route mounted without the guard that verifies its caller answers 500.
-          if (!req.caller) throw new Error(`${contract.operationId} was reached without a verified caller`);
-          assertCapability(req.caller, contract.capability);
-        }
-        const input = parseInput(contract, req);
-        const reply = await binding.handle(input, contextOf(req));
-        if (answeredAfterDeadline(req)) {
-          req.log.warn(
-            { operationId: contract.operationId },
-            'request completed after its deadline had answered it',
-          );
-          return;
-        }
-        renderReply(res, contract, reply);
-      },
-    );
+    router[contract.method](expressPath(contract.path), async (req: Request, res: Response) => {
+      req.routeBaseUrl = req.baseUrl;
+      if (contract.capability) {
+        // Fails closed: a route mounted without the guard that verifies its caller answers 500.
+        if (!req.caller) throw new Error(`${contract.operationId} was reached without a verified caller`);
+        assertCapability(req.caller, contract.capability);
+      }
+      const input = parseInput(contract, req);
+      const reply = await binding.handle(input, contextOf(req));
+      if (answeredAfterDeadline(req)) {
+        req.log.warn(
+          { operationId: contract.operationId },
+          'request completed after its deadline had answered it',
+        );
+        return;
+      }
+      renderReply(res, contract, reply);
+    });
   }
   return router;
 }
