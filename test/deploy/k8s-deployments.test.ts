@@ -15,6 +15,7 @@ import { parseAllDocuments } from 'yaml';
 import {
   NON_SECRET_ENV,
   OPTIONAL_ENV,
+  OPTIONAL_SECRETS,
   OWN_SECRET_ENV,
   OWN_SECRETS,
   SECRET_ENV,
@@ -329,13 +330,23 @@ const envFrom: Check = (p, name) =>
 
 /**
  * The variables of the service's own Secrets come from there, one required `secretKeyRef` each
- * (key = variable name), and no other variable is a reference.
+ * (key = variable name; an optional secret's is `optional: true`), and no other variable is a
+ * reference.
  */
 const ownSecretRefs: Check = (p, name) =>
   problemsOf((problem) => {
-    const wanted = Object.entries(service(name).ownSecrets).flatMap(([secret, keys]) =>
-      keys.map((key) => ({ name: key, valueFrom: { secretKeyRef: { name: secret, key } } })),
-    );
+    const wanted = [
+      ...Object.entries(service(name).ownSecrets).flatMap(([secret, keys]) =>
+        keys.map((key) => ({ name: key, valueFrom: { secretKeyRef: { name: secret, key } } })),
+      ),
+      // An optional secret's reference is optional: a Secret without the key still starts the pod.
+      ...Object.entries(service(name).optionalSecrets).flatMap(([secret, keys]) =>
+        keys.map((key) => ({
+          name: key,
+          valueFrom: { secretKeyRef: { name: secret, key, optional: true } },
+        })),
+      ),
+    ];
     const actual = referencedEnv(containerOf(p, name));
     const canonical = (entries: Obj[]) => entries.map((e) => JSON.stringify(e)).sort();
     if (JSON.stringify(canonical(actual)) !== JSON.stringify(canonical(wanted)))
@@ -351,7 +362,7 @@ const ownSecretRefs: Check = (p, name) =>
 const inlineEnv: Check = (p, name) =>
   problemsOf((problem) => {
     const inline = literalEnv(containerOf(p, name));
-    for (const key of [...SECRET_ENV, ...OWN_SECRET_ENV])
+    for (const key of [...SECRET_ENV, ...OWN_SECRET_ENV, ...OPTIONAL_SECRETS.map((o) => o.key)])
       if (inline[key] !== undefined) problem(`secret ${key} set inline`);
     const keys = Object.keys(inline).sort();
     if (JSON.stringify(keys) !== '["MONGO_DB"]') problem(`inline env ${keys.join(', ')}: only MONGO_DB`);
@@ -462,6 +473,28 @@ describe('the services’ own Secrets', () => {
     expect(secretKeysOf(platform)).not.toContain(key);
     expect(Object.keys(configOf(platform))).not.toContain(key);
   });
+});
+
+describe('the services’ optional secrets', () => {
+  test('are the sandbox signing keys, in the determinations signing key Secret', () => {
+    expect(OPTIONAL_SECRETS).toEqual([
+      { key: 'SANDBOX_SIGNING_KEYS', secret: 'determinations-signing-key', service: 'determinations' },
+    ]);
+  });
+
+  test.each(OPTIONAL_SECRETS.map((o) => [o.key, o.secret, o.service]))(
+    '%s may come from Secret %s, only to the %s Deployment, and is nowhere required',
+    (key, secret, owner) => {
+      expect(deployed.filter((name) => envNamesOf(platform, name).includes(key))).toEqual([owner]);
+      expect(
+        deployed.filter((name) => secretsReferenced(podSpecOf(platform, name)).includes(secret)),
+      ).toEqual([owner]);
+      expect(secretKeysOf(platform)).not.toContain(key);
+      expect(Object.keys(configOf(platform))).not.toContain(key);
+      // Not in the example Secret as a key (only commented out): the deployment runs without it.
+      expect(ownSecretKeysOf(platform, secret)).not.toContain(key);
+    },
+  );
 });
 
 describe.each(deployed)('%s Deployment', (name) => {

@@ -22,7 +22,12 @@ const MAY_READ: Record<string, string[]> = {
   ],
   webhooks: [...SHARED, 'webhooks-encryption-key/WEBHOOK_SECRET_KEY'],
   policy: [...SHARED, 'policy-chain-credentials/CHAIN_RPC_URL', 'policy-chain-credentials/CHAIN_PRIVATE_KEY'],
-  determinations: [...SHARED, 'determinations-signing-key/DETERMINATION_SIGNING_KEYS'],
+  determinations: [
+    ...SHARED,
+    'determinations-signing-key/DETERMINATION_SIGNING_KEYS',
+    // Optional (tools/topology's optional secrets): absent in production.
+    'determinations-signing-key/SANDBOX_SIGNING_KEYS',
+  ],
   payments: [
     ...SHARED,
     ...[
@@ -43,6 +48,7 @@ const SENSITIVE: Record<string, string> = {
   CHAIN_PRIVATE_KEY: 'policy',
   WEBHOOK_SECRET_KEY: 'webhooks',
   DETERMINATION_SIGNING_KEYS: 'determinations',
+  SANDBOX_SIGNING_KEYS: 'determinations',
   MPESA_CONSUMER_SECRET: 'payments',
   MPESA_PASSKEY: 'payments',
   MPESA_SECURITY_CREDENTIAL: 'payments',

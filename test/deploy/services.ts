@@ -54,6 +54,12 @@ export interface DeployedService {
    * Each has its example `k8s/base/<secret>.example.yaml`.
    */
   ownSecrets: Record<string, string[]>;
+  /**
+   * tools/topology's optional secrets of the service, by the own Secret that may hold them:
+   * mounted by its Deployment only, each `secretKeyRef` `optional: true`, shown (commented out)
+   * in the Secret's example; never required, here or in compose.
+   */
+  optionalSecrets: Record<string, string[]>;
   /** Variables a deployment must set explicitly (a default would be wrong or ambiguous there). */
   nonSecretEnv: string[];
   /** Of `nonSecretEnv`, those the service runs without (another service's URL, not deployed yet). */
@@ -68,6 +74,8 @@ interface DeploymentOnly {
   load(env: NodeJS.ProcessEnv): Record<string, unknown>;
   /** The topology's own secrets of the service (its stores' included), by the Secret that holds them. */
   ownSecrets: Record<string, string[]>;
+  /** The topology's optional secrets of the service, by the Secret that may hold them. */
+  optionalSecrets?: Record<string, string[]>;
   /** Settings beyond the topology's wiring that a deployment must set explicitly. */
   settings?: string[];
   shutdownSeconds(config: Record<string, unknown>): number;
@@ -96,6 +104,7 @@ function deployed(name: ServiceName, only: DeploymentOnly): DeployedService {
       .map(([portName]) => portName),
     secretEnv: [...storeVariables('shared-secret'), ...spec.sharedSecrets],
     ownSecrets: only.ownSecrets,
+    optionalSecrets: only.optionalSecrets ?? {},
     nonSecretEnv: [
       'NODE_ENV',
       'LOG_LEVEL',
@@ -168,6 +177,8 @@ const determinations = deployed('determinations', {
   load: loadDeterminationsConfig,
   // The signing keys: the one secret no other service may see.
   ownSecrets: { 'determinations-signing-key': ['DETERMINATION_SIGNING_KEYS'] },
+  // The sandbox signing keys, beside the live ones when a deployment serves sandbox organizations.
+  optionalSecrets: { 'determinations-signing-key': ['SANDBOX_SIGNING_KEYS'] },
   // HTTP closes once the requests in flight answered, the ingest worker lets its jobs finish:
   // each waits at most POLICY_TIMEOUT_MS for the policy service. Then the same closing as the
   // gateway (sweep, relays, producers, MongoDB).
@@ -228,6 +239,12 @@ export const OWN_SECRET_ENV = union(SERVICES.flatMap((s) => Object.values(s.ownS
 /** The services' own Secrets: name, the service that mounts it, its keys. */
 export const OWN_SECRETS = SERVICES.flatMap((s) =>
   Object.entries(s.ownSecrets).map(([secret, keys]) => ({ secret, service: s.name, keys })),
+);
+/** The services' optional secrets: the Secret that may hold each, the service that mounts it. */
+export const OPTIONAL_SECRETS = SERVICES.flatMap((s) =>
+  Object.entries(s.optionalSecrets).flatMap(([secret, keys]) =>
+    keys.map((key) => ({ key, secret, service: s.name })),
+  ),
 );
 /** Non-secret variables some service must be given explicitly. */
 export const NON_SECRET_ENV = union(SERVICES.map((s) => s.nonSecretEnv));

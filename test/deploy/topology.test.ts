@@ -6,7 +6,7 @@ import {
   storeEnv,
   SERVICES as TOPOLOGY_SERVICES,
 } from '@parametric/topology';
-import { SERVICES } from './services';
+import { OPTIONAL_SECRETS, SERVICES } from './services';
 import {
   at,
   configData,
@@ -74,6 +74,20 @@ describe('the deploy checks read their services from tools/topology', () => {
           .map(([variable]) => variable),
       ];
       expect(Object.values(entry.ownSecrets).flat().sort()).toEqual(own.sort());
+      expect(Object.values(entry.optionalSecrets).flat().sort()).toEqual(
+        [...entry.topology.optionalSecrets].sort(),
+      );
+    },
+  );
+
+  test.each(OPTIONAL_SECRETS.map((o) => [o.key, o.service, o] as const))(
+    '%s (optional, %s): docs/deploy.md lists it unset by default, and its Secret’s example shows it',
+    (key, _service, { secret }) => {
+      const row = readRepoFile('docs/deploy.md')
+        .split('\n')
+        .find((line) => line.startsWith(`| \`${key}\``));
+      expect(row?.split('|').map((cell) => cell.trim())[2]).toBe('unset');
+      expect(readRepoFile(`k8s/base/${secret}.example.yaml`)).toMatch(new RegExp(`^\\s*#\\s*${key}:`, 'm'));
     },
   );
 });

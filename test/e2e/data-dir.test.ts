@@ -86,6 +86,22 @@ describe('npm start --data-dir', () => {
     const demoKey = banner(running, /x-api-key: ([^;\s]+);/);
     const opsToken = banner(running, /Authorization: Bearer ([^);\s]+)[);]/);
     const registryAddress = banner(running, /PolicyRegistry at (0x[0-9a-fA-F]{40})/);
+    // The banner's queue dashboard line leads to the operator sign-in, where the ops admin it
+    // names signs in with the password "Ops sign-in" shows.
+    const queueSignIn = banner(running, /Queue dashboard: +(\S+)/);
+    expect(queueSignIn).toBe(`${ops}/queues/sign-in`);
+    const opsAdmin = banner(running, /Ops sign-in: +(\S+) \(OPS_ADMIN\)/);
+    expect(banner(running, /Queue dashboard: +\S+ +\(in a browser: (\S+) and its password/)).toBe(opsAdmin);
+    const queueSession = await fetch(queueSignIn, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' },
+      body: new URLSearchParams({
+        email: opsAdmin,
+        password: banner(running, /Ops sign-in: +\S+ \(OPS_ADMIN\), password (\S+)/),
+      }).toString(),
+    });
+    expect([queueSession.status, queueSession.headers.get('location')]).toEqual([303, '/ops/queues/']);
     const jwksBefore = (await (await fetch(`${api}/.well-known/jwks.json`)).json()) as { keys: unknown[] };
     const registered = await call(
       'POST',

@@ -1,27 +1,7 @@
 import { createPublicKey, type KeyObject, verify } from 'node:crypto';
 import { CanonicalizationError, canonicalJson, evidenceHash, sha256Hex } from './canonical';
+import { SANDBOX_KEY_MARK, SIGNED_FIELDS } from './fields';
 import { decodeBase64url, jwkThumbprint } from './jwk';
-
-/**
- * The fields a determination's signature covers, in the order the docs list them (JCS sorts
- * them anyway). `amountOwedUnavailableReason` is present exactly when `amountOwed` is null.
- */
-export const SIGNED_FIELDS = [
-  'determinationId',
-  'policyId',
-  'policyNumber',
-  'kind',
-  'methodologyVersion',
-  'triggered',
-  'damagePercentBp',
-  'assessedAt',
-  'settlementMode',
-  'settledByMicrocrop',
-  'amountOwed',
-  'amountOwedUnavailableReason',
-  'evidenceHash',
-] as const;
-export type SignedField = (typeof SIGNED_FIELDS)[number];
 
 export interface AmountOwed {
   /** Minor units of `currency`, a decimal integer string ("1250050"). */
@@ -71,9 +51,6 @@ export type ReasonCode = (typeof REASON_CODES)[number];
 export type VerifyResult =
   /** `sandbox`: signed with a sandbox key (accepted only with `acceptSandbox`). */
   { valid: true; kid: string; sandbox: boolean } | { valid: false; reason: string; code: ReasonCode };
-
-/** How a JWKS marks the keys that sign sandbox organizations' test determinations. */
-export const SANDBOX_KEY_MARK = { member: 'environment', value: 'sandbox' } as const;
 
 export interface VerifyOptions {
   /**

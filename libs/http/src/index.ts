@@ -58,8 +58,10 @@ export {
   mountRoutes,
   ok,
   page,
+  type Reply,
   type ReplyOf,
   raw,
+  renderReply,
 } from './mount';
 export { type DocumentOptions, openApiDocument, paginationSchema } from './openapi';
 export { answerOptions } from './options';

@@ -1,4 +1,4 @@
-import type { NextFunction, Request, Response, Router } from 'express';
+import type { Request, Response, Router } from 'express';
 import type { z } from 'zod';
 import { assertCapability } from './capabilities';
 import { type DataResponse, expressPath, type PageResponse, type RouteContract } from './contract';
@@ -46,16 +46,16 @@ export type Handler<C extends RouteContract, Ctx> = (input: InputOf<C>, ctx: Ctx
 /** A contract and the handler that serves it. */
 export interface Binding<Ctx> {
   contract: RouteContract;
-  handle(
-    input: unknown,
-    ctx: Ctx,
-  ): Promise<{
-    status: number;
-    data?: unknown;
-    page?: unknown;
-    raw?: string;
-    headers?: Record<string, string>;
-  }>;
+  handle(input: unknown, ctx: Ctx): Promise<Reply>;
+}
+
+/** A reply as `renderReply` sends it. */
+export interface Reply {
+  status: number;
+  data?: unknown;
+  page?: unknown;
+  raw?: string;
+  headers?: Record<string, string>;
 }
 
 /**
@@ -88,41 +88,47 @@ export function mountRoutes<Ctx>(
     if (contract.auth !== 'none' && !contract.capability) {
       throw new Error(`${contract.operationId} is a ${contract.auth} route that declares no capability`);
     }
-    router[contract.method](
-      expressPath(contract.path),
-      async (req: Request, res: Response, next: NextFunction) => {
-        req.routeBaseUrl = req.baseUrl;
-        if (contract.capability) {
-          // Fails closed: a route mounted without the guard that verifies its caller answers 500.
-          if (!req.caller) throw new Error(`${contract.operationId} was reached without a verified caller`);
-          assertCapability(req.caller, contract.capability);
-        }
-        const input = parseInput(contract, req);
-        const reply = await binding.handle(input, contextOf(req));
-        if (answeredAfterDeadline(req)) {
-          req.log.warn(
-            { operationId: contract.operationId },
-            'request completed after its deadline had answered it',
-          );
-          return;
-        }
-        const spec = contract.responses[reply.status];
-        if (!spec)
-          return next(new Error(`${contract.operationId} answered undeclared status ${reply.status}`));
-        res.status(reply.status);
-        if (reply.headers) res.set(reply.headers);
-        if (reply.raw !== undefined && 'contentType' in spec) {
-          res.type(spec.contentType).send(reply.raw);
-        } else if ('item' in spec) {
-          const page = reply.page as { page: number; limit: number; total: number };
-          res.json({ success: true, data: reply.data, pagination: paginationOf(page) });
-        } else {
-          res.json({ success: true, data: reply.data });
-        }
-      },
-    );
+    router[contract.method](expressPath(contract.path), async (req: Request, res: Response) => {
+      req.routeBaseUrl = req.baseUrl;
+      if (contract.capability) {
+        // Fails closed: a route mounted without the guard that verifies its caller answers 500.
+        if (!req.caller) throw new Error(`${contract.operationId} was reached without a verified caller`);
+        assertCapability(req.caller, contract.capability);
+      }
+      const input = parseInput(contract, req);
+      const reply = await binding.handle(input, contextOf(req));
+      if (answeredAfterDeadline(req)) {
+        req.log.warn(
+          { operationId: contract.operationId },
+          'request completed after its deadline had answered it',
+        );
+        return;
+      }
+      renderReply(res, contract, reply);
+    });
   }
   return router;
+}
+
+/**
+ * Sends a reply in the envelope its contract declares for its status: `{ success, data }`, the
+ * paginated one, or a raw document. A status the contract does not declare is a bug, thrown (so
+ * `500`), never sent. Routes mounted by `mountRoutes` answer through it, and so does any handler
+ * that answers for a contract outside it (the gateway's four-eyes gate, services/gateway/src/approvals/gate.ts).
+ */
+export function renderReply(res: Response, contract: RouteContract, reply: Reply): void {
+  const spec = contract.responses[reply.status];
+  if (!spec) throw new Error(`${contract.operationId} answered undeclared status ${reply.status}`);
+  res.status(reply.status);
+  if (reply.headers) res.set(reply.headers);
+  if (reply.raw !== undefined && 'contentType' in spec) {
+    res.type(spec.contentType).send(reply.raw);
+  } else if ('item' in spec) {
+    const page = reply.page as { page: number; limit: number; total: number };
+    res.json({ success: true, data: reply.data, pagination: paginationOf(page) });
+  } else {
+    res.json({ success: true, data: reply.data });
+  }
 }
 
 /** `200` with `data`. */

@@ -1,3 +1,4 @@
+import { SANDBOX_KEY_MARK, SIGNED_FIELDS } from '@parametric/determination-verify/src/fields';
 import canonicalize from 'canonicalize';
 
 /**
@@ -6,24 +7,10 @@ import canonicalize from 'canonicalize';
  * Node's (node:crypto) and so cannot ship in a page: the key's RFC 7638 thumbprint is its kid,
  * `canonicalHash` is the SHA-256 of `canonicalPayload`, `canonicalPayload` is its own RFC 8785
  * form, the Ed25519 signature over its UTF-8 bytes verifies (WebCrypto), and every signed field
- * the record shows is the signed one. services/dashboard/test/verify.test.ts holds the field list
- * to the library's and runs both verifiers on the same records.
+ * the record shows is the signed one. The signed field list and the sandbox mark are the library's
+ * own (its node-free src/fields.ts); services/dashboard/test/unit/verify.test.ts runs both
+ * verifiers on the same records.
  */
-export const SIGNED_FIELDS = [
-  'determinationId',
-  'policyId',
-  'policyNumber',
-  'kind',
-  'methodologyVersion',
-  'triggered',
-  'damagePercentBp',
-  'assessedAt',
-  'settlementMode',
-  'settledByMicrocrop',
-  'amountOwed',
-  'amountOwedUnavailableReason',
-  'evidenceHash',
-] as const;
 
 /** `sandbox`: signed with a key the JWKS marks `"environment": "sandbox"` (a test determination). */
 export type Verification = { valid: true; kid: string; sandbox: boolean } | { valid: false; reason: string };
@@ -105,7 +92,7 @@ export async function verifyDetermination(
     );
     if (thumbprint !== kid) return invalid(`the key listed as ${kid} is not that key`);
     // As the reference verifier (libs/determination-verify): a sandbox key only when asked.
-    const sandbox = jwk.environment === 'sandbox';
+    const sandbox = jwk[SANDBOX_KEY_MARK.member] === SANDBOX_KEY_MARK.value;
     if (sandbox && !options.acceptSandbox) return invalid(`key ${kid} is a sandbox key`);
     const bytes = encoder.encode(canonicalPayload);
     if (

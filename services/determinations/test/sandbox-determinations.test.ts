@@ -39,7 +39,7 @@ async function sandboxPolicy() {
 
 describe('POST /sandbox/determinations', () => {
   it('issues a signed test determination, delivered as a real one, that only a sandbox-aware verifier accepts', async () => {
-    const { org, key, policyId } = await sandboxPolicy();
+    const { key, policyId } = await sandboxPolicy();
     await p.connectWebhook(key);
     const issued = await p.gateway.api('POST', '/sandbox/determinations', {
       key,
@@ -96,7 +96,11 @@ describe('POST /sandbox/determinations', () => {
         },
       },
     );
-    expect([report.status, org.id]).toEqual([201, org.id]);
+    expect(report.status).toBe(201);
+    // Reported like a live determination's: the read shows it settled by the partner.
+    const reported = (await p.gateway.api('GET', `/determinations/${determination.determinationId}`, { key }))
+      .body.data;
+    expect(reported.partnerSettlementStatus).toBe('REPORTED');
   });
 
   it('lets a short dueInSeconds make the report overdue, with determination.settlement_report_overdue', async () => {

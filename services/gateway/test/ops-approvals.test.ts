@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { type ApprovalAction, FOUR_EYES_ROUTES } from '@parametric/contracts';
+import type { DataResponse } from '@parametric/http';
 import { type PolicyPlatform, startPolicyPlatform } from '../../policy/test/support';
 import { call, type SignedInOperator, signInOperator } from './support';
 
@@ -38,13 +40,23 @@ const tierOf = async (id: string) =>
 const capacityOf = async (id: string) =>
   (await p.gateway.ops('GET', `/organizations/${id}/underwriting`)).body.data.capacity?.amount ?? null;
 const TIER_2 = { serviceTier: 'DETERMINATION_AND_SETTLEMENT' };
+/** A 202 body as the gated route's contract declares it: the envelope, and data its schema parses unchanged. */
+const expectContract202 = (
+  action: ApprovalAction,
+  answer: { status: number; body: Record<string, unknown> },
+) => {
+  const spec = FOUR_EYES_ROUTES[action].responses[202] as DataResponse;
+  expect([answer.status, Object.keys(answer.body).sort()]).toEqual([202, ['data', 'success']]);
+  expect(answer.body.success).toBe(true);
+  expect(spec.data.parse(answer.body.data)).toEqual(answer.body.data);
+};
 const approvalsCount = async () => (await p.gateway.ops('GET', '/approvals?limit=1')).body.pagination.total;
 
 describe('four eyes on a service-tier change', () => {
   it('waits for another underwriter, who carries it out once; the trail names both', async () => {
     const org = await p.gateway.register();
     const asked = await as(first)('POST', `/organizations/${org.id}/service-tier`, TIER_2);
-    expect(asked.status).toBe(202);
+    expectContract202('opsSetServiceTier', asked);
     const approval = asked.body.data.approval;
     expect(approval).toMatchObject({
       status: 'PENDING',
@@ -199,6 +211,7 @@ describe('four eyes on capacity', () => {
 
     const big = await as(first)('POST', `/organizations/${org.id}/capacity`, capacity(2_000_000.01));
     expect([big.status, big.body.data.approval?.action]).toEqual([202, 'opsRecordCapacity']);
+    expectContract202('opsRecordCapacity', big);
     expect(await capacityOf(org.id)).toBe('1000000.00');
     const approved = await as(second)('POST', `/approvals/${big.body.data.approval.id}/approve`);
     expect([approved.status, approved.body.data.result.amount]).toEqual([200, '2000000.01']);

@@ -1,3 +1,5 @@
+import { testMongoUrl } from '@parametric/test-harness';
+import mongoose from 'mongoose';
 import {
   cropPurchase,
   farmerBody,
@@ -11,7 +13,10 @@ import {
 describe('sandbox organizations through the gateway (docs/api.md, "Sandbox")', () => {
   let p: PolicyPlatform;
   beforeAll(async () => {
-    p = await startPolicyPlatform();
+    // Command monitoring on: the set-up test counts the policy service's own writes.
+    const monitored = new URL(testMongoUrl());
+    monitored.searchParams.set('monitorCommands', 'true');
+    p = await startPolicyPlatform({ MONGO_URL: monitored.toString() });
   });
   afterAll(async () => {
     await p.stop();
@@ -81,6 +86,58 @@ describe('sandbox organizations through the gateway (docs/api.md, "Sandbox")', (
     const reserved = capacity.reserved;
     expect((await api('POST', '/policies/purchase', org.apiKey, cropPurchase(org))).status).toBe(201);
     expect(Number((await underwriting(org.id)).capacity.reserved)).toBeGreaterThan(Number(reserved));
+  });
+
+  /**
+   * The write commands the process sends to the platform's database while `action` runs (the
+   * policy service's connection included: every connection of this process is a mongoose one).
+   */
+  async function writesOf(action: () => Promise<void>) {
+    const writes: Array<{ collection: string; command: string }> = [];
+    const clients = mongoose.connections
+      .filter((connection) => connection.name === p.config.MONGO_DB)
+      .map((connection) => connection.getClient());
+    const listener = (event: { commandName: string; command: Record<string, unknown> }) => {
+      if (!['insert', 'update', 'findAndModify', 'delete'].includes(event.commandName)) return;
+      writes.push({
+        collection: String(event.command[event.commandName]),
+        // Amounts are BigInts (libs/money); a listener that threw would fail the command itself.
+        command: JSON.stringify(event.command, (_key, value) =>
+          typeof value === 'bigint' ? value.toString() : value,
+        ),
+      });
+    };
+    for (const client of clients) client.on('commandStarted', listener);
+    try {
+      await action();
+    } finally {
+      for (const client of clients) client.off('commandStarted', listener);
+    }
+    return writes;
+  }
+
+  it('sets a sandbox organization up once: a later purchase writes no licence or capacity set-up', async () => {
+    const org = await sandboxOrg();
+    const purchase = async () => {
+      expect((await api('POST', '/policies/purchase', org.apiKey, cropPurchase(org))).status).toBe(201);
+    };
+    const setUp = (writes: Array<{ collection: string; command: string }>) =>
+      writes.filter(
+        (w) =>
+          ['licences', 'underwriting_capacity'].includes(w.collection) && w.command.includes('$setOnInsert'),
+      );
+    // The monitoring sees the service's writes: the first purchase's set-up, one per document.
+    const first = await writesOf(purchase);
+    expect(
+      setUp(first)
+        .map((w) => w.collection)
+        .sort(),
+    ).toEqual(['licences', 'underwriting_capacity']);
+
+    const second = await writesOf(purchase);
+    expect(setUp(second)).toEqual([]);
+    // It still reserved its cover on the capacity the first set up.
+    expect(second.map((w) => w.collection)).toContain('underwriting_capacity');
   });
 
   it('keeps what ops recorded for a sandbox organization: the set-up only fills what is missing', async () => {

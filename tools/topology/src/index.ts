@@ -63,6 +63,12 @@ export interface ServiceSpec {
   sharedSecrets: string[];
   /** Secrets given to this service only (never in a shared Secret, never to another service). */
   ownSecrets: string[];
+  /**
+   * Own secrets (this service's only, like `ownSecrets`) that a deployment may leave unset: the
+   * service runs without what they enable. No deployment requires them, and npm start gives them
+   * only when it has a value.
+   */
+  optionalSecrets: string[];
 }
 
 export interface StandInSpec {
@@ -120,6 +126,7 @@ const gateway: ServiceSpec = {
   // The ops token and the key pepper (only the gateway serves ops and checks keys), the
   // dashboard token keys (only the gateway signs and verifies sign-ins).
   ownSecrets: ['OPS_TOKEN', 'API_KEY_PEPPER', 'DASHBOARD_TOKEN_KEYS'],
+  optionalSecrets: [],
 };
 
 /** An internal service's one listener: reached through the gateway only. */
@@ -144,6 +151,7 @@ const webhooks: ServiceSpec = {
   sharedSecrets: PLATFORM_SECRETS,
   // The key sealing partners' webhook signing secrets at rest.
   ownSecrets: ['WEBHOOK_SECRET_KEY'],
+  optionalSecrets: [],
 };
 
 const policy: ServiceSpec = {
@@ -156,6 +164,7 @@ const policy: ServiceSpec = {
   reaches: [],
   sharedSecrets: PLATFORM_SECRETS,
   ownSecrets: [],
+  optionalSecrets: [],
 };
 
 const determinations: ServiceSpec = {
@@ -170,6 +179,9 @@ const determinations: ServiceSpec = {
   sharedSecrets: PLATFORM_SECRETS,
   // The keys determinations are signed with.
   ownSecrets: ['DETERMINATION_SIGNING_KEYS'],
+  // Sandbox organizations' test determinations are signed with these; unset (production),
+  // there are none (docs/determinations.md, "Public keys").
+  optionalSecrets: ['SANDBOX_SIGNING_KEYS'],
 };
 
 /** The M-Pesa (Daraja) credentials: payments' own. */
@@ -212,6 +224,7 @@ const payments: ServiceSpec = {
   reaches: [],
   sharedSecrets: PLATFORM_SECRETS,
   ownSecrets: [...MPESA_CREDENTIAL_ENV, 'PAYMENTS_CALLBACK_TOKEN'],
+  optionalSecrets: [],
 };
 
 /** The deployed services, in the order `npm start` lists them. */
@@ -331,11 +344,12 @@ export function storeEnv(name: ServiceName): Record<string, StoreVariable> {
   return Object.assign({}, ...service(name).stores.map((s) => store(s).env));
 }
 
-/** Every secret some service holds: shared ones, own ones and the stores' secret variables. */
+/** Every secret some service holds: shared ones, own ones (optional included) and the stores' secret variables. */
 export function secretNames(): string[] {
   const names = SERVICES.flatMap((s) => [
     ...s.sharedSecrets,
     ...s.ownSecrets,
+    ...s.optionalSecrets,
     ...Object.entries(storeEnv(s.name))
       .filter(([, how]) => how !== 'config')
       .map(([variable]) => variable),

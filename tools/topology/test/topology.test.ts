@@ -66,7 +66,7 @@ describe('the topology', () => {
     expect(usersOf('redis').sort()).toEqual(SERVICES.map((s) => s.name).sort());
   });
 
-  it('lists each secret once: shared, own, and the stores’ secret variables', () => {
+  it('lists each secret once: shared, own (optional included), and the stores’ secret variables', () => {
     const names = secretNames();
     expect(names).toEqual([...new Set(names)]);
     expect(names).toEqual(
@@ -79,10 +79,13 @@ describe('the topology', () => {
       ]),
     );
     expect(names).not.toContain('CHAIN_REGISTRY_ADDRESS');
-    // An own secret is one service's only.
+    // An own secret, optional or not, is one service's only.
+    expect(names).toContain('SANDBOX_SIGNING_KEYS');
     for (const spec of SERVICES) {
-      for (const secret of spec.ownSecrets) {
-        const holders = SERVICES.filter((s) => [...s.ownSecrets, ...s.sharedSecrets].includes(secret));
+      for (const secret of [...spec.ownSecrets, ...spec.optionalSecrets]) {
+        const holders = SERVICES.filter((s) =>
+          [...s.ownSecrets, ...s.optionalSecrets, ...s.sharedSecrets].includes(secret),
+        );
         expect({ secret, holders: holders.map((s) => s.name) }).toEqual({ secret, holders: [spec.name] });
       }
     }

@@ -1,26 +1,18 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import {
+  verifyWebhook as sdkVerifyWebhook,
+  type WebhookEvent,
+  type WebhookFailureReason,
+  type WebhookVerifyResult,
+} from '@parametric/sdk';
 
-// Everything below the imports is shown to partners, word for word (less `export`), in
-// docs/webhooks.md; test/doc-example.test.ts fails when the two differ. Edit both together.
+// The check itself is @parametric/sdk's verifyWebhook (libs/sdk/src/verify.ts), the one partners
+// get; the receiver only adapts its call shape. docs/webhooks.md shows partners a self-contained
+// copy, and test/doc-example.test.ts holds that copy to the SDK's verdicts case by case.
 
-export type VerifyFailureReason =
-  | 'missing-headers'
-  | 'bad-timestamp'
-  | 'stale-timestamp'
-  | 'bad-signature'
-  | 'bad-json'
-  | 'id-mismatch';
-
-export interface WebhookEnvelope {
-  id: string;
-  event: string;
-  createdAt: string;
-  data: Record<string, unknown>;
-}
-
-export type VerifyResult =
-  | { ok: true; deliveryId: string; event: string; timestamp: number; body: WebhookEnvelope }
-  | { ok: false; reason: VerifyFailureReason };
+export type VerifyFailureReason = WebhookFailureReason;
+export type WebhookEnvelope = WebhookEvent;
+export type VerifyResult = WebhookVerifyResult;
 
 export interface VerifyOptions {
   /** The request body exactly as received: bytes, not a string and not parsed JSON. */
@@ -43,51 +35,7 @@ export function signWebhook(secret: string, timestamp: string | number, rawBody:
     .digest('hex');
 }
 
-/** One header value, whatever the case of its name; a header sent more than once counts as missing. */
-function headerValue(headers: VerifyOptions['headers'], name: string): string | undefined {
-  for (const [key, value] of Object.entries(headers)) {
-    if (key.toLowerCase() !== name) continue;
-    if (Array.isArray(value)) return value.length === 1 ? value[0] : undefined;
-    return value;
-  }
-  return undefined;
-}
-
 export function verifyWebhook(options: VerifyOptions): VerifyResult {
-  const { rawBody, headers, secret, now = Date.now(), toleranceSeconds = 300 } = options;
-  if (secret === '') throw new TypeError('verifyWebhook: the webhook secret is empty');
-
-  const deliveryId = headerValue(headers, 'x-service-delivery');
-  const timestampHeader = headerValue(headers, 'x-service-timestamp');
-  const signature = headerValue(headers, 'x-service-signature');
-  if (!deliveryId || !timestampHeader || !signature) return { ok: false, reason: 'missing-headers' };
-
-  // Unix seconds, digits only. The signed text uses the header exactly as sent.
-  if (!/^\d{1,12}$/.test(timestampHeader)) return { ok: false, reason: 'bad-timestamp' };
-  const timestamp = Number(timestampHeader);
-  if (Math.abs(Math.floor(now / 1000) - timestamp) > toleranceSeconds) {
-    return { ok: false, reason: 'stale-timestamp' };
-  }
-
-  // Compare the hex texts in constant time; timingSafeEqual throws on different lengths.
-  const expected = Buffer.from(signWebhook(secret, timestampHeader, rawBody), 'utf8');
-  const given = Buffer.from(signature, 'utf8');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-    return { ok: false, reason: 'bad-signature' };
-  }
-
-  // Parse only after the signature holds, and trust the signed body over unsigned headers.
-  let body: WebhookEnvelope;
-  try {
-    body = JSON.parse(rawBody.toString('utf8'));
-  } catch {
-    return { ok: false, reason: 'bad-json' };
-  }
-  if (typeof body !== 'object' || body === null || Array.isArray(body) || typeof body.event !== 'string') {
-    return { ok: false, reason: 'bad-json' };
-  }
-  // x-service-delivery is not signed: de-duplicate on it only when it equals the signed body.id.
-  if (body.id !== deliveryId) return { ok: false, reason: 'id-mismatch' };
-
-  return { ok: true, deliveryId, event: body.event, timestamp, body };
+  const { rawBody, headers, secret, ...timing } = options;
+  return sdkVerifyWebhook(rawBody, headers, secret, timing);
 }

@@ -54,6 +54,18 @@ export function signedDelivery(
   };
 }
 
+/** Any body (JSON or not), correctly signed as delivery `d1` at `now` (ms): for the checks after the signature. */
+export function signedText(text: string, now = Date.now()) {
+  const rawBody = Buffer.from(text);
+  const timestamp = String(Math.floor(now / 1000));
+  const headers = {
+    'x-service-delivery': 'd1',
+    'x-service-timestamp': timestamp,
+    'x-service-signature': signWebhook(SECRET, timestamp, rawBody),
+  };
+  return { rawBody, headers };
+}
+
 export interface HttpAnswer {
   status: number;
   headers: http.IncomingHttpHeaders;

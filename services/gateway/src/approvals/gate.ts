@@ -1,6 +1,7 @@
-import { type ApprovalAction, FOUR_EYES_ROUTES } from '@parametric/contracts';
-import { expressPath, parseInput, type RouteContract } from '@parametric/http';
+import { type ApprovalAction, type approvalRequestedResponse, FOUR_EYES_ROUTES } from '@parametric/contracts';
+import { expressPath, parseInput, type RouteContract, renderReply } from '@parametric/http';
 import { type NextFunction, type Request, type Response, Router } from 'express';
+import type { z } from 'zod';
 import type { OpsCaller } from '../auth/ops-caller';
 import type { Approvals, Decider, GatedInput } from './domain';
 import { deciderOf } from './routes';
@@ -55,7 +56,13 @@ export function fourEyesGate(deps: {
             request: input.body ?? null,
           },
         );
-        res.status(202).json({ success: true, data: { approval } });
+        // Typed as the contract's 202 (every gated route declares the same one, four-eyes.ts), and
+        // rendered as mountRoutes renders any answer: a route that stopped declaring it is a 500.
+        const reply: { status: 202; data: z.input<typeof approvalRequestedResponse.data> } = {
+          status: 202,
+          data: { approval },
+        };
+        renderReply(res, contract, reply);
       },
     );
   }

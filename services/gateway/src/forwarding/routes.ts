@@ -113,20 +113,13 @@ export function opsForwardingRoutes(deps: ForwardingDeps): Router {
   router.use(async (req: Request, res: Response, next: NextFunction) => {
     const match = FORWARDED_OPS_ROUTES.find((r) => r.path.test(req.path));
     if (!match) return next();
-    // issuedAt: the receiving service checks it against its own system clock (libs/http internal-context.ts).
     const caller = req.caller;
     if (!caller) throw new Error('authenticateOps must run before ops forwarding');
-    const context = {
-      role: caller.role,
-      capabilities: caller.capabilities as OpsCapability[],
-      requestId: String(req.id),
-      issuedAt: Date.now(),
-    };
     await forward(req, res, deps.upstreams, {
       service: match.service,
       base: deps.serviceUrls[match.service],
       path: `/ops${req.url}`,
-      headers: signContext(context, deps.signingSecret),
+      headers: signedOpsContext(caller, String(req.id), deps.signingSecret),
       timeoutMs: deps.timeoutMs,
     });
   });
@@ -160,33 +153,73 @@ export async function askOpsService(
   const unavailable = () =>
     new AppError('SERVICE_UNAVAILABLE', `The ${request.service} service is not available, try again shortly`);
   if (!base) throw unavailable();
-  const headers: Record<string, string> = {
-    accept: 'application/json',
-    'x-request-id': request.requestId,
-    ...signContext(
-      {
-        role: request.caller.role,
-        capabilities: [...request.caller.capabilities],
-        requestId: request.requestId,
-        issuedAt: Date.now(),
-      },
-      deps.signingSecret,
-    ),
-  };
-  if (request.body !== undefined) headers['content-type'] = 'application/json';
   try {
-    return await outbound(`${request.method} ${request.service}`, (traceparent) =>
-      deps.upstreams.request(base, `/ops${request.path}`, {
-        method: request.method,
-        headers: traceparent ? { ...headers, traceparent } : headers,
-        body: request.body === undefined ? undefined : JSON.stringify(request.body),
-        timeoutMs: deps.timeoutMs,
-      }),
-    );
+    return await requestService(deps.upstreams, {
+      service: request.service,
+      base,
+      path: `/ops${request.path}`,
+      method: request.method,
+      requestId: request.requestId,
+      headers: signedOpsContext(request.caller, request.requestId, deps.signingSecret),
+      body: request.body,
+      timeoutMs: deps.timeoutMs,
+    });
   } catch (err) {
     deps.logger.warn({ err, service: request.service }, 'ops request to a service failed');
     throw unavailable();
   }
+}
+
+/** The signed ops context of a caller: its role and capabilities, which the service checks again. */
+function signedOpsContext(
+  caller: { role: string; capabilities: readonly string[] },
+  requestId: string,
+  secret: string,
+): Record<string, string> {
+  const context = {
+    role: caller.role,
+    capabilities: [...caller.capabilities] as OpsCapability[],
+    requestId,
+    // The receiving service checks it against its own system clock (libs/http internal-context.ts).
+    issuedAt: Date.now(),
+  };
+  return signContext(context, secret);
+}
+
+/**
+ * One request to a service, for a forwarded request and for the gateway's own ops calls alike:
+ * `accept: application/json`, the request id, the signed context (`headers`, with any partner
+ * header the caller passes on), a JSON content type when there is a body, and our `traceparent`
+ * (the partner's trace id at most, with our span as parent). No redirect is followed (undici's
+ * request never does): a 3xx comes back with its Location.
+ */
+function requestService(
+  upstreams: Upstreams,
+  target: {
+    service: ServiceName;
+    base: string;
+    path: string;
+    method: string;
+    requestId: string;
+    headers: Record<string, string | string[]>;
+    body?: unknown;
+    timeoutMs: number;
+  },
+): Promise<UpstreamReply> {
+  const headers: Record<string, string | string[]> = {
+    accept: 'application/json',
+    'x-request-id': target.requestId,
+    ...target.headers,
+  };
+  if (target.body !== undefined) headers['content-type'] = 'application/json';
+  return outbound(`${target.method} ${target.service}`, (traceparent) =>
+    upstreams.request(target.base, target.path, {
+      method: target.method,
+      headers: traceparent ? { ...headers, traceparent } : headers,
+      body: target.body === undefined ? undefined : JSON.stringify(target.body),
+      timeoutMs: target.timeoutMs,
+    }),
+  );
 }
 
 /** Public partner routes another service serves: no key, no organization context. */
@@ -244,8 +277,7 @@ export function publicForwardingRoutes(deps: ForwardingDeps): Router {
 }
 
 /**
- * One forwarded request. Only the signed context, the request id, our `traceparent` (the
- * partner's trace id at most, with our span as parent) and the partner headers a contract
+ * One forwarded request. Only what `requestService` sends and the partner headers a contract
  * declares (`FORWARDED_REQUEST_HEADERS`) travel with the body: nothing else a partner sets in
  * its own headers reaches the service.
  */
@@ -263,11 +295,7 @@ async function forward(
 ): Promise<void> {
   if (!target.base)
     throw new AppError('SERVICE_UNAVAILABLE', `The ${target.service} service is not available`);
-  const headers: Record<string, string | string[]> = {
-    accept: 'application/json',
-    'x-request-id': String(req.id),
-    ...target.headers,
-  };
+  const headers: Record<string, string | string[]> = { ...target.headers };
   for (const name of FORWARDED_REQUEST_HEADERS) {
     // `headersDistinct` builds a list of every header the request has: only for one it sent.
     if (req.headers[name] === undefined) continue;
@@ -277,20 +305,18 @@ async function forward(
     if (values?.length) headers[name] = values.length === 1 ? (values[0] as string) : values;
   }
   const hasBody = req.body !== undefined && req.method !== 'GET' && req.method !== 'HEAD';
-  if (hasBody) headers['content-type'] = 'application/json';
 
-  // No redirect is followed (undici's request never does): a 3xx goes back with its Location.
   let upstream: UpstreamReply;
   try {
-    const base = target.base;
-    upstream = await outbound(`${req.method} ${target.service}`, (traceparent) => {
-      if (traceparent) headers.traceparent = traceparent;
-      return upstreams.request(base, target.path, {
-        method: req.method,
-        headers,
-        body: hasBody ? JSON.stringify(req.body) : undefined,
-        timeoutMs: target.timeoutMs,
-      });
+    upstream = await requestService(upstreams, {
+      service: target.service,
+      base: target.base,
+      path: target.path,
+      method: req.method,
+      requestId: String(req.id),
+      headers,
+      body: hasBody ? req.body : undefined,
+      timeoutMs: target.timeoutMs,
     });
   } catch (err) {
     req.log.warn({ err, service: target.service }, 'forwarding failed');
