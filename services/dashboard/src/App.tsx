@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from 'react';
-import { DeterminationDetail, DeterminationsList } from './Determinations';
-import { Overview } from './Overview';
-import { SignIn } from './SignIn';
+import { DeterminationDetail, DeterminationsList } from './pages/Determinations';
+import { Overview } from './pages/Overview';
+import { SignIn } from './pages/SignIn';
 import { api, onSessionChange, refresh, signOut } from './session';
 import { t } from './strings';
 

@@ -1,9 +1,10 @@
 import { type FormEvent, useState } from 'react';
-import { type Amount, formatAmount, formatBasisPoints, formatDate } from './format';
-import { api, publicJson } from './session';
-import { t } from './strings';
-import { useLoad } from './useApi';
-import { verifyDetermination } from './verify';
+import { type Column, DataTable } from '../components/DataTable';
+import { type Amount, formatAmount, formatBasisPoints, formatDate } from '../format';
+import { api, publicJson } from '../session';
+import { t } from '../strings';
+import { useLoad } from '../useApi';
+import { verifyDetermination } from '../verify';
 
 interface Determination {
   determinationId: string;
@@ -32,7 +33,6 @@ interface Report {
 }
 
 const SETTLEMENT_STATUSES = ['PENDING', 'REPORTED', 'OVERDUE', 'NOT_REQUIRED', 'NOT_APPLICABLE'] as const;
-const PAGE_SIZE = 20;
 
 function AmountOwed({ determination }: { determination: Determination }) {
   if (determination.amountOwed) return <>{formatAmount(determination.amountOwed)}</>;
@@ -40,117 +40,83 @@ function AmountOwed({ determination }: { determination: Determination }) {
   return <>{reason ? t('amountUnavailable', { reason }) : t('none')}</>;
 }
 
+const COLUMNS: readonly Column<Determination>[] = [
+  {
+    header: t('colPolicy'),
+    cell: (d) => <a href={`#/determinations/${d.determinationId}`}>{d.policyNumber}</a>,
+    csv: (d) => d.policyNumber,
+  },
+  { header: t('colKind'), cell: (d) => d.kind, csv: (d) => d.kind },
+  {
+    header: t('colTriggered'),
+    cell: (d) => (d.triggered ? t('yes') : t('no')),
+    csv: (d) => String(d.triggered),
+  },
+  {
+    header: t('colDamage'),
+    cell: (d) => formatBasisPoints(d.damagePercentBp),
+    csv: (d) => String(d.damagePercentBp),
+  },
+  {
+    header: t('colAmountOwed'),
+    cell: (d) => <AmountOwed determination={d} />,
+    csv: (d) => (d.amountOwed ? `${d.amountOwed.amount} ${d.amountOwed.currency}` : ''),
+    className: 'amount',
+  },
+  {
+    header: t('colSettlement'),
+    cell: (d) => d.partnerSettlementStatus,
+    csv: (d) => d.partnerSettlementStatus,
+  },
+  { header: t('colIssued'), cell: (d) => formatDate(d.issuedAt), csv: (d) => d.issuedAt },
+];
+
 export function DeterminationsList() {
-  const [filters, setFilters] = useState({ status: '', triggered: '', page: 1 });
-  const query = new URLSearchParams({ page: String(filters.page), limit: String(PAGE_SIZE) });
+  const [filters, setFilters] = useState({ status: '', triggered: '' });
+  const query = new URLSearchParams();
   if (filters.status) query.set('partnerSettlementStatus', filters.status);
   if (filters.triggered) query.set('triggered', filters.triggered);
-  const list = useLoad(query.toString(), () =>
-    api<{ data: Determination[]; pagination: { page: number; totalPages: number; total: number } }>(
-      `/determinations?${query}`,
-    ),
-  );
 
   function apply(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
-    setFilters({
-      status: String(form.get('status') ?? ''),
-      triggered: String(form.get('triggered') ?? ''),
-      page: 1,
-    });
+    setFilters({ status: String(form.get('status') ?? ''), triggered: String(form.get('triggered') ?? '') });
   }
 
   return (
     <>
       <h1>{t('determinationsTitle')}</h1>
-      <form className="filters" onSubmit={apply}>
-        <label htmlFor="status">{t('filterSettlement')}</label>
-        <select id="status" name="status" defaultValue={filters.status}>
-          <option value="">{t('any')}</option>
-          {SETTLEMENT_STATUSES.map((status) => (
-            <option key={status} value={status}>
-              {status}
-            </option>
-          ))}
-        </select>
-        <label htmlFor="triggered">{t('filterTriggered')}</label>
-        <select id="triggered" name="triggered" defaultValue={filters.triggered}>
-          <option value="">{t('any')}</option>
-          <option value="true">{t('yes')}</option>
-          <option value="false">{t('no')}</option>
-        </select>
-        <button type="submit" className="secondary">
-          {t('apply')}
-        </button>
-      </form>
-      {list.state === 'loading' && <p>{t('loading')}</p>}
-      {list.state === 'error' && <p role="alert">{list.message}</p>}
-      {list.state === 'done' && list.value.data.length === 0 && <p>{t('noDeterminations')}</p>}
-      {list.state === 'done' && list.value.data.length > 0 && (
-        <>
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">{t('colPolicy')}</th>
-                  <th scope="col">{t('colKind')}</th>
-                  <th scope="col">{t('colTriggered')}</th>
-                  <th scope="col">{t('colDamage')}</th>
-                  <th scope="col">{t('colAmountOwed')}</th>
-                  <th scope="col">{t('colSettlement')}</th>
-                  <th scope="col">{t('colIssued')}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.value.data.map((d) => (
-                  <tr
-                    key={d.determinationId}
-                    className={d.partnerSettlementStatus === 'OVERDUE' ? 'overdue' : undefined}
-                  >
-                    <td>
-                      <a href={`#/determinations/${d.determinationId}`}>{d.policyNumber}</a>
-                    </td>
-                    <td>{d.kind}</td>
-                    <td>{d.triggered ? t('yes') : t('no')}</td>
-                    <td>{formatBasisPoints(d.damagePercentBp)}</td>
-                    <td className="amount">
-                      <AmountOwed determination={d} />
-                    </td>
-                    <td>{d.partnerSettlementStatus}</td>
-                    <td>{formatDate(d.issuedAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <nav className="pager" aria-label="pagination">
-            <button
-              type="button"
-              className="secondary"
-              disabled={filters.page <= 1}
-              onClick={() => setFilters({ ...filters, page: filters.page - 1 })}
-            >
-              {t('previous')}
+      <DataTable
+        path={`/determinations?${query}`}
+        columns={COLUMNS}
+        rowKey={(d) => d.determinationId}
+        rowClass={(d) => (d.partnerSettlementStatus === 'OVERDUE' ? 'overdue' : undefined)}
+        caption={t('determinationsTitle')}
+        csvName="determinations"
+        empty={t('noDeterminations')}
+        filters={
+          <form className="filters" onSubmit={apply}>
+            <label htmlFor="status">{t('filterSettlement')}</label>
+            <select id="status" name="status" defaultValue={filters.status}>
+              <option value="">{t('any')}</option>
+              {SETTLEMENT_STATUSES.map((status) => (
+                <option key={status} value={status}>
+                  {status}
+                </option>
+              ))}
+            </select>
+            <label htmlFor="triggered">{t('filterTriggered')}</label>
+            <select id="triggered" name="triggered" defaultValue={filters.triggered}>
+              <option value="">{t('any')}</option>
+              <option value="true">{t('yes')}</option>
+              <option value="false">{t('no')}</option>
+            </select>
+            <button type="submit" className="secondary">
+              {t('apply')}
             </button>
-            <span>
-              {t('pageOf', {
-                page: list.value.pagination.page,
-                pages: Math.max(1, list.value.pagination.totalPages),
-                total: list.value.pagination.total,
-              })}
-            </span>
-            <button
-              type="button"
-              className="secondary"
-              disabled={filters.page >= list.value.pagination.totalPages}
-              onClick={() => setFilters({ ...filters, page: filters.page + 1 })}
-            >
-              {t('next')}
-            </button>
-          </nav>
-        </>
-      )}
+          </form>
+        }
+      />
     </>
   );
 }
