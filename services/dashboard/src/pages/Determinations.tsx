@@ -5,6 +5,7 @@ import { api, publicJson } from '../session';
 import { t } from '../strings';
 import { useLoad } from '../useApi';
 import { verifyDetermination } from '../verify';
+import { type Report, SettlementReports } from './Settlement';
 
 interface Determination {
   determinationId: string;
@@ -20,16 +21,6 @@ interface Determination {
   partnerSettlementStatus: string;
   dueAt: string | null;
   issuedAt: string;
-}
-
-interface Report {
-  id: string;
-  partnerReference: string;
-  outcome: string;
-  settledAmountMinor: string;
-  settlementCurrency: string;
-  settledAt: string;
-  supersededByReportId: string | null;
 }
 
 const SETTLEMENT_STATUSES = ['PENDING', 'REPORTED', 'OVERDUE', 'NOT_REQUIRED', 'NOT_APPLICABLE'] as const;
@@ -153,8 +144,9 @@ function SignatureBadge({ record }: { record: unknown }) {
   );
 }
 
-export function DeterminationDetail({ id }: { id: string }) {
-  const loaded = useLoad(id, async () => {
+export function DeterminationDetail({ id, can }: { id: string; can: (capability: string) => boolean }) {
+  const [version, setVersion] = useState(0);
+  const loaded = useLoad(`${id}:${version}`, async () => {
     const [record, evidence, reports] = await Promise.all([
       api<{ data: Determination }>(`/determinations/${id}`),
       api<{ data: { evidence: unknown } }>(`/determinations/${id}/evidence`),
@@ -205,25 +197,15 @@ export function DeterminationDetail({ id }: { id: string }) {
             <dt>{t('colDue')}</dt>
             <dd>{formatDate(loaded.value.record.dueAt)}</dd>
           </dl>
-          <h2>{t('settlementReports')}</h2>
-          {loaded.value.reports.length === 0 ? (
-            <p>{t('noReports')}</p>
-          ) : (
-            <ol className="timeline">
-              {loaded.value.reports.map((report) => (
-                <li key={report.id} className={report.supersededByReportId ? 'superseded' : undefined}>
-                  {t('reportOutcome', {
-                    outcome: report.outcome,
-                    amount: report.settledAmountMinor,
-                    currency: report.settlementCurrency,
-                    date: formatDate(report.settledAt),
-                    reference: report.partnerReference,
-                  })}
-                  {report.supersededByReportId && ` (${t('superseded')})`}
-                </li>
-              ))}
-            </ol>
-          )}
+          <SettlementReports
+            determinationId={id}
+            owed={loaded.value.record.amountOwed}
+            reports={loaded.value.reports}
+            canWrite={
+              can('settlement-report:write') && loaded.value.record.settlementMode === 'DETERMINATION'
+            }
+            onChanged={() => setVersion((v) => v + 1)}
+          />
           <h2>{t('evidence')}</h2>
           <pre className="evidence">{JSON.stringify(loaded.value.evidence, null, 2)}</pre>
         </>
