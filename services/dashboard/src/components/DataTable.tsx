@@ -2,7 +2,7 @@ import { type ReactNode, useState } from 'react';
 import { api } from '../session';
 import { t } from '../strings';
 import { messageOf, useLoad } from '../useApi';
-import { downloadCsv, toCsv } from './csv';
+import { toCsv } from './csv';
 
 /** The partner API's list envelope (docs/api.md, "Pagination"). */
 export interface Pagination {
@@ -49,6 +49,19 @@ interface Props<T> {
   filters?: ReactNode;
   /** A list whose envelope is not the standard one: read a page of it. */
   load?: (path: string) => Promise<ListPage<T>>;
+}
+
+/** Offers `text` as a file download named `name` (a blob URL: no request leaves the browser). */
+export function downloadCsv(name: string, text: string): void {
+  // The byte-order mark makes spreadsheets read the file as UTF-8 (names with accents).
+  const url = URL.createObjectURL(new Blob(['\uFEFF', text], { type: 'text/csv;charset=utf-8' }));
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = name;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  URL.revokeObjectURL(url);
 }
 
 function withPage(path: string, page: number, limit: number): string {

@@ -19,16 +19,3 @@ export function csvCell(value: string): string {
 export function toCsv(header: readonly string[], rows: readonly (readonly string[])[]): string {
   return `${[header, ...rows].map((row) => row.map(csvCell).join(',')).join('\r\n')}\r\n`;
 }
-
-/** Offers `text` as a file download named `name` (a blob URL: no request leaves the browser). */
-export function downloadCsv(name: string, text: string): void {
-  // The byte-order mark makes spreadsheets read the file as UTF-8 (names with accents).
-  const url = URL.createObjectURL(new Blob(['\uFEFF', text], { type: 'text/csv;charset=utf-8' }));
-  const link = document.createElement('a');
-  link.href = url;
-  link.download = name;
-  document.body.append(link);
-  link.click();
-  link.remove();
-  URL.revokeObjectURL(url);
-}
