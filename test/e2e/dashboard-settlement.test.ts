@@ -115,6 +115,9 @@ describe('settlement reports, policies, farmers and payouts in the dashboard', (
 
   afterAll(() => closeAll(context, profile, platform));
 
+  // Each test signs in afresh: the session an earlier one left is not carried over.
+  beforeEach(() => context.clearCookies());
+
   /** The page's main part once its heading is shown. */
   async function open(page: Page, route: string, heading: string | RegExp) {
     await page.goto(`${dashboard}#${route}`);
@@ -194,8 +197,8 @@ describe('settlement reports, policies, farmers and payouts in the dashboard', (
     await page.setViewportSize({ width: 390, height: 844 });
     await page.reload();
     await page.getByTestId('report-timeline').waitFor();
-    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
     await shot(page, '13-determination-phone');
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
     await page.setViewportSize({ width: 1280, height: 900 });
     await page.close();
   });

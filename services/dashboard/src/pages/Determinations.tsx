@@ -1,5 +1,6 @@
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { type Column, DataTable } from '../components/DataTable';
+import { EnumFilter, Filters, type FilterValues, filterQuery } from '../components/Filters';
 import { type Amount, formatAmount, formatBasisPoints, formatDate } from '../format';
 import { api, publicJson } from '../session';
 import { t } from '../strings';
@@ -63,22 +64,12 @@ const COLUMNS: readonly Column<Determination>[] = [
 ];
 
 export function DeterminationsList() {
-  const [filters, setFilters] = useState({ status: '', triggered: '' });
-  const query = new URLSearchParams();
-  if (filters.status) query.set('partnerSettlementStatus', filters.status);
-  if (filters.triggered) query.set('triggered', filters.triggered);
-
-  function apply(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    setFilters({ status: String(form.get('status') ?? ''), triggered: String(form.get('triggered') ?? '') });
-  }
-
+  const [filters, setFilters] = useState<FilterValues>({});
   return (
     <>
       <h1>{t('determinationsTitle')}</h1>
       <DataTable
-        path={`/determinations?${query}`}
+        path={`/determinations?${filterQuery(filters)}`}
         columns={COLUMNS}
         rowKey={(d) => d.determinationId}
         rowClass={(d) => (d.partnerSettlementStatus === 'OVERDUE' ? 'overdue' : undefined)}
@@ -86,26 +77,21 @@ export function DeterminationsList() {
         csvName="determinations"
         empty={t('noDeterminations')}
         filters={
-          <form className="filters" onSubmit={apply}>
-            <label htmlFor="status">{t('filterSettlement')}</label>
-            <select id="status" name="status" defaultValue={filters.status}>
-              <option value="">{t('any')}</option>
-              {SETTLEMENT_STATUSES.map((status) => (
-                <option key={status} value={status}>
-                  {status}
-                </option>
-              ))}
-            </select>
-            <label htmlFor="triggered">{t('filterTriggered')}</label>
-            <select id="triggered" name="triggered" defaultValue={filters.triggered}>
-              <option value="">{t('any')}</option>
-              <option value="true">{t('yes')}</option>
-              <option value="false">{t('no')}</option>
-            </select>
-            <button type="submit" className="secondary">
-              {t('apply')}
-            </button>
-          </form>
+          <Filters onApply={setFilters}>
+            <EnumFilter
+              name="partnerSettlementStatus"
+              label={t('filterSettlement')}
+              values={SETTLEMENT_STATUSES}
+              value={filters.partnerSettlementStatus ?? ''}
+            />
+            <EnumFilter
+              name="triggered"
+              label={t('filterTriggered')}
+              values={['true', 'false']}
+              value={filters.triggered ?? ''}
+              show={(v) => (v === 'true' ? t('yes') : t('no'))}
+            />
+          </Filters>
         }
       />
     </>

@@ -1,5 +1,6 @@
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { type Column, DataTable } from '../components/DataTable';
+import { EnumFilter, Filters, type FilterValues, filterQuery } from '../components/Filters';
 import { formatDate } from '../format';
 import { api } from '../session';
 import { t } from '../strings';
@@ -70,39 +71,26 @@ const HERD_COLUMNS: readonly Column<Herd>[] = [
 ];
 
 export function FarmersList() {
-  const [kycStatus, setKycStatus] = useState('');
-  const query = new URLSearchParams(kycStatus ? { kycStatus } : {});
-
-  function apply(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    setKycStatus(String(new FormData(event.currentTarget).get('kycStatus') ?? ''));
-  }
-
+  const [filters, setFilters] = useState<FilterValues>({ kycStatus: '' });
   return (
     <>
       <h1>{t('farmersTitle')}</h1>
       <DataTable
-        path={`/farmers?${query}`}
+        path={`/farmers?${filterQuery(filters)}`}
         columns={FARMER_COLUMNS}
         rowKey={(f) => f.id}
         caption={t('farmersTitle')}
         csvName="farmers"
         empty={t('noFarmers')}
         filters={
-          <form className="filters" onSubmit={apply}>
-            <label htmlFor="kycStatus">{t('colKyc')}</label>
-            <select id="kycStatus" name="kycStatus" defaultValue={kycStatus}>
-              <option value="">{t('any')}</option>
-              {KYC_STATUSES.map((status) => (
-                <option key={status} value={status}>
-                  {status}
-                </option>
-              ))}
-            </select>
-            <button type="submit" className="secondary">
-              {t('apply')}
-            </button>
-          </form>
+          <Filters onApply={setFilters}>
+            <EnumFilter
+              name="kycStatus"
+              label={t('colKyc')}
+              values={KYC_STATUSES}
+              value={filters.kycStatus ?? ''}
+            />
+          </Filters>
         }
       />
     </>

@@ -1,5 +1,6 @@
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { type Column, DataTable } from '../components/DataTable';
+import { EnumFilter, Filters, type FilterValues, filterQuery } from '../components/Filters';
 import { formatDate, formatDecimal } from '../format';
 import { api } from '../session';
 import { t } from '../strings';
@@ -73,17 +74,12 @@ const COLUMNS: readonly Column<Payout>[] = [
 ];
 
 export function PayoutsList() {
-  const [status, setStatus] = useState('');
-  const query = new URLSearchParams(status ? { status } : {});
-  function apply(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    setStatus(String(new FormData(event.currentTarget).get('status') ?? ''));
-  }
+  const [filters, setFilters] = useState<FilterValues>({ status: '' });
   return (
     <>
       <h1>{t('payoutsTitle')}</h1>
       <DataTable
-        path={`/payouts?${query}`}
+        path={`/payouts?${filterQuery(filters)}`}
         columns={COLUMNS}
         rowKey={(p) => p.payoutId}
         rowClass={(p) => (p.status === 'FAILED' ? 'overdue' : undefined)}
@@ -91,20 +87,9 @@ export function PayoutsList() {
         csvName="payouts"
         empty={t('noPayouts')}
         filters={
-          <form className="filters" onSubmit={apply}>
-            <label htmlFor="status">{t('colStatus')}</label>
-            <select id="status" name="status" defaultValue={status}>
-              <option value="">{t('any')}</option>
-              {STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-            <button type="submit" className="secondary">
-              {t('apply')}
-            </button>
-          </form>
+          <Filters onApply={setFilters}>
+            <EnumFilter name="status" label={t('colStatus')} values={STATUSES} value={filters.status ?? ''} />
+          </Filters>
         }
       />
     </>

@@ -1,5 +1,6 @@
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { type Column, DataTable } from '../components/DataTable';
+import { EnumFilter, Filters, type FilterValues, filterQuery } from '../components/Filters';
 import { formatBasisPoints, formatDate, formatDecimal } from '../format';
 import { api } from '../session';
 import { t } from '../strings';
@@ -77,56 +78,35 @@ const COLUMNS: readonly Column<Policy>[] = [
 
 /** `#/policies?farmerId=…` (from a farmer's page) opens the list filtered to that farmer. */
 export function PoliciesList({ farmerId = '' }: { farmerId?: string }) {
-  const [filters, setFilters] = useState({ status: '', productType: '', settlementMode: '', farmerId });
-  const query = new URLSearchParams(Object.entries(filters).filter(([, value]) => value !== ''));
-
-  function apply(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    const field = (name: string) => String(form.get(name) ?? '').trim();
-    setFilters({
-      status: field('status'),
-      productType: field('productType'),
-      settlementMode: field('settlementMode'),
-      farmerId: field('farmerId'),
-    });
-  }
-
-  const select = (name: string, label: string, values: readonly string[], value: string) => (
-    <>
-      <label htmlFor={name}>{label}</label>
-      <select id={name} name={name} defaultValue={value}>
-        <option value="">{t('any')}</option>
-        {values.map((v) => (
-          <option key={v} value={v}>
-            {v}
-          </option>
-        ))}
-      </select>
-    </>
-  );
-
+  const [filters, setFilters] = useState<FilterValues>({ farmerId });
   return (
     <>
       <h1>{t('policiesTitle')}</h1>
       <DataTable
-        path={`/policies?${query}`}
+        path={`/policies?${filterQuery(filters)}`}
         columns={COLUMNS}
         rowKey={(p) => p.id}
         caption={t('policiesTitle')}
         csvName="policies"
         empty={t('noPolicies')}
         filters={
-          <form className="filters" onSubmit={apply}>
-            {select('status', t('colStatus'), STATUSES, filters.status)}
-            {select('productType', t('colProduct'), PRODUCT_TYPES, filters.productType)}
-            {select('settlementMode', t('settlementMode'), SETTLEMENT_MODES, filters.settlementMode)}
+          <Filters onApply={setFilters}>
+            <EnumFilter name="status" label={t('colStatus')} values={STATUSES} value={filters.status ?? ''} />
+            <EnumFilter
+              name="productType"
+              label={t('colProduct')}
+              values={PRODUCT_TYPES}
+              value={filters.productType ?? ''}
+            />
+            <EnumFilter
+              name="settlementMode"
+              label={t('settlementMode')}
+              values={SETTLEMENT_MODES}
+              value={filters.settlementMode ?? ''}
+            />
             <label htmlFor="farmerId">{t('filterFarmerId')}</label>
             <input id="farmerId" name="farmerId" defaultValue={filters.farmerId} size={36} />
-            <button type="submit" className="secondary">
-              {t('apply')}
-            </button>
-          </form>
+          </Filters>
         }
       />
     </>
