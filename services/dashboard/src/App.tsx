@@ -1,7 +1,10 @@
-import { useCallback, useEffect, useState } from 'react';
-import { DeterminationDetail, DeterminationsList } from './Determinations';
-import { Overview } from './Overview';
-import { SignIn } from './SignIn';
+import { type ReactElement, useCallback, useEffect, useState } from 'react';
+import { DeterminationDetail, DeterminationsList } from './pages/Determinations';
+import { FarmerDetail, FarmersList } from './pages/Farmers';
+import { Overview } from './pages/Overview';
+import { PayoutDetail, PayoutsList } from './pages/Payouts';
+import { PoliciesList, PolicyDetail } from './pages/Policies';
+import { SignIn } from './pages/SignIn';
 import { api, onSessionChange, refresh, signOut } from './session';
 import { t } from './strings';
 
@@ -9,6 +12,45 @@ export interface Me {
   user: { name: string; email: string } | null;
   role: string;
   capabilities: string[];
+}
+
+const SECTIONS = [
+  { path: '/policies', label: 'navPolicies', capability: 'policy:read' },
+  { path: '/farmers', label: 'navFarmers', capability: 'farmer:read' },
+  { path: '/determinations', label: 'navDeterminations', capability: 'determination:read' },
+  { path: '/payouts', label: 'navPayouts', capability: 'payout:read' },
+] as const;
+
+const ID = '([0-9a-f-]+)';
+
+/** The page of a route the role may read; the overview for any other (a page not offered is not shown by its URL either). */
+function pageOf(route: string, can: (capability: string) => boolean): ReactElement {
+  const [path = '/', search = ''] = route.split('?');
+  const id = (prefix: string) => new RegExp(`^/${prefix}/${ID}$`).exec(path)?.[1];
+  if (can('determination:read')) {
+    if (path === '/determinations') return <DeterminationsList />;
+    const found = id('determinations');
+    if (found) return <DeterminationDetail key={found} id={found} can={can} />;
+  }
+  if (can('policy:read')) {
+    if (path === '/policies') {
+      const farmerId = new URLSearchParams(search).get('farmerId') ?? '';
+      return <PoliciesList key={farmerId} farmerId={farmerId} />;
+    }
+    const found = id('policies');
+    if (found) return <PolicyDetail key={found} id={found} />;
+  }
+  if (can('farmer:read')) {
+    if (path === '/farmers') return <FarmersList />;
+    const found = id('farmers');
+    if (found) return <FarmerDetail key={found} id={found} can={can} />;
+  }
+  if (can('payout:read')) {
+    if (path === '/payouts') return <PayoutsList />;
+    const found = id('payouts');
+    if (found) return <PayoutDetail key={found} id={found} can={can} />;
+  }
+  return <Overview can={can} />;
 }
 
 /** Routes live in the URL's fragment (`#/determinations/…`): the gateway serves one index.html. */
@@ -69,10 +111,9 @@ export function App() {
     );
 
   const can = (capability: string) => me.capabilities.includes(capability);
-  const detail = /^\/determinations\/([0-9a-f-]+)$/.exec(route);
-  let page = <Overview can={can} />;
-  if (route === '/determinations' && can('determination:read')) page = <DeterminationsList />;
-  else if (detail?.[1] && can('determination:read')) page = <DeterminationDetail id={detail[1]} />;
+  const page = pageOf(route, can);
+  /** The main sections a role may read, in the order the navigation shows them. */
+  const sections = SECTIONS.filter((section) => can(section.capability));
 
   return (
     <>
@@ -85,14 +126,15 @@ export function App() {
           <a href="#/" aria-current={route === '/' ? 'page' : undefined}>
             {t('navOverview')}
           </a>
-          {can('determination:read') && (
+          {sections.map((section) => (
             <a
-              href="#/determinations"
-              aria-current={route.startsWith('/determinations') ? 'page' : undefined}
+              key={section.path}
+              href={`#${section.path}`}
+              aria-current={route.startsWith(section.path) ? 'page' : undefined}
             >
-              {t('navDeterminations')}
+              {t(section.label)}
             </a>
-          )}
+          ))}
         </nav>
         <span className="who" data-role={me.role}>
           {t('signedInAs', { name: me.user?.name ?? me.user?.email ?? '', role: me.role })}

@@ -16,6 +16,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly retryAfter?: number,
+    /** The API's field problems of a `400` (`[{ field, message }]`). */
+    readonly details: readonly { field?: string; message: string }[] = [],
   ) {
     super(message);
   }
@@ -50,17 +52,19 @@ async function errorOf(response: Response): Promise<ApiError> {
   let code = 'HTTP_ERROR';
   let message = response.statusText;
   let retryAfter: number | undefined;
+  let details: { field?: string; message: string }[] = [];
   try {
     const body = (await response.json()) as {
-      error?: { code?: string; message?: string; retryAfter?: number };
+      error?: { code?: string; message?: string; retryAfter?: number; details?: unknown };
     };
     code = body.error?.code ?? code;
     message = body.error?.message ?? message;
     retryAfter = body.error?.retryAfter;
+    if (Array.isArray(body.error?.details)) details = body.error.details;
   } catch {
     // Not the API's JSON: keep the status text.
   }
-  return new ApiError(response.status, code, message, retryAfter);
+  return new ApiError(response.status, code, message, retryAfter, details);
 }
 
 async function post(path: string, body?: unknown): Promise<Response> {
@@ -116,11 +120,16 @@ export async function signOut(): Promise<void> {
  * was revoked, the user deactivated) is retried once after a refresh; if that fails the user is
  * signed out.
  */
-export async function api<T>(path: string): Promise<T> {
+export async function api<T>(path: string, method = 'GET', body?: unknown): Promise<T> {
   const send = () =>
     fetch(`/api${path}`, {
+      method,
       credentials: 'omit',
-      headers: accessToken ? { Authorization: `Bearer ${accessToken}` } : {},
+      headers: {
+        ...(accessToken ? { Authorization: `Bearer ${accessToken}` } : {}),
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
   let response = await send();
   if (response.status === 401 && (await refresh())) response = await send();
