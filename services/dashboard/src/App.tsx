@@ -1,12 +1,16 @@
 import { useCallback, useEffect, useState } from 'react';
 import { DeterminationDetail, DeterminationsList } from './Determinations';
 import { Overview } from './Overview';
+import { AcceptInvitation } from './pages/AcceptInvitation';
+import { ApiKey } from './pages/ApiKey';
+import { Users } from './pages/Users';
+import { DeliveryDetail, Webhooks } from './pages/Webhooks';
 import { SignIn } from './SignIn';
 import { api, onSessionChange, refresh, signOut } from './session';
 import { t } from './strings';
 
 export interface Me {
-  user: { name: string; email: string } | null;
+  user: { id: string; name: string; email: string } | null;
   role: string;
   capabilities: string[];
 }
@@ -56,6 +60,18 @@ export function App() {
     })();
   }, [loadMe]);
 
+  // An invitation link opens its page whoever is signed in, or nobody: accepting signs in anew.
+  const invitation = /^\/accept-invitation\/([^/]+)$/.exec(route);
+  if (invitation?.[1])
+    return (
+      <AcceptInvitation
+        token={decodeURIComponent(invitation[1])}
+        onAccepted={async () => {
+          setNotice(null);
+          await loadMe();
+        }}
+      />
+    );
   if (state === 'starting') return <p className="loading">{t('loading')}</p>;
   if (state === 'signedOut' || !me)
     return (
@@ -73,6 +89,11 @@ export function App() {
   let page = <Overview can={can} />;
   if (route === '/determinations' && can('determination:read')) page = <DeterminationsList />;
   else if (detail?.[1] && can('determination:read')) page = <DeterminationDetail id={detail[1]} />;
+  const delivery = /^\/webhooks\/deliveries\/([0-9a-f-]+)$/.exec(route);
+  if (route === '/users' && can('user:manage')) page = <Users me={me} onSelfChanged={loadMe} />;
+  else if (route === '/webhooks' && can('webhook:manage')) page = <Webhooks />;
+  else if (delivery?.[1] && can('webhook:manage')) page = <DeliveryDetail id={delivery[1]} />;
+  else if (route === '/api-key' && can('api-key:manage')) page = <ApiKey />;
 
   return (
     <>
@@ -91,6 +112,21 @@ export function App() {
               aria-current={route.startsWith('/determinations') ? 'page' : undefined}
             >
               {t('navDeterminations')}
+            </a>
+          )}
+          {can('webhook:manage') && (
+            <a href="#/webhooks" aria-current={route.startsWith('/webhooks') ? 'page' : undefined}>
+              {t('navWebhooks')}
+            </a>
+          )}
+          {can('user:manage') && (
+            <a href="#/users" aria-current={route === '/users' ? 'page' : undefined}>
+              {t('navUsers')}
+            </a>
+          )}
+          {can('api-key:manage') && (
+            <a href="#/api-key" aria-current={route === '/api-key' ? 'page' : undefined}>
+              {t('navApiKey')}
             </a>
           )}
         </nav>

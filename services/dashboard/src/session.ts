@@ -16,6 +16,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly retryAfter?: number,
+    /** The fields a `400 INVALID_INPUT` names, with what is wrong with each. */
+    readonly fields: ReadonlyArray<{ field: string; message: string }> = [],
   ) {
     super(message);
   }
@@ -50,17 +52,19 @@ async function errorOf(response: Response): Promise<ApiError> {
   let code = 'HTTP_ERROR';
   let message = response.statusText;
   let retryAfter: number | undefined;
+  let fields: Array<{ field: string; message: string }> = [];
   try {
     const body = (await response.json()) as {
-      error?: { code?: string; message?: string; retryAfter?: number };
+      error?: { code?: string; message?: string; retryAfter?: number; details?: unknown };
     };
     code = body.error?.code ?? code;
     message = body.error?.message ?? message;
     retryAfter = body.error?.retryAfter;
+    if (Array.isArray(body.error?.details)) fields = body.error.details;
   } catch {
     // Not the API's JSON: keep the status text.
   }
-  return new ApiError(response.status, code, message, retryAfter);
+  return new ApiError(response.status, code, message, retryAfter, fields);
 }
 
 async function post(path: string, body?: unknown): Promise<Response> {
@@ -111,22 +115,48 @@ export async function signOut(): Promise<void> {
   }
 }
 
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
 /**
- * A call to the partner API with the user's bearer token. A 401 (the token lapsed, the session
- * was revoked, the user deactivated) is retried once after a refresh; if that fails the user is
- * signed out.
+ * A call to the partner API with the user's bearer token (a body is sent as JSON). A 401 (the
+ * token lapsed, the session was revoked, the user deactivated) is retried once after a refresh:
+ * a 401 means nothing was done, so a write may be sent again. If the refresh fails too the user
+ * is signed out, whatever the call.
  */
-export async function api<T>(path: string): Promise<T> {
-  const send = () =>
-    fetch(`/api${path}`, {
+export async function api<T>(path: string, options: { method?: Method; body?: unknown } = {}): Promise<T> {
+  const send = () => {
+    const headers: Record<string, string> = accessToken ? { Authorization: `Bearer ${accessToken}` } : {};
+    if (options.body !== undefined) headers['Content-Type'] = 'application/json';
+    return fetch(`/api${path}`, {
+      method: options.method ?? 'GET',
       credentials: 'omit',
-      headers: accessToken ? { Authorization: `Bearer ${accessToken}` } : {},
+      headers,
+      ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
     });
+  };
   let response = await send();
   if (response.status === 401 && (await refresh())) response = await send();
   if (response.status === 401) setTokens(null);
   if (!response.ok) throw await errorOf(response);
   return (await response.json()) as T;
+}
+
+/**
+ * Redeems an invitation (the link an administrator passed on: docs/dashboard.md, "Invitations")
+ * and signs the new user in with the password just set. Whoever was signed in in this browser
+ * is signed out first, so their session does not linger behind the new one.
+ */
+export async function acceptInvitation(token: string, password: string): Promise<void> {
+  const response = await fetch('/api/auth/accept-invitation', {
+    method: 'POST',
+    credentials: 'omit',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ token, password }),
+  });
+  if (!response.ok) throw await errorOf(response);
+  const { data } = (await response.json()) as { data: { user: { email: string } } };
+  if (accessToken) await signOut();
+  await signIn(data.user.email, password);
 }
 
 /** Fetched without a token: public documents (the signing keys). */

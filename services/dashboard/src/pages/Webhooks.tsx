@@ -1,0 +1,411 @@
+import { type FormEvent, useState } from 'react';
+import { ConfirmButton } from '../components/Confirm';
+import { Outcome } from '../components/Outcome';
+import { formatDate } from '../format';
+import { api } from '../session';
+import { t } from '../strings';
+import { useAction, useLoad } from '../useApi';
+
+/** The events a test delivery can be of: the catalogue of docs/webhooks.md, "Events". */
+const EVENTS = [
+  'policy.activated',
+  'determination.delivered',
+  'determination.settlement_report_recorded',
+  'determination.settlement_report_overdue',
+  'payout.completed',
+  'payout.failed',
+  'kyb.verified',
+  'kyb.rejected',
+] as const;
+const DELIVERY_STATUSES = ['PENDING', 'DELIVERED', 'FAILED'] as const;
+const PAGE_SIZE = 20;
+
+interface Delivery {
+  id: string;
+  event: string;
+  url: string | null;
+  status: (typeof DELIVERY_STATUSES)[number];
+  attempts: number;
+  responseStatus: number | null;
+  lastError: string | null;
+  deliveredAt: string | null;
+  createdAt: string;
+  test?: true;
+}
+
+interface Attempt {
+  attempt: number;
+  cycle: number;
+  attemptedAt: string;
+  url: string | null;
+  responseStatus: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+interface Endpoint {
+  url: string | null;
+  secretSet: boolean;
+  secret: string | null;
+}
+
+const retry = (id: string) =>
+  api<{ data: Delivery }>(`/organizations/me/webhook/deliveries/${id}/retry`, { method: 'POST' });
+
+/** The URL form. The answer's secret is not kept: it is shown only when asked for. */
+function EndpointForm({ url, onSaved }: { url: string | null; onSaved: (url: string) => void }) {
+  const action = useAction();
+  function save(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const next = String(new FormData(event.currentTarget).get('url') ?? '');
+    void action.run(async () => {
+      const saved = await api<{ data: Endpoint }>('/organizations/me/webhook', {
+        method: 'PUT',
+        body: { url: next },
+      });
+      onSaved(saved.data.url ?? next);
+      return t('webhookSaved');
+    });
+  }
+  return (
+    <form className="stacked" onSubmit={save}>
+      <label htmlFor="webhook-url">{t('webhookUrl')}</label>
+      <input
+        id="webhook-url"
+        name="url"
+        type="url"
+        required
+        maxLength={2048}
+        defaultValue={url ?? ''}
+        placeholder="https://"
+        aria-describedby="webhook-url-rules"
+      />
+      <p id="webhook-url-rules" className="hint">
+        {t('webhookUrlRules')}
+      </p>
+      <Outcome action={action} />
+      <button type="submit" disabled={action.busy}>
+        {t('save')}
+      </button>
+    </form>
+  );
+}
+
+/** The signing secret: fetched only when revealed, hidden again on demand; rotated once confirmed. */
+function Secret({ secretSet }: { secretSet: boolean }) {
+  const [secret, setSecret] = useState<string | null>(null);
+  const action = useAction();
+  if (!secretSet) return <p>{t('secretNotYet')}</p>;
+  return (
+    <>
+      {secret ? (
+        <p>
+          <code className="secret" data-testid="webhook-secret">
+            {secret}
+          </code>
+        </p>
+      ) : (
+        <p>{t('secretHidden')}</p>
+      )}
+      <div className="row-actions">
+        <button
+          type="button"
+          className="secondary"
+          disabled={action.busy}
+          aria-expanded={secret !== null}
+          onClick={() =>
+            secret
+              ? setSecret(null)
+              : void action.run(async () => {
+                  setSecret((await api<{ data: Endpoint }>('/organizations/me/webhook')).data.secret);
+                  return null;
+                })
+          }
+        >
+          {secret ? t('hideSecret') : t('revealSecret')}
+        </button>
+        <ConfirmButton
+          label={t('rotateSecret')}
+          title={t('rotateSecretTitle')}
+          confirmLabel={t('rotateSecret')}
+          disabled={action.busy}
+          onConfirm={() =>
+            void action.run(async () => {
+              const rotated = await api<{ data: { secret: string } }>(
+                '/organizations/me/webhook/rotate-secret',
+                {
+                  method: 'POST',
+                },
+              );
+              setSecret(rotated.data.secret);
+              return t('secretRotated');
+            })
+          }
+        >
+          <p>{t('rotateSecretWarning')}</p>
+        </ConfirmButton>
+      </div>
+      <Outcome action={action} />
+    </>
+  );
+}
+
+function TestEvent({ onSent }: { onSent: () => void }) {
+  const action = useAction();
+  function send(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const name = String(new FormData(event.currentTarget).get('event'));
+    void action.run(async () => {
+      const sent = await api<{ data: Delivery }>('/organizations/me/webhook/test', {
+        method: 'POST',
+        body: { event: name },
+      });
+      onSent();
+      return t('testSent', { event: sent.data.event, id: sent.data.id });
+    });
+  }
+  return (
+    <form className="filters" onSubmit={send}>
+      <label htmlFor="test-event">{t('testEvent')}</label>
+      <select id="test-event" name="event" defaultValue="determination.delivered">
+        {EVENTS.map((name) => (
+          <option key={name} value={name}>
+            {name}
+          </option>
+        ))}
+      </select>
+      <button type="submit" className="secondary" disabled={action.busy}>
+        {t('sendTest')}
+      </button>
+      <Outcome action={action} />
+    </form>
+  );
+}
+
+function RetryButton({ delivery, onRetried }: { delivery: Delivery; onRetried: () => void }) {
+  const action = useAction();
+  return (
+    <>
+      <button
+        type="button"
+        className="secondary"
+        disabled={action.busy}
+        aria-label={t('retryDelivery', { event: delivery.event, id: delivery.id })}
+        onClick={() =>
+          void action.run(async () => {
+            await retry(delivery.id);
+            onRetried();
+            return null;
+          })
+        }
+      >
+        {t('retry')}
+      </button>
+      <Outcome action={action} />
+    </>
+  );
+}
+
+function DeliveryLog({ version, onChanged }: { version: number; onChanged: () => void }) {
+  const [filters, setFilters] = useState({ status: '', page: 1 });
+  const [retried, setRetried] = useState(false);
+  const [refreshed, setRefreshed] = useState(0);
+  const query = new URLSearchParams({ page: String(filters.page), limit: String(PAGE_SIZE) });
+  if (filters.status) query.set('status', filters.status);
+  const log = useLoad(
+    `${query}#${version}.${refreshed}`,
+    () =>
+      api<{ data: { deliveries: Delivery[]; total: number; page: number; limit: number } }>(
+        `/organizations/me/webhook/deliveries?${query}`,
+      ),
+    true,
+  );
+  function apply(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    setFilters({ status: String(new FormData(event.currentTarget).get('status') ?? ''), page: 1 });
+  }
+  return (
+    <>
+      <form className="filters" onSubmit={apply}>
+        <label htmlFor="delivery-status">{t('status')}</label>
+        <select id="delivery-status" name="status" defaultValue={filters.status}>
+          <option value="">{t('any')}</option>
+          {DELIVERY_STATUSES.map((status) => (
+            <option key={status} value={status}>
+              {status}
+            </option>
+          ))}
+        </select>
+        <button type="submit" className="secondary">
+          {t('apply')}
+        </button>
+        <button type="button" className="secondary" onClick={() => setRefreshed((n) => n + 1)}>
+          {t('refresh')}
+        </button>
+      </form>
+      {retried && (
+        <p className="notice" role="status">
+          {t('retried')}
+        </p>
+      )}
+      {log.state === 'loading' && <p>{t('loading')}</p>}
+      {log.state === 'error' && <p role="alert">{log.message}</p>}
+      {log.state === 'done' && log.value.data.deliveries.length === 0 && <p>{t('noDeliveries')}</p>}
+      {log.state === 'done' && log.value.data.deliveries.length > 0 && (
+        <div className="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">{t('event')}</th>
+                <th scope="col">{t('status')}</th>
+                <th scope="col">{t('attempts')}</th>
+                <th scope="col">{t('lastAnswer')}</th>
+                <th scope="col">{t('created')}</th>
+                <th scope="col">{t('actions')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {log.value.data.deliveries.map((delivery) => (
+                <tr key={delivery.id} className={delivery.status === 'FAILED' ? 'overdue' : undefined}>
+                  <th scope="row">
+                    <a href={`#/webhooks/deliveries/${delivery.id}`}>{delivery.event}</a>
+                    {delivery.test && ` (${t('test')})`}
+                  </th>
+                  <td data-testid="delivery-status">{delivery.status}</td>
+                  <td>{delivery.attempts}</td>
+                  <td>{delivery.lastError ?? delivery.responseStatus ?? '—'}</td>
+                  <td>{formatDate(delivery.createdAt)}</td>
+                  <td>
+                    {delivery.status === 'FAILED' && (
+                      <RetryButton
+                        delivery={delivery}
+                        onRetried={() => {
+                          setRetried(true);
+                          onChanged();
+                        }}
+                      />
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}
+
+export function Webhooks() {
+  const [version, setVersion] = useState(0);
+  const endpoint = useLoad(
+    `endpoint#${version}`,
+    async () => {
+      const { url, secretSet } = (await api<{ data: Endpoint }>('/organizations/me/webhook')).data;
+      return { url, secretSet };
+    },
+    true,
+  );
+  const changed = () => setVersion((v) => v + 1);
+  return (
+    <>
+      <h1>{t('webhooksTitle')}</h1>
+      {endpoint.state === 'loading' && <p>{t('loading')}</p>}
+      {endpoint.state === 'error' && <p role="alert">{endpoint.message}</p>}
+      {endpoint.state === 'done' && (
+        <>
+          <h2>{t('webhookEndpoint')}</h2>
+          <EndpointForm url={endpoint.value.url} onSaved={changed} />
+          <h2>{t('signingSecret')}</h2>
+          <Secret secretSet={endpoint.value.secretSet} />
+          {endpoint.value.url && (
+            <>
+              <h2>{t('testEvents')}</h2>
+              <TestEvent onSent={changed} />
+            </>
+          )}
+        </>
+      )}
+      <h2>{t('deliveryLog')}</h2>
+      <DeliveryLog version={version} onChanged={changed} />
+    </>
+  );
+}
+
+export function DeliveryDetail({ id }: { id: string }) {
+  const [version, setVersion] = useState(0);
+  const loaded = useLoad(
+    `${id}#${version}`,
+    () =>
+      api<{ data: Delivery & { attemptHistory: Attempt[] } }>(`/organizations/me/webhook/deliveries/${id}`),
+    true,
+  );
+  return (
+    <>
+      <p>
+        <a href="#/webhooks">{t('backToWebhooks')}</a>
+      </p>
+      <h1>{t('deliveryTitle', { id })}</h1>
+      {loaded.state === 'loading' && <p>{t('loading')}</p>}
+      {loaded.state === 'error' && <p role="alert">{loaded.message}</p>}
+      {loaded.state === 'done' && (
+        <>
+          <dl className="fields">
+            <dt>{t('event')}</dt>
+            <dd>
+              {loaded.value.data.event}
+              {loaded.value.data.test && ` (${t('test')})`}
+            </dd>
+            <dt>{t('status')}</dt>
+            <dd data-testid="delivery-status">{loaded.value.data.status}</dd>
+            <dt>{t('webhookUrl')}</dt>
+            <dd>{loaded.value.data.url ?? '—'}</dd>
+            <dt>{t('created')}</dt>
+            <dd>{formatDate(loaded.value.data.createdAt)}</dd>
+            <dt>{t('deliveredAt')}</dt>
+            <dd>{formatDate(loaded.value.data.deliveredAt)}</dd>
+          </dl>
+          <div className="row-actions">
+            <RetryButton delivery={loaded.value.data} onRetried={() => setVersion((v) => v + 1)} />
+            <button type="button" className="secondary" onClick={() => setVersion((v) => v + 1)}>
+              {t('refresh')}
+            </button>
+          </div>
+          <h2>{t('attemptHistory')}</h2>
+          {loaded.value.data.attemptHistory.length === 0 ? (
+            <p>{t('noAttempts')}</p>
+          ) : (
+            <div className="table-wrap">
+              <table data-testid="attempts">
+                <thead>
+                  <tr>
+                    <th scope="col">{t('cycle')}</th>
+                    <th scope="col">{t('attempt')}</th>
+                    <th scope="col">{t('attemptedAt')}</th>
+                    <th scope="col">{t('webhookUrl')}</th>
+                    <th scope="col">{t('responseStatus')}</th>
+                    <th scope="col">{t('error')}</th>
+                    <th scope="col">{t('duration')}</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {loaded.value.data.attemptHistory.map((a) => (
+                    <tr key={`${a.cycle}.${a.attempt}`}>
+                      <td>{a.cycle}</td>
+                      <td>{a.attempt}</td>
+                      <td>{formatDate(a.attemptedAt)}</td>
+                      <td>{a.url ?? '—'}</td>
+                      <td>{a.responseStatus ?? '—'}</td>
+                      <td>{a.error ?? '—'}</td>
+                      <td>{t('milliseconds', { ms: a.durationMs })}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </>
+      )}
+    </>
+  );
+}
