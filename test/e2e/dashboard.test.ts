@@ -1,12 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { eventually } from '@parametric/test-harness';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { assessment } from '../../services/determinations/test/support';
-import { bootPlatform, type PortName, platformEnv, type Running, root } from './support';
+import { accessible, call, launchBrowser, shot, signIn } from './browser';
+import { bootPlatform, type PortName, platformEnv, type Running, stopPlatform } from './support';
 
 /**
  * Issue 28, first slice: the partner dashboard in a real browser (Debian's Chromium driven by
@@ -18,8 +15,6 @@ import { bootPlatform, type PortName, platformEnv, type Running, root } from './
  * violations).
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARTIFACTS = path.join(root, 'test-artifacts', 'dashboard');
 const ADMIN_EMAIL = 'admin@dashboard-e2e.example';
 const ADMIN_PASSWORD = 'sorghum-and-millet-2026';
 const VIEWER_PASSWORD = 'cassava-and-beans-2026';
@@ -27,75 +22,17 @@ const PHONE = '+254712398762';
 
 jest.setTimeout(300_000);
 
-async function call(method: string, url: string, headers: Record<string, string>, body?: unknown) {
-  const res = await fetch(url, {
-    method,
-    headers: { 'content-type': 'application/json', ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  // biome-ignore lint/suspicious/noExplicitAny: the envelope's data as JSON, walked by the flow
-  const json = (await res.json()) as { data?: any; error?: unknown };
-  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
-
-/** axe-core's rules over the page as it is: no serious or critical violation. */
-async function accessible(page: Page, name: string) {
-  const source = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-  // Evaluated over the DevTools protocol, not as a page script: the page's CSP stays as served.
-  await page.evaluate(source);
-  const violations = await page.evaluate(async () => {
-    const axe = (
-      globalThis as unknown as {
-        axe: { run(): Promise<{ violations: Array<{ id: string; impact: string | null; help: string }> }> };
-      }
-    ).axe;
-    return (await axe.run()).violations.map(({ id, impact, help }) => ({ id, impact, help }));
-  });
-  expect({
-    page: name,
-    violations: violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
-  }).toEqual({
-    page: name,
-    violations: [],
-  });
-}
-
-async function shot(page: Page, name: string) {
-  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
-}
-
-async function signIn(page: Page, dashboard: string, email: string, password: string) {
-  await page.goto(dashboard);
-  await page.getByLabel('Email').fill(email);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  try {
-    await page.getByRole('heading', { name: 'Overview' }).waitFor();
-  } catch (err) {
-    await shot(page, `failed-sign-in-${email.split('@')[0]}`);
-    throw new Error(`not signed in: the page shows ${await page.locator('body').textContent()}`, {
-      cause: err,
-    });
-  }
-}
-
 describe('the partner dashboard in Chromium, against npm start', () => {
   let platform: Running;
   let ports: Record<PortName, number>;
   let context: BrowserContext;
-  let profile: string;
+  let closeBrowser: (() => Promise<void>) | undefined;
   let dashboard: string;
   let determinationId: string;
   let viewerEmail: string;
   const secrets = { OPS_TOKEN: randomBytes(24).toString('base64url') };
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(
-        `${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does when it is missing)`,
-      );
-    mkdirSync(ARTIFACTS, { recursive: true });
     const started = await platformEnv(secrets);
     ports = started.ports;
     platform = await bootPlatform(started.env);
@@ -190,29 +127,12 @@ describe('the partner dashboard in Chromium, against npm start', () => {
       },
     );
 
-    profile = mkdtempSync(path.join(tmpdir(), 'dashboard-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-      viewport: { width: 1280, height: 900 },
-    });
+    ({ context, close: closeBrowser } = await launchBrowser());
   });
 
   afterAll(async () => {
-    await context?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
-    if (platform && platform.child.exitCode === null && platform.child.signalCode === null) {
-      const exited = once(platform.child, 'exit');
-      platform.child.kill('SIGTERM');
-      await exited;
-    }
+    await closeBrowser?.();
+    await stopPlatform(platform);
   });
 
   it('serves the page with a strict CSP, no framing, and a no-cache index', async () => {

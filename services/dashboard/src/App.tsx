@@ -144,7 +144,10 @@ export function App() {
           {t('signOut')}
         </button>
       </header>
-      <main id="main">{page}</main>
+      {/* A page is new at each visit: it reads the API afresh (and a lapsed session shows at once). */}
+      <main id="main" key={route}>
+        {page}
+      </main>
     </>
   );
 }

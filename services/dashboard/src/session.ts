@@ -59,8 +59,10 @@ async function errorOf(response: Response): Promise<ApiError> {
     };
     code = body.error?.code ?? code;
     message = body.error?.message ?? message;
-    retryAfter = body.error?.retryAfter;
-    if (Array.isArray(body.error?.details)) fields = body.error.details;
+    // A 429's wait is in `details.retryAfter` (docs/api.md, "Rate limits").
+    const details = body.error?.details;
+    retryAfter = body.error?.retryAfter ?? (details as { retryAfter?: number } | undefined)?.retryAfter;
+    if (Array.isArray(details)) fields = details;
   } catch {
     // Not the API's JSON: keep the status text.
   }

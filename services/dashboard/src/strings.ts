@@ -72,6 +72,8 @@ const en = {
   superseded: 'superseded',
   notFound: 'Not found.',
   errorGeneric: 'Something went wrong: {message}',
+  rateLimited:
+    'Your organization has made too many requests just now (the dashboard shares its limit with your API key). Try again in {seconds} seconds.',
   // The admin pages: invitations, users, webhooks, the API key.
   navUsers: 'Users',
   navWebhooks: 'Webhooks',

@@ -32,6 +32,8 @@ export function useLoad<T>(key: string, load: () => Promise<T>, keep = false): L
 export function messageOf(error: unknown): string {
   if (error instanceof ApiError && error.status === 403) return t('forbidden', { message: error.message });
   if (error instanceof ApiError && error.status === 404) return t('notFound');
+  if (error instanceof ApiError && error.status === 429)
+    return t('rateLimited', { seconds: error.retryAfter ?? 60 });
   if (error instanceof ApiError && error.fields.length > 0)
     return t('errorGeneric', {
       message: `${error.message}: ${error.fields.map((f) => `${f.field} ${f.message}`).join('; ')}`,

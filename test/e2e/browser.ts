@@ -1,0 +1,101 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { root } from './support';
+
+/**
+ * What the dashboard's browser tests share (test/e2e/dashboard*.test.ts): Debian's Chromium
+ * driven by playwright-core (`.ci/run` installs it; no browser download at install), axe-core
+ * over each page, screenshots into test-artifacts/dashboard/ (gitignored), and the sign-in form.
+ */
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const ARTIFACTS = path.join(root, 'test-artifacts', 'dashboard');
+
+/** A JSON call to the platform (to set a scene up): the envelope's `data`, or a throw naming the answer. */
+export async function call(method: string, url: string, headers: Record<string, string>, body?: unknown) {
+  const res = await fetch(url, {
+    method,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  // biome-ignore lint/suspicious/noExplicitAny: the envelope's data as JSON, walked by the flow
+  const json = (await res.json()) as { data?: any; error?: unknown };
+  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${JSON.stringify(json)}`);
+  return json.data;
+}
+
+/** A fresh profile and a headless Chromium on it; `close` ends both. */
+export async function launchBrowser(): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does when it is missing)`);
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const profile = mkdtempSync(path.join(tmpdir(), 'dashboard-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+    viewport: { width: 1280, height: 900 },
+  });
+  return {
+    context,
+    close: async () => {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** axe-core's rules over the page as it is: no serious or critical violation. */
+export async function accessible(page: Page, name: string) {
+  const source = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+  // Evaluated over the DevTools protocol, not as a page script: the page's CSP stays as served.
+  await page.evaluate(source);
+  const violations = await page.evaluate(async () => {
+    const axe = (
+      globalThis as unknown as {
+        axe: { run(): Promise<{ violations: Array<{ id: string; impact: string | null; help: string }> }> };
+      }
+    ).axe;
+    return (await axe.run()).violations.map(({ id, impact, help }) => ({ id, impact, help }));
+  });
+  expect({
+    page: name,
+    violations: violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
+  }).toEqual({
+    page: name,
+    violations: [],
+  });
+}
+
+export async function shot(page: Page, name: string) {
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+/** Signs in through the form and waits for the overview; a failure says what the page shows. */
+export async function signIn(page: Page, dashboard: string, email: string, password: string) {
+  await page.goto(dashboard);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await signedIn(page, `sign-in-${email.split('@')[0]}`);
+}
+
+/** Waits for the overview, the first page after any sign-in; a failure screenshots what is shown instead. */
+export async function signedIn(page: Page, what: string) {
+  try {
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+  } catch (err) {
+    await shot(page, `failed-${what}`);
+    throw new Error(`not signed in: the page shows ${await page.locator('body').textContent()}`, {
+      cause: err,
+    });
+  }
+}
