@@ -1,4 +1,4 @@
-// `npm run build -w @parametric/dashboard` [-- --out-dir <dir>] [--quiet]: the dashboard's static files (vite), then the
+// `npm run build -w @parametric/dashboard` [-- --out-dir <dir>] [--quiet] [--report]: the dashboard's static files (vite), then the
 // JavaScript budget of issue 28: the initial load under 250 KB gzipped, measured here on the
 // built files and printed, the build failing above it.
 import { createHash } from 'node:crypto';
@@ -61,7 +61,7 @@ const building = `${outDir}.building-${process.pid}`;
 // Served by the gateway at `/dashboard/` (docs/dashboard.md). No inline script or style in the
 // output: the gateway's Content-Security-Policy has no `unsafe-inline`. Hashed names under
 // assets/ are cached for a year; index.html never.
-await build({
+const built = await build({
   root: here,
   configFile: false,
   base: '/dashboard/',
@@ -75,6 +75,18 @@ await build({
     sourcemap: false,
   },
 });
+
+// `--report`: what the JavaScript is made of, largest module first (rendered bytes before
+// minification), to tell what the page needs from what a stray import pulled in.
+if (args.includes('--report')) {
+  for (const output of [built].flat())
+    for (const chunk of output.output ?? [])
+      if (chunk.type === 'chunk')
+        for (const [id, module] of Object.entries(chunk.modules)
+          .sort(([, a], [, b]) => b.renderedLength - a.renderedLength)
+          .slice(0, 20))
+          console.log(`${String(module.renderedLength).padStart(9)}  ${path.relative(here, id)}`);
+}
 
 const assets = path.join(building, 'assets');
 let gzipped = 0;

@@ -1,19 +1,19 @@
+import { once } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
-import { root } from './support';
+import { type Running, root } from './support';
 
 /**
  * What the dashboard's browser tests share (test/e2e/dashboard*.test.ts): Debian's Chromium
- * driven by playwright-core (`.ci/run` installs it; no browser download at install), axe-core
- * over each page, screenshots into test-artifacts/dashboard/ (gitignored), and the sign-in form.
+ * driven by playwright-core with a fresh profile, axe-core over a page, screenshots into
+ * test-artifacts/dashboard/ (gitignored), sign-in, and JSON calls to set the scene.
  */
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const ARTIFACTS = path.join(root, 'test-artifacts', 'dashboard');
 
-/** A JSON call to the platform (to set a scene up): the envelope's `data`, or a throw naming the answer. */
 export async function call(method: string, url: string, headers: Record<string, string>, body?: unknown) {
   const res = await fetch(url, {
     method,
@@ -24,33 +24,6 @@ export async function call(method: string, url: string, headers: Record<string, 
   const json = (await res.json()) as { data?: any; error?: unknown };
   if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${JSON.stringify(json)}`);
   return json.data;
-}
-
-/** A fresh profile and a headless Chromium on it; `close` ends both. */
-export async function launchBrowser(): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does when it is missing)`);
-  mkdirSync(ARTIFACTS, { recursive: true });
-  const profile = mkdtempSync(path.join(tmpdir(), 'dashboard-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-    viewport: { width: 1280, height: 900 },
-  });
-  return {
-    context,
-    close: async () => {
-      await context.close();
-      rmSync(profile, { recursive: true, force: true });
-    },
-  };
 }
 
 /** axe-core's rules over the page as it is: no serious or critical violation. */
@@ -79,7 +52,6 @@ export async function shot(page: Page, name: string) {
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
 }
 
-/** Signs in through the form and waits for the overview; a failure says what the page shows. */
 export async function signIn(page: Page, dashboard: string, email: string, password: string) {
   await page.goto(dashboard);
   await page.getByLabel('Email').fill(email);
@@ -88,7 +60,7 @@ export async function signIn(page: Page, dashboard: string, email: string, passw
   await signedIn(page, `sign-in-${email.split('@')[0]}`);
 }
 
-/** Waits for the overview, the first page after any sign-in; a failure screenshots what is shown instead. */
+/** Waits for the overview, the first page after any sign-in; if it does not come, screenshots what did. */
 export async function signedIn(page: Page, what: string) {
   try {
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
@@ -97,5 +69,37 @@ export async function signedIn(page: Page, what: string) {
     throw new Error(`not signed in: the page shows ${await page.locator('body').textContent()}`, {
       cause: err,
     });
+  }
+}
+
+/** Chromium with a profile of its own (removed by `closeBrowser`), the artifacts folder made. */
+export async function launchBrowser(): Promise<{ context: BrowserContext; profile: string }> {
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does when it is missing)`);
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const profile = mkdtempSync(path.join(tmpdir(), 'dashboard-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+    viewport: { width: 1280, height: 900 },
+  });
+  return { context, profile };
+}
+
+/** The browser and its profile gone, and the platform stopped (SIGTERM, awaited). */
+export async function closeAll(context?: BrowserContext, profile?: string, platform?: Running) {
+  await context?.close();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+  if (platform && platform.child.exitCode === null && platform.child.signalCode === null) {
+    const exited = once(platform.child, 'exit');
+    platform.child.kill('SIGTERM');
+    await exited;
   }
 }

@@ -1,7 +1,7 @@
 import { eventually } from '@parametric/test-harness';
 import type { BrowserContext, Page } from 'playwright-core';
-import { accessible, call, launchBrowser, shot, signedIn, signIn } from './browser';
-import { bootPlatform, type PortName, platformEnv, type Running, stopPlatform } from './support';
+import { accessible, call, closeAll, launchBrowser, shot, signedIn, signIn } from './browser';
+import { bootPlatform, type PortName, platformEnv, type Running } from './support';
 
 /**
  * Issue 28, the admin pages of the partner dashboard in Chromium against `npm start`: an admin
@@ -65,10 +65,10 @@ describe('the dashboard’s admin pages in Chromium, against npm start', () => {
   let dashboard: string;
   let receiver: string;
   let oldKey: string;
-  let admin: { context: BrowserContext; close: () => Promise<void> };
+  let admin: { context: BrowserContext; profile: string } | undefined;
   let page: Page;
   let viewerEmail: string;
-  let viewer: { context: BrowserContext; close: () => Promise<void> } | undefined;
+  let viewer: { context: BrowserContext; profile: string } | undefined;
   let viewerPage: Page;
 
   beforeAll(async () => {
@@ -99,9 +99,8 @@ describe('the dashboard’s admin pages in Chromium, against npm start', () => {
   });
 
   afterAll(async () => {
-    await viewer?.close();
-    await admin?.close();
-    await stopPlatform(platform);
+    await closeAll(viewer?.context, viewer?.profile);
+    await closeAll(admin?.context, admin?.profile, platform);
   });
 
   it('retries a failed delivery once the receiver is fixed, and sends a test event', async () => {
@@ -160,11 +159,11 @@ describe('the dashboard’s admin pages in Chromium, against npm start', () => {
     const sent = await sendTestEvent(page, 'payout.completed');
     await waitForDelivery(page, sent, 'DELIVERED');
     // The receiver's own answer, not the platform's envelope.
-    const { deliveries } = await (await fetch(`${receiver}/_received`)).json();
+    const { deliveries } = (await (await fetch(`${receiver}/_received`)).json()) as {
+      deliveries: Array<{ deliveryId: string; event: string; verified: boolean }>;
+    };
     expect(
-      deliveries
-        .filter((d: { deliveryId: string }) => [failed, sent].includes(d.deliveryId))
-        .map((d: { event: string; verified: boolean }) => [d.event, d.verified]),
+      deliveries.filter((d) => [failed, sent].includes(d.deliveryId)).map((d) => [d.event, d.verified]),
     ).toEqual([
       ['payout.completed', true],
       ['determination.delivered', true],
@@ -238,7 +237,7 @@ describe('the dashboard’s admin pages in Chromium, against npm start', () => {
     await page.getByRole('button', { name: 'Invite' }).click();
     const link = await page.getByLabel('Invitation link').inputValue();
     expect(link).toMatch(new RegExp(`^${dashboard}#/accept-invitation/\\S+$`));
-    await page.getByTestId(`user-${viewerEmail}`).getByText('INVITED').waitFor();
+    await page.locator('tr', { hasText: viewerEmail }).getByText('INVITED', { exact: true }).waitFor();
     await shot(page, '24-users-invited');
     await accessible(page, 'users (invited)');
     await fitsThePhone(page, '24-users');
@@ -296,21 +295,21 @@ describe('the dashboard’s admin pages in Chromium, against npm start', () => {
     // the overview: its counts spend a tenth of the organization's 100 requests a minute.)
     await page.getByRole('link', { name: 'API key' }).click();
     await page.getByRole('link', { name: 'Users' }).click();
-    const self = page.getByTestId(`user-${ADMIN_EMAIL}`);
+    const self = page.locator('tr', { hasText: ADMIN_EMAIL });
     await self.getByRole('combobox').selectOption('ORG_VIEWER');
     await self.getByRole('button', { name: 'Change role' }).click();
     await self.getByText(/is the only active administrator/).waitFor();
     await shot(page, '27-users-last-admin');
 
-    const row = page.getByTestId(`user-${viewerEmail}`);
-    await row.getByText('ACTIVE').waitFor();
+    const row = page.locator('tr', { hasText: viewerEmail });
+    await row.getByText('ACTIVE', { exact: true }).waitFor();
     await row.getByRole('button', { name: 'Deactivate' }).click();
     await page
       .getByRole('dialog', { name: 'Deactivate Vusi Viewer?' })
       .getByRole('button', { name: 'Deactivate' })
       .click();
     await page.getByText('Vusi Viewer is deactivated.').waitFor();
-    await row.getByText('DEACTIVATED').waitFor();
+    await row.getByText('DEACTIVATED', { exact: true }).waitFor();
 
     // The viewer's page is still open: the next call it makes finds the session gone.
     await viewerPage.getByRole('link', { name: 'Overview' }).click();
@@ -321,6 +320,6 @@ describe('the dashboard’s admin pages in Chromium, against npm start', () => {
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-    expect((await admin.context.cookies()).filter((c) => c.name === 'dashboard_refresh')).toEqual([]);
+    expect((await page.context().cookies()).filter((c) => c.name === 'dashboard_refresh')).toEqual([]);
   });
 });

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { eventually } from '@parametric/test-harness';
 import type { BrowserContext } from 'playwright-core';
 import { assessment } from '../../services/determinations/test/support';
-import { accessible, call, launchBrowser, shot, signIn } from './browser';
-import { bootPlatform, type PortName, platformEnv, type Running, stopPlatform } from './support';
+import { accessible, call, closeAll, launchBrowser, shot, signIn } from './browser';
+import { bootPlatform, type PortName, platformEnv, type Running } from './support';
 
 /**
  * Issue 28, first slice: the partner dashboard in a real browser (Debian's Chromium driven by
@@ -26,7 +26,7 @@ describe('the partner dashboard in Chromium, against npm start', () => {
   let platform: Running;
   let ports: Record<PortName, number>;
   let context: BrowserContext;
-  let closeBrowser: (() => Promise<void>) | undefined;
+  let profile: string;
   let dashboard: string;
   let determinationId: string;
   let viewerEmail: string;
@@ -127,13 +127,10 @@ describe('the partner dashboard in Chromium, against npm start', () => {
       },
     );
 
-    ({ context, close: closeBrowser } = await launchBrowser());
+    ({ context, profile } = await launchBrowser());
   });
 
-  afterAll(async () => {
-    await closeBrowser?.();
-    await stopPlatform(platform);
-  });
+  afterAll(() => closeAll(context, profile, platform));
 
   it('serves the page with a strict CSP, no framing, and a no-cache index', async () => {
     const page = await context.newPage();

@@ -1,5 +1,4 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -123,14 +122,6 @@ export async function bootPlatform(
     { timeout: 150_000, interval: 250, message: 'the npm start banner' },
   );
   return { child, output: () => text };
-}
-
-/** Stops a platform `bootPlatform` started (if it is still running) and waits for it to exit. */
-export async function stopPlatform(platform: Running | undefined): Promise<void> {
-  if (!platform || platform.child.exitCode !== null || platform.child.signalCode !== null) return;
-  const exited = once(platform.child, 'exit');
-  platform.child.kill('SIGTERM');
-  await exited;
 }
 
 /** One process of a tree, as /proc shows it. */

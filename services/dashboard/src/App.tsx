@@ -1,11 +1,14 @@
-import { useCallback, useEffect, useState } from 'react';
-import { DeterminationDetail, DeterminationsList } from './Determinations';
-import { Overview } from './Overview';
+import { type ReactElement, useCallback, useEffect, useState } from 'react';
 import { AcceptInvitation } from './pages/AcceptInvitation';
 import { ApiKey } from './pages/ApiKey';
+import { DeterminationDetail, DeterminationsList } from './pages/Determinations';
+import { FarmerDetail, FarmersList } from './pages/Farmers';
+import { Overview } from './pages/Overview';
+import { PayoutDetail, PayoutsList } from './pages/Payouts';
+import { PoliciesList, PolicyDetail } from './pages/Policies';
+import { SignIn } from './pages/SignIn';
 import { Users } from './pages/Users';
 import { DeliveryDetail, Webhooks } from './pages/Webhooks';
-import { SignIn } from './SignIn';
 import { api, onSessionChange, refresh, signOut } from './session';
 import { t } from './strings';
 
@@ -13,6 +16,59 @@ export interface Me {
   user: { id: string; name: string; email: string } | null;
   role: string;
   capabilities: string[];
+}
+
+const SECTIONS = [
+  { path: '/policies', label: 'navPolicies', capability: 'policy:read' },
+  { path: '/farmers', label: 'navFarmers', capability: 'farmer:read' },
+  { path: '/determinations', label: 'navDeterminations', capability: 'determination:read' },
+  { path: '/payouts', label: 'navPayouts', capability: 'payout:read' },
+  { path: '/webhooks', label: 'navWebhooks', capability: 'webhook:manage' },
+  { path: '/users', label: 'navUsers', capability: 'user:manage' },
+  { path: '/api-key', label: 'navApiKey', capability: 'api-key:manage' },
+] as const;
+
+const ID = '([0-9a-f-]+)';
+
+/** The page of a route the role may read; the overview for any other (a page not offered is not shown by its URL either). */
+function pageOf(
+  route: string,
+  can: (capability: string) => boolean,
+  self: { me: Me; onSelfChanged: () => Promise<void> },
+): ReactElement {
+  const [path = '/', search = ''] = route.split('?');
+  const id = (prefix: string) => new RegExp(`^/${prefix}/${ID}$`).exec(path)?.[1];
+  if (can('determination:read')) {
+    if (path === '/determinations') return <DeterminationsList />;
+    const found = id('determinations');
+    if (found) return <DeterminationDetail key={found} id={found} can={can} />;
+  }
+  if (can('policy:read')) {
+    if (path === '/policies') {
+      const farmerId = new URLSearchParams(search).get('farmerId') ?? '';
+      return <PoliciesList key={farmerId} farmerId={farmerId} />;
+    }
+    const found = id('policies');
+    if (found) return <PolicyDetail key={found} id={found} />;
+  }
+  if (can('farmer:read')) {
+    if (path === '/farmers') return <FarmersList />;
+    const found = id('farmers');
+    if (found) return <FarmerDetail key={found} id={found} can={can} />;
+  }
+  if (can('payout:read')) {
+    if (path === '/payouts') return <PayoutsList />;
+    const found = id('payouts');
+    if (found) return <PayoutDetail key={found} id={found} can={can} />;
+  }
+  if (can('webhook:manage')) {
+    if (path === '/webhooks') return <Webhooks />;
+    const found = id('webhooks/deliveries');
+    if (found) return <DeliveryDetail key={found} id={found} />;
+  }
+  if (can('user:manage') && path === '/users') return <Users {...self} />;
+  if (can('api-key:manage') && path === '/api-key') return <ApiKey />;
+  return <Overview can={can} />;
 }
 
 /** Routes live in the URL's fragment (`#/determinations/…`): the gateway serves one index.html. */
@@ -85,15 +141,9 @@ export function App() {
     );
 
   const can = (capability: string) => me.capabilities.includes(capability);
-  const detail = /^\/determinations\/([0-9a-f-]+)$/.exec(route);
-  let page = <Overview can={can} />;
-  if (route === '/determinations' && can('determination:read')) page = <DeterminationsList />;
-  else if (detail?.[1] && can('determination:read')) page = <DeterminationDetail id={detail[1]} />;
-  const delivery = /^\/webhooks\/deliveries\/([0-9a-f-]+)$/.exec(route);
-  if (route === '/users' && can('user:manage')) page = <Users me={me} onSelfChanged={loadMe} />;
-  else if (route === '/webhooks' && can('webhook:manage')) page = <Webhooks />;
-  else if (delivery?.[1] && can('webhook:manage')) page = <DeliveryDetail id={delivery[1]} />;
-  else if (route === '/api-key' && can('api-key:manage')) page = <ApiKey />;
+  const page = pageOf(route, can, { me, onSelfChanged: loadMe });
+  /** The main sections a role may read, in the order the navigation shows them. */
+  const sections = SECTIONS.filter((section) => can(section.capability));
 
   return (
     <>
@@ -106,29 +156,15 @@ export function App() {
           <a href="#/" aria-current={route === '/' ? 'page' : undefined}>
             {t('navOverview')}
           </a>
-          {can('determination:read') && (
+          {sections.map((section) => (
             <a
-              href="#/determinations"
-              aria-current={route.startsWith('/determinations') ? 'page' : undefined}
+              key={section.path}
+              href={`#${section.path}`}
+              aria-current={route.startsWith(section.path) ? 'page' : undefined}
             >
-              {t('navDeterminations')}
+              {t(section.label)}
             </a>
-          )}
-          {can('webhook:manage') && (
-            <a href="#/webhooks" aria-current={route.startsWith('/webhooks') ? 'page' : undefined}>
-              {t('navWebhooks')}
-            </a>
-          )}
-          {can('user:manage') && (
-            <a href="#/users" aria-current={route === '/users' ? 'page' : undefined}>
-              {t('navUsers')}
-            </a>
-          )}
-          {can('api-key:manage') && (
-            <a href="#/api-key" aria-current={route === '/api-key' ? 'page' : undefined}>
-              {t('navApiKey')}
-            </a>
-          )}
+          ))}
         </nav>
         <span className="who" data-role={me.role}>
           {t('signedInAs', { name: me.user?.name ?? me.user?.email ?? '', role: me.role })}

@@ -38,3 +38,32 @@ export function formatBasisPoints(bp: number): string {
   const rest = String(bp % 100).padStart(2, '0');
   return `${whole}.${rest} %`;
 }
+
+/** An API decimal string ("20000.50") in minor units ("2000050"): its digits, by string arithmetic. */
+export function minorUnits(amount: string): string {
+  return amount.replace('.', '').replace(/^0+(?=\d)/, '');
+}
+
+/** Minor units ("2000050", as settlement reports give them) as the decimal string of `exponent`. */
+export function decimalOf(minor: string, exponent: number): string {
+  if (exponent === 0) return minor;
+  const digits = minor.padStart(exponent + 1, '0');
+  return `${digits.slice(0, -exponent)}.${digits.slice(-exponent)}`;
+}
+
+/**
+ * What a person typed as an amount ("1500", "1500.5") in minor units for a currency of
+ * `exponent` decimals ("150050"), by string arithmetic; null when it is not such an amount.
+ */
+export function parseToMinor(text: string, exponent: number): string | null {
+  const match = /^(\d+)(?:\.(\d*))?$/.exec(text.trim());
+  if (!match) return null;
+  const fraction = match[2] ?? '';
+  if (fraction.length > exponent) return null;
+  return minorUnits(`${match[1]}${fraction.padEnd(exponent, '0')}`);
+}
+
+/** A decimal string the API gives without an exponent ("5001.00"): its own decimals are the exponent. */
+export function formatDecimal(amount: string, currency: string): string {
+  return formatAmount({ amount, currency, exponent: amount.split('.')[1]?.length ?? 0 });
+}

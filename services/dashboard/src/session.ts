@@ -16,8 +16,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly retryAfter?: number,
-    /** The fields a `400 INVALID_INPUT` names, with what is wrong with each. */
-    readonly fields: ReadonlyArray<{ field: string; message: string }> = [],
+    /** The API's field problems of a `400` (`[{ field, message }]`). */
+    readonly details: readonly { field?: string; message: string }[] = [],
   ) {
     super(message);
   }
@@ -52,7 +52,7 @@ async function errorOf(response: Response): Promise<ApiError> {
   let code = 'HTTP_ERROR';
   let message = response.statusText;
   let retryAfter: number | undefined;
-  let fields: Array<{ field: string; message: string }> = [];
+  let details: { field?: string; message: string }[] = [];
   try {
     const body = (await response.json()) as {
       error?: { code?: string; message?: string; retryAfter?: number; details?: unknown };
@@ -60,13 +60,13 @@ async function errorOf(response: Response): Promise<ApiError> {
     code = body.error?.code ?? code;
     message = body.error?.message ?? message;
     // A 429's wait is in `details.retryAfter` (docs/api.md, "Rate limits").
-    const details = body.error?.details;
-    retryAfter = body.error?.retryAfter ?? (details as { retryAfter?: number } | undefined)?.retryAfter;
-    if (Array.isArray(details)) fields = details;
+    retryAfter =
+      body.error?.retryAfter ?? (body.error?.details as { retryAfter?: number } | undefined)?.retryAfter;
+    if (Array.isArray(body.error?.details)) details = body.error.details;
   } catch {
     // Not the API's JSON: keep the status text.
   }
-  return new ApiError(response.status, code, message, retryAfter, fields);
+  return new ApiError(response.status, code, message, retryAfter, details);
 }
 
 async function post(path: string, body?: unknown): Promise<Response> {
@@ -125,17 +125,17 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
  * a 401 means nothing was done, so a write may be sent again. If the refresh fails too the user
  * is signed out, whatever the call.
  */
-export async function api<T>(path: string, options: { method?: Method; body?: unknown } = {}): Promise<T> {
-  const send = () => {
-    const headers: Record<string, string> = accessToken ? { Authorization: `Bearer ${accessToken}` } : {};
-    if (options.body !== undefined) headers['Content-Type'] = 'application/json';
-    return fetch(`/api${path}`, {
-      method: options.method ?? 'GET',
+export async function api<T>(path: string, method: Method = 'GET', body?: unknown): Promise<T> {
+  const send = () =>
+    fetch(`/api${path}`, {
+      method,
       credentials: 'omit',
-      headers,
-      ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+      headers: {
+        ...(accessToken ? { Authorization: `Bearer ${accessToken}` } : {}),
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-  };
   let response = await send();
   if (response.status === 401 && (await refresh())) response = await send();
   if (response.status === 401) setTokens(null);

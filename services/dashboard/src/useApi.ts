@@ -7,9 +7,8 @@ export type Loaded<T> =
   | { state: 'error'; message: string }
   | { state: 'done'; value: T };
 
-/** Runs `load` when `key` changes; the message of a failure is the catalogue's. */
 /**
- * With `keep`, what was loaded stays shown while a new key loads: a list reloaded after an
+ * Runs `load` when `key` changes; the message of a failure is the catalogue's. With `keep`, what was loaded stays shown while a new key loads: a list reloaded after an
  * action on one of its rows keeps its place, and the focus stays on the control used.
  */
 export function useLoad<T>(key: string, load: () => Promise<T>, keep = false): Loaded<T> {
@@ -34,9 +33,9 @@ export function messageOf(error: unknown): string {
   if (error instanceof ApiError && error.status === 404) return t('notFound');
   if (error instanceof ApiError && error.status === 429)
     return t('rateLimited', { seconds: error.retryAfter ?? 60 });
-  if (error instanceof ApiError && error.fields.length > 0)
+  if (error instanceof ApiError && error.details.length > 0)
     return t('errorGeneric', {
-      message: `${error.message}: ${error.fields.map((f) => `${f.field} ${f.message}`).join('; ')}`,
+      message: `${error.message}: ${error.details.map((d) => (d.field ? `${d.field} ${d.message}` : d.message)).join('; ')}`,
     });
   if (error instanceof ApiError) return t('errorGeneric', { message: error.message });
   return t('networkError');

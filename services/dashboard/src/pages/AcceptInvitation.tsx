@@ -5,9 +5,9 @@ import { messageOf } from '../useApi';
 
 /** Why the API refused an acceptance, in the person's words. */
 function explain(error: unknown): string {
-  if (error instanceof ApiError && error.fields.some((f) => f.field === 'token'))
+  if (error instanceof ApiError && error.details.some((d) => d.field === 'token'))
     return t('invitationInvalid');
-  const password = error instanceof ApiError ? error.fields.find((f) => f.field === 'password') : undefined;
+  const password = error instanceof ApiError ? error.details.find((d) => d.field === 'password') : undefined;
   if (password) return t('passwordRefused', { reason: password.message });
   return messageOf(error);
 }

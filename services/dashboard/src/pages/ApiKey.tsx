@@ -30,9 +30,7 @@ export function ApiKey() {
     void action.run(async () => {
       const rotated = await api<{ data: { apiKey: string; apiSecret: string } }>(
         '/organizations/me/api-key/rotate',
-        {
-          method: 'POST',
-        },
+        'POST',
       );
       setIssued(rotated.data);
       setVersion((v) => v + 1);
@@ -40,7 +38,7 @@ export function ApiKey() {
     });
   const revoke = () =>
     void action.run(async () => {
-      await api('/organizations/me/api-key/revoke', { method: 'POST' });
+      await api('/organizations/me/api-key/revoke', 'POST');
       setIssued(null);
       setVersion((v) => v + 1);
       return t('keyRevoked');

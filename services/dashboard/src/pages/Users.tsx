@@ -1,15 +1,16 @@
 import { type FormEvent, useState } from 'react';
 import type { Me } from '../App';
 import { ConfirmButton } from '../components/Confirm';
+import { type Column, DataTable } from '../components/DataTable';
+import { EnumFilter, Filters, type FilterValues, filterQuery } from '../components/Filters';
 import { Outcome } from '../components/Outcome';
 import { formatDate } from '../format';
 import { ApiError, api } from '../session';
 import { t } from '../strings';
-import { useAction, useLoad } from '../useApi';
+import { useAction } from '../useApi';
 
 export const ROLES = ['ORG_ADMIN', 'ORG_OPERATOR', 'ORG_FINANCE', 'ORG_VIEWER'] as const;
 const STATUSES = ['INVITED', 'ACTIVE', 'DEACTIVATED'] as const;
-const PAGE_SIZE = 20;
 
 interface User {
   id: string;
@@ -76,10 +77,7 @@ function UserActions({
   const action = useAction();
   const change = (body: { role?: string; active?: boolean }, done: string) =>
     action.run(async () => {
-      const changed = await api<{ data: User }>(`/organizations/me/users/${user.id}`, {
-        method: 'PATCH',
-        body,
-      });
+      const changed = await api<{ data: User }>(`/organizations/me/users/${user.id}`, 'PATCH', body);
       onChanged(done, changed.data);
       return null;
     }, lastAdmin(user));
@@ -115,9 +113,7 @@ function UserActions({
             action.run(async () => {
               const issued = await api<{ data: Invitation }>(
                 `/organizations/me/users/${user.id}/invitation`,
-                {
-                  method: 'POST',
-                },
+                'POST',
               );
               onInvited(issued.data);
               return null;
@@ -144,9 +140,7 @@ function UserActions({
           disabled={action.busy}
           onConfirm={() =>
             void action.run(async () => {
-              const gone = await api<{ data: User }>(`/organizations/me/users/${user.id}`, {
-                method: 'DELETE',
-              });
+              const gone = await api<{ data: User }>(`/organizations/me/users/${user.id}`, 'DELETE');
               onChanged(t('userDeactivated', { name: user.name }), gone.data);
               return null;
             }, lastAdmin(user))
@@ -168,13 +162,10 @@ function InviteForm({ onInvited }: { onInvited: (invitation: Invitation) => void
     const fields = new FormData(form);
     const invited = await action.run(
       async () => {
-        const created = await api<{ data: Invitation }>('/organizations/me/users', {
-          method: 'POST',
-          body: {
-            email: String(fields.get('email') ?? ''),
-            name: String(fields.get('name') ?? ''),
-            role: String(fields.get('role') ?? ''),
-          },
+        const created = await api<{ data: Invitation }>('/organizations/me/users', 'POST', {
+          email: String(fields.get('email') ?? ''),
+          name: String(fields.get('name') ?? ''),
+          role: String(fields.get('role') ?? ''),
         });
         onInvited(created.data);
         return null;
@@ -207,21 +198,10 @@ function InviteForm({ onInvited }: { onInvited: (invitation: Invitation) => void
 }
 
 export function Users({ me, onSelfChanged }: { me: Me; onSelfChanged: () => Promise<void> }) {
-  const [filters, setFilters] = useState({ status: '', role: '', page: 1 });
+  const [filters, setFilters] = useState<FilterValues>({ status: '', role: '' });
   const [version, setVersion] = useState(0);
   const [invitation, setInvitation] = useState<Invitation | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
-  const query = new URLSearchParams({ page: String(filters.page), limit: String(PAGE_SIZE) });
-  if (filters.status) query.set('status', filters.status);
-  if (filters.role) query.set('role', filters.role);
-  const list = useLoad(
-    `${query}#${version}`,
-    () =>
-      api<{ data: User[]; pagination: { page: number; totalPages: number; total: number } }>(
-        `/organizations/me/users?${query}`,
-      ),
-    true,
-  );
 
   const invited = (created: Invitation) => {
     setInvitation(created);
@@ -235,12 +215,19 @@ export function Users({ me, onSelfChanged }: { me: Me; onSelfChanged: () => Prom
     // A change to oneself (a demotion) changes what this page may do: ask the API again.
     if (user.id === me.user?.id) void onSelfChanged();
   };
-
-  function apply(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    setFilters({ status: String(form.get('status') ?? ''), role: String(form.get('role') ?? ''), page: 1 });
-  }
+  const columns: readonly Column<User>[] = [
+    { header: t('name'), cell: (u) => u.name, csv: (u) => u.name },
+    { header: t('email'), cell: (u) => u.email, csv: (u) => u.email },
+    { header: t('role'), cell: (u) => u.role, csv: (u) => u.role },
+    { header: t('status'), cell: (u) => u.status, csv: (u) => u.status },
+    { header: t('lastSignIn'), cell: (u) => formatDate(u.lastLoginAt), csv: (u) => u.lastLoginAt ?? '' },
+    {
+      header: t('actions'),
+      cell: (u) => (
+        <UserActions key={`${u.role}.${u.status}`} user={u} onChanged={changed} onInvited={invited} />
+      ),
+    },
+  ];
 
   return (
     <>
@@ -253,61 +240,21 @@ export function Users({ me, onSelfChanged }: { me: Me; onSelfChanged: () => Prom
           {notice}
         </p>
       )}
-      <form className="filters" onSubmit={apply}>
-        <label htmlFor="users-status">{t('status')}</label>
-        <select id="users-status" name="status" defaultValue={filters.status}>
-          <option value="">{t('any')}</option>
-          {STATUSES.map((status) => (
-            <option key={status} value={status}>
-              {status}
-            </option>
-          ))}
-        </select>
-        <label htmlFor="users-role">{t('role')}</label>
-        <select id="users-role" name="role" defaultValue={filters.role}>
-          <option value="">{t('any')}</option>
-          {ROLES.map((role) => (
-            <option key={role} value={role}>
-              {role}
-            </option>
-          ))}
-        </select>
-        <button type="submit" className="secondary">
-          {t('apply')}
-        </button>
-      </form>
-      {list.state === 'loading' && <p>{t('loading')}</p>}
-      {list.state === 'error' && <p role="alert">{list.message}</p>}
-      {list.state === 'done' && (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{t('name')}</th>
-                <th scope="col">{t('email')}</th>
-                <th scope="col">{t('role')}</th>
-                <th scope="col">{t('status')}</th>
-                <th scope="col">{t('lastSignIn')}</th>
-                <th scope="col">{t('actions')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.value.data.map((user) => (
-                <tr key={user.id} data-testid={`user-${user.email}`}>
-                  <th scope="row">{user.name}</th>
-                  <td>{user.email}</td>
-                  <td>{user.role}</td>
-                  <td>{user.status}</td>
-                  <td>{formatDate(user.lastLoginAt)}</td>
-                  <td>
-                    <UserActions user={user} onChanged={changed} onInvited={invited} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <DataTable
+        path={`/organizations/me/users?${filterQuery(filters)}`}
+        columns={columns}
+        rowKey={(u) => u.id}
+        caption={t('usersList')}
+        csvName="users"
+        empty={t('noUsers')}
+        version={version}
+        filters={
+          <Filters onApply={setFilters}>
+            <EnumFilter name="status" label={t('status')} values={STATUSES} value={filters.status ?? ''} />
+            <EnumFilter name="role" label={t('role')} values={ROLES} value={filters.role ?? ''} />
+          </Filters>
+        }
+      />
     </>
   );
 }

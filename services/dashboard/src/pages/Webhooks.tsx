@@ -1,5 +1,7 @@
 import { type FormEvent, useState } from 'react';
 import { ConfirmButton } from '../components/Confirm';
+import { type Column, DataTable, type ListPage } from '../components/DataTable';
+import { EnumFilter, Filters, type FilterValues, filterQuery } from '../components/Filters';
 import { Outcome } from '../components/Outcome';
 import { formatDate } from '../format';
 import { api } from '../session';
@@ -18,7 +20,6 @@ const EVENTS = [
   'kyb.rejected',
 ] as const;
 const DELIVERY_STATUSES = ['PENDING', 'DELIVERED', 'FAILED'] as const;
-const PAGE_SIZE = 20;
 
 interface Delivery {
   id: string;
@@ -50,7 +51,7 @@ interface Endpoint {
 }
 
 const retry = (id: string) =>
-  api<{ data: Delivery }>(`/organizations/me/webhook/deliveries/${id}/retry`, { method: 'POST' });
+  api<{ data: Delivery }>(`/organizations/me/webhook/deliveries/${id}/retry`, 'POST');
 
 /** The URL form. The answer's secret is not kept: it is shown only when asked for. */
 function EndpointForm({ url, onSaved }: { url: string | null; onSaved: (url: string) => void }) {
@@ -59,10 +60,7 @@ function EndpointForm({ url, onSaved }: { url: string | null; onSaved: (url: str
     event.preventDefault();
     const next = String(new FormData(event.currentTarget).get('url') ?? '');
     void action.run(async () => {
-      const saved = await api<{ data: Endpoint }>('/organizations/me/webhook', {
-        method: 'PUT',
-        body: { url: next },
-      });
+      const saved = await api<{ data: Endpoint }>('/organizations/me/webhook', 'PUT', { url: next });
       onSaved(saved.data.url ?? next);
       return t('webhookSaved');
     });
@@ -133,9 +131,7 @@ function Secret({ secretSet }: { secretSet: boolean }) {
             void action.run(async () => {
               const rotated = await api<{ data: { secret: string } }>(
                 '/organizations/me/webhook/rotate-secret',
-                {
-                  method: 'POST',
-                },
+                'POST',
               );
               setSecret(rotated.data.secret);
               return t('secretRotated');
@@ -156,10 +152,7 @@ function TestEvent({ onSent }: { onSent: () => void }) {
     event.preventDefault();
     const name = String(new FormData(event.currentTarget).get('event'));
     void action.run(async () => {
-      const sent = await api<{ data: Delivery }>('/organizations/me/webhook/test', {
-        method: 'POST',
-        body: { event: name },
-      });
+      const sent = await api<{ data: Delivery }>('/organizations/me/webhook/test', 'POST', { event: name });
       onSent();
       return t('testSent', { event: sent.data.event, id: sent.data.id });
     });
@@ -206,92 +199,90 @@ function RetryButton({ delivery, onRetried }: { delivery: Delivery; onRetried: (
   );
 }
 
-function DeliveryLog({ version, onChanged }: { version: number; onChanged: () => void }) {
-  const [filters, setFilters] = useState({ status: '', page: 1 });
+interface LogPage {
+  data: { deliveries: Delivery[]; total: number; page: number; limit: number };
+}
+
+/** The delivery log's envelope (`data: { deliveries, total, page, limit }`) as a list page. */
+async function readLog(path: string): Promise<ListPage<Delivery>> {
+  const { deliveries, total, page, limit } = (await api<LogPage>(path)).data;
+  return { data: deliveries, pagination: { page, limit, total, totalPages: Math.ceil(total / limit) } };
+}
+
+/** The log, read again when the page's `version` changes (a test event sent) or its own (Refresh, a retry). */
+function DeliveryLog({ version }: { version: number }) {
+  const [filters, setFilters] = useState<FilterValues>({ status: '' });
   const [retried, setRetried] = useState(false);
-  const [refreshed, setRefreshed] = useState(0);
-  const query = new URLSearchParams({ page: String(filters.page), limit: String(PAGE_SIZE) });
-  if (filters.status) query.set('status', filters.status);
-  const log = useLoad(
-    `${query}#${version}.${refreshed}`,
-    () =>
-      api<{ data: { deliveries: Delivery[]; total: number; page: number; limit: number } }>(
-        `/organizations/me/webhook/deliveries?${query}`,
+  const [own, setOwn] = useState(0);
+  const reread = () => setOwn((n) => n + 1);
+  const columns: readonly Column<Delivery>[] = [
+    {
+      header: t('event'),
+      cell: (d) => (
+        <>
+          <a href={`#/webhooks/deliveries/${d.id}`}>{d.event}</a>
+          {d.test && ` (${t('test')})`}
+        </>
       ),
-    true,
-  );
-  function apply(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    setFilters({ status: String(new FormData(event.currentTarget).get('status') ?? ''), page: 1 });
-  }
+      csv: (d) => d.event,
+    },
+    {
+      header: t('status'),
+      cell: (d) => <span data-testid="delivery-status">{d.status}</span>,
+      csv: (d) => d.status,
+    },
+    { header: t('attempts'), cell: (d) => String(d.attempts), csv: (d) => String(d.attempts) },
+    {
+      header: t('lastAnswer'),
+      cell: (d) => d.lastError ?? d.responseStatus ?? '—',
+      csv: (d) => d.lastError ?? String(d.responseStatus ?? ''),
+    },
+    { header: t('created'), cell: (d) => formatDate(d.createdAt), csv: (d) => d.createdAt },
+    {
+      header: t('actions'),
+      cell: (d) =>
+        d.status === 'FAILED' && (
+          <RetryButton
+            delivery={d}
+            onRetried={() => {
+              setRetried(true);
+              reread();
+            }}
+          />
+        ),
+    },
+  ];
   return (
     <>
-      <form className="filters" onSubmit={apply}>
-        <label htmlFor="delivery-status">{t('status')}</label>
-        <select id="delivery-status" name="status" defaultValue={filters.status}>
-          <option value="">{t('any')}</option>
-          {DELIVERY_STATUSES.map((status) => (
-            <option key={status} value={status}>
-              {status}
-            </option>
-          ))}
-        </select>
-        <button type="submit" className="secondary">
-          {t('apply')}
-        </button>
-        <button type="button" className="secondary" onClick={() => setRefreshed((n) => n + 1)}>
-          {t('refresh')}
-        </button>
-      </form>
       {retried && (
         <p className="notice" role="status">
           {t('retried')}
         </p>
       )}
-      {log.state === 'loading' && <p>{t('loading')}</p>}
-      {log.state === 'error' && <p role="alert">{log.message}</p>}
-      {log.state === 'done' && log.value.data.deliveries.length === 0 && <p>{t('noDeliveries')}</p>}
-      {log.state === 'done' && log.value.data.deliveries.length > 0 && (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{t('event')}</th>
-                <th scope="col">{t('status')}</th>
-                <th scope="col">{t('attempts')}</th>
-                <th scope="col">{t('lastAnswer')}</th>
-                <th scope="col">{t('created')}</th>
-                <th scope="col">{t('actions')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {log.value.data.deliveries.map((delivery) => (
-                <tr key={delivery.id} className={delivery.status === 'FAILED' ? 'overdue' : undefined}>
-                  <th scope="row">
-                    <a href={`#/webhooks/deliveries/${delivery.id}`}>{delivery.event}</a>
-                    {delivery.test && ` (${t('test')})`}
-                  </th>
-                  <td data-testid="delivery-status">{delivery.status}</td>
-                  <td>{delivery.attempts}</td>
-                  <td>{delivery.lastError ?? delivery.responseStatus ?? '—'}</td>
-                  <td>{formatDate(delivery.createdAt)}</td>
-                  <td>
-                    {delivery.status === 'FAILED' && (
-                      <RetryButton
-                        delivery={delivery}
-                        onRetried={() => {
-                          setRetried(true);
-                          onChanged();
-                        }}
-                      />
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <DataTable
+        path={`/organizations/me/webhook/deliveries?${filterQuery(filters)}`}
+        load={readLog}
+        columns={columns}
+        rowKey={(d) => d.id}
+        rowClass={(d) => (d.status === 'FAILED' ? 'overdue' : undefined)}
+        caption={t('deliveryLog')}
+        csvName="webhook-deliveries"
+        empty={t('noDeliveries')}
+        version={version + own}
+        filters={
+          <Filters onApply={setFilters}>
+            <EnumFilter
+              name="status"
+              label={t('status')}
+              values={DELIVERY_STATUSES}
+              value={filters.status ?? ''}
+            />
+            <button type="button" className="secondary" onClick={reread}>
+              {t('refresh')}
+            </button>
+          </Filters>
+        }
+      />
     </>
   );
 }
@@ -327,7 +318,7 @@ export function Webhooks() {
         </>
       )}
       <h2>{t('deliveryLog')}</h2>
-      <DeliveryLog version={version} onChanged={changed} />
+      <DeliveryLog version={version} />
     </>
   );
 }

@@ -1,6 +1,6 @@
-import { api } from './session';
-import { t } from './strings';
-import { messageOf, useLoad } from './useApi';
+import { api } from '../session';
+import { t } from '../strings';
+import { messageOf, useLoad } from '../useApi';
 
 interface Page {
   pagination: { total: number };

@@ -1,6 +1,6 @@
 import { type FormEvent, useState } from 'react';
-import { ApiError, signIn } from './session';
-import { t } from './strings';
+import { ApiError, signIn } from '../session';
+import { t } from '../strings';
 
 export function SignIn({ notice, onSignedIn }: { notice: string | null; onSignedIn: () => Promise<void> }) {
   const [error, setError] = useState<string | null>(null);
