@@ -8,23 +8,11 @@ import { type Running, root } from './support';
 /**
  * What the dashboard's browser tests share (test/e2e/dashboard*.test.ts): Debian's Chromium
  * driven by playwright-core with a fresh profile, axe-core over a page, screenshots into
- * test-artifacts/dashboard/ (gitignored), sign-in, and JSON calls to set the scene.
+ * test-artifacts/dashboard/ (gitignored), and sign-in.
  */
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const ARTIFACTS = path.join(root, 'test-artifacts', 'dashboard');
-
-export async function call(method: string, url: string, headers: Record<string, string>, body?: unknown) {
-  const res = await fetch(url, {
-    method,
-    headers: { 'content-type': 'application/json', ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  // biome-ignore lint/suspicious/noExplicitAny: the envelope's data as JSON, walked by the flow
-  const json = (await res.json()) as { data?: any; error?: unknown };
-  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
 
 /** axe-core's rules over the page as it is: no serious or critical violation. */
 export async function accessible(page: Page, name: string) {

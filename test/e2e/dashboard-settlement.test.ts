@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { eventually } from '@parametric/test-harness';
 import type { BrowserContext, Page } from 'playwright-core';
-import { accessible, call, closeAll, launchBrowser, shot, signIn } from './browser';
-import { bootPlatform, platformEnv, type Running } from './support';
+import { accessible, closeAll, launchBrowser, shot, signIn } from './browser';
+import { bootPlatform, call, platformEnv, type Running } from './support';
 
 /**
  * Issue 28, the money pages, in Chromium against `npm start`: in a sandbox organization (Tier 1:
@@ -258,12 +258,15 @@ describe('settlement reports, policies, farmers and payouts in the dashboard', (
     await page.close();
   });
 
-  it('shows the payouts page (none in Tier 1) and offers an operator no settlement form', async () => {
+  it('shows the payouts page (refused in Tier 1) and offers an operator no settlement form', async () => {
     const page = await context.newPage();
     await signIn(page, dashboard, ADMIN_EMAIL, ADMIN_PASSWORD);
     await page.getByRole('link', { name: 'Payouts' }).click();
     await page.getByRole('heading', { level: 1, name: 'Payouts' }).waitFor();
-    await page.getByText('No payouts.').waitFor();
+    // Tier 1: the API refuses the payouts list (403 TIER_NOT_ENTITLED), and the page says so.
+    await expect(page.getByRole('alert').textContent()).resolves.toContain(
+      'Not available to your organization',
+    );
     await shot(page, '18-payouts');
     await accessible(page, 'payouts');
     await page.getByRole('button', { name: 'Sign out' }).click();

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { eventually } from '@parametric/test-harness';
 import type { BrowserContext } from 'playwright-core';
 import { assessment } from '../../services/determinations/test/support';
-import { accessible, call, closeAll, launchBrowser, shot, signIn } from './browser';
-import { bootPlatform, type PortName, platformEnv, type Running } from './support';
+import { accessible, closeAll, launchBrowser, shot, signIn } from './browser';
+import { bootPlatform, call, type PortName, platformEnv, type Running } from './support';
 
 /**
  * Issue 28, first slice: the partner dashboard in a real browser (Debian's Chromium driven by

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { localDevPrivateKey } from '@parametric/chain';
 import { eventually } from '@parametric/test-harness';
 import { assessment } from '../../services/determinations/test/support';
-import { bootPlatform, type PortName, platformEnv, type Running } from './support';
+import { bootPlatform, call, type PortName, platformEnv, type Running } from './support';
 
 /**
  * Issue 14: the platform as `npm start` runs it, every service logging at `debug`, through a
@@ -21,18 +21,6 @@ const PHONE = '+254712398761';
 const PHONE_SPELLINGS = [PHONE, '254712398761', '0712398761'];
 
 jest.setTimeout(240_000);
-
-async function call(method: string, url: string, headers: Record<string, string>, body?: unknown) {
-  const res = await fetch(url, {
-    method,
-    headers: { 'content-type': 'application/json', ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  // biome-ignore lint/suspicious/noExplicitAny: the envelope's data as JSON, walked by the flow
-  const json = (await res.json()) as { data?: any; error?: unknown };
-  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
 
 describe('logs of a whole flow under npm start', () => {
   let platform: Running;

@@ -82,6 +82,19 @@ export async function platformEnv(
   return { env, ports };
 }
 
+/** A JSON call to the platform setting a test's scene: the envelope's `data`, or a throw saying what failed. */
+export async function call(method: string, url: string, headers: Record<string, string>, body?: unknown) {
+  const res = await fetch(url, {
+    method,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  // biome-ignore lint/suspicious/noExplicitAny: the envelope's data as JSON, walked by the flow
+  const json = (await res.json()) as { data?: any; error?: unknown };
+  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${JSON.stringify(json)}`);
+  return json.data;
+}
+
 export interface Running {
   /** The launcher: `npm start`'s script (or npm itself, with `npm: true`). */
   child: ChildProcess;

@@ -18,6 +18,7 @@ const en = {
   tooManyAttempts: 'Too many attempts. Try again in {seconds} seconds.',
   networkError: 'The platform could not be reached. Check your connection and try again.',
   forbidden: 'Your role does not allow this ({message}).',
+  notEntitled: 'Not available to your organization: {message}',
   loading: 'Loading…',
   signedInAs: 'Signed in as {name} ({role})',
   navMain: 'Main',

@@ -29,7 +29,12 @@ export function useLoad<T>(key: string, load: () => Promise<T>, keep = false): L
 }
 
 export function messageOf(error: unknown): string {
-  if (error instanceof ApiError && error.status === 403) return t('forbidden', { message: error.message });
+  // A 403 is the role's (FORBIDDEN) or the organization's: a tier or settlement mode that does
+  // not have the action (TIER_NOT_ENTITLED, NOT_PARTNER_SETTLED; docs/api.md, "Errors").
+  if (error instanceof ApiError && error.status === 403)
+    return error.code === 'FORBIDDEN'
+      ? t('forbidden', { message: error.message })
+      : t('notEntitled', { message: error.message });
   if (error instanceof ApiError && error.status === 404) return t('notFound');
   if (error instanceof ApiError && error.status === 429)
     return t('rateLimited', { seconds: error.retryAfter ?? 60 });
