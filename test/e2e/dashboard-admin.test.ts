@@ -1,7 +1,7 @@
 import { eventually } from '@parametric/test-harness';
 import type { BrowserContext, Page } from 'playwright-core';
-import { accessible, call, closeAll, launchBrowser, shot, signedIn, signIn } from './browser';
-import { bootPlatform, type PortName, platformEnv, type Running } from './support';
+import { accessible, closeAll, launchBrowser, shot, signedIn, signIn } from './browser';
+import { bootPlatform, call, type PortName, platformEnv, type Running } from './support';
 
 /**
  * Issue 28, the admin pages of the partner dashboard in Chromium against `npm start`: an admin
