@@ -10,7 +10,8 @@ import { bootPlatform, call, type PortName, platformEnv, type Running } from './
  * event that arrives; rotates the API key (the new key shown once works, the old is refused);
  * invites a viewer, who accepts the link in a browser of their own and finds no write control
  * on any page; is told plainly that the last admin cannot be demoted; deactivates the viewer,
- * who is signed out at their next call; and signs out. axe-core checks every new page (no
+ * who is signed out at their next call, as the admin is when their session is revoked elsewhere;
+ * and signs out. axe-core checks every new page (no
  * serious or critical violation); screenshots go to test-artifacts/dashboard/.
  */
 
@@ -290,7 +291,7 @@ describe('the dashboard’s admin pages in Chromium, against npm start', () => {
     await again.close();
   });
 
-  it('says plainly that the last admin stays one, and signs a deactivated viewer out at their next call', async () => {
+  it('says plainly that the last admin stays one; a deactivated user and a revoked session are signed out at the next call', async () => {
     // A visit reads the list afresh: the viewer has accepted since it was read. (Not by way of
     // the overview: its counts spend a tenth of the organization's 100 requests a minute.)
     await page.getByRole('link', { name: 'API key' }).click();
@@ -318,8 +319,21 @@ describe('the dashboard’s admin pages in Chromium, against npm start', () => {
     await shot(viewerPage, '28-viewer-signed-out');
     await accessible(viewerPage, 'sign-in (session ended)');
 
+    // A session revoked elsewhere (here: its refresh cookie spent on a logout outside this
+    // browser) ends the same way: the access token in the page's memory is refused at once.
+    const cookie = (await page.context().cookies()).find((c) => c.name === 'dashboard_refresh');
+    const logout = await fetch(`${api}/auth/cookie/logout`, {
+      method: 'POST',
+      headers: { 'x-requested-by': 'dashboard', cookie: `${cookie?.name}=${cookie?.value}` },
+    });
+    expect(logout.status).toBe(200);
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByText('Your session ended. Sign in again.').waitFor();
+
+    await signIn(page, dashboard, ADMIN_EMAIL, ADMIN_PASSWORD);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.getByText('You are signed out.').waitFor();
     expect((await page.context().cookies()).filter((c) => c.name === 'dashboard_refresh')).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { type ReactElement, useCallback, useEffect, useState } from 'react';
+import { type ReactElement, useCallback, useEffect, useRef, useState } from 'react';
 import { AcceptInvitation } from './pages/AcceptInvitation';
 import { ApiKey } from './pages/ApiKey';
 import { DeterminationDetail, DeterminationsList } from './pages/Determinations';
@@ -94,16 +94,19 @@ export function App() {
     setState('signedIn');
   }, []);
 
+  // Whether the session that ends was signed in, and whether the user asked for it to end: the
+  // notice says "signed out" or "session ended" (a state updater must not set other state).
+  const signedIn = useRef(false);
+  signedIn.current = state === 'signedIn';
+  const leaving = useRef(false);
   useEffect(
     () =>
-      onSessionChange((signedIn) => {
-        if (!signedIn) {
-          setMe(null);
-          setState((previous) => {
-            if (previous === 'signedIn') setNotice(t('sessionEnded'));
-            return 'signedOut';
-          });
-        }
+      onSessionChange((live) => {
+        if (live) return;
+        if (signedIn.current) setNotice(t(leaving.current ? 'signedOut' : 'sessionEnded'));
+        leaving.current = false;
+        setMe(null);
+        setState('signedOut');
       }),
     [],
   );
@@ -172,9 +175,9 @@ export function App() {
         <button
           type="button"
           className="secondary"
-          onClick={async () => {
-            await signOut();
-            setNotice(t('signedOut'));
+          onClick={() => {
+            leaving.current = true;
+            void signOut();
           }}
         >
           {t('signOut')}
