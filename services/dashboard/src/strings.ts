@@ -91,7 +91,7 @@ const en = {
   settledAt: 'Settled at',
   notes: 'Notes (optional)',
   saving: 'Saving…',
-  ruleNotAboveOwed: 'must not exceed the amount owed ({owed} minor units)',
+  ruleNotAboveOwed: 'must not exceed the amount owed ({owed} minor units of {currency})',
   ruleNotSettledZero: 'must be "0" when the outcome is NOT_SETTLED',
   rulePartial: 'must be more than 0 and less than the amount owed when the outcome is SETTLED_PARTIAL',
   ruleFull: 'must equal the amount owed ({owed}) when the outcome is SETTLED_FULL',

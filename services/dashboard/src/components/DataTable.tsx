@@ -16,16 +16,58 @@ export interface ListPage<T> {
   pagination: Pagination;
 }
 
-export interface Column<T> {
+export interface TableColumn<T> {
   header: string;
   /** What the table shows. */
   cell: (row: T) => ReactNode;
+  className?: string;
+}
+export interface Column<T> extends TableColumn<T> {
   /**
    * What the CSV holds: the API's value as text (amounts as their exact decimal strings). Without
    * it the column is left out of the CSV (a column of buttons).
    */
   csv?: (row: T) => string;
-  className?: string;
+}
+
+interface TableProps<T> {
+  columns: readonly TableColumn<T>[];
+  rows: readonly T[];
+  rowKey: (row: T) => string;
+  rowClass?: (row: T) => string | undefined;
+  /** The table's accessible name (the heading above says it to sighted readers). */
+  caption: string;
+}
+
+/** Rows as a table that scrolls sideways in its own box on a narrow screen. */
+export function Table<T>({ columns, rows, rowKey, rowClass, caption }: TableProps<T>) {
+  return (
+    <div className="table-wrap">
+      <table>
+        <caption className="visually-hidden">{caption}</caption>
+        <thead>
+          <tr>
+            {columns.map((column) => (
+              <th key={column.header} scope="col">
+                {column.header}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr key={rowKey(row)} className={rowClass?.(row)}>
+              {columns.map((column) => (
+                <td key={column.header} className={column.className}>
+                  {column.cell(row)}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
 }
 
 export const PAGE_SIZE = 20;
@@ -143,31 +185,13 @@ export function DataTable<T>({
       {list.state === 'done' && list.value.data.length === 0 && <p>{empty}</p>}
       {list.state === 'done' && list.value.data.length > 0 && (
         <>
-          <div className="table-wrap">
-            <table>
-              <caption className="visually-hidden">{caption}</caption>
-              <thead>
-                <tr>
-                  {columns.map((column) => (
-                    <th key={column.header} scope="col">
-                      {column.header}
-                    </th>
-                  ))}
-                </tr>
-              </thead>
-              <tbody>
-                {list.value.data.map((row) => (
-                  <tr key={rowKey(row)} className={rowClass?.(row)}>
-                    {columns.map((column) => (
-                      <td key={column.header} className={column.className}>
-                        {column.cell(row)}
-                      </td>
-                    ))}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            columns={columns}
+            rows={list.value.data}
+            rowKey={rowKey}
+            rowClass={rowClass}
+            caption={caption}
+          />
           <nav className="pager" aria-label={t('pagination', { what: caption })}>
             <button type="button" className="secondary" disabled={page <= 1} onClick={() => go(page - 1)}>
               {t('previous')}

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { type Column, DataTable } from '../components/DataTable';
+import { type Column, DataTable, Table, type TableColumn } from '../components/DataTable';
 import { EnumFilter, Filters, type FilterValues, filterQuery } from '../components/Filters';
 import { formatDate, formatDecimal } from '../format';
 import { api } from '../session';
@@ -49,6 +49,21 @@ interface Payout {
 const STATUSES = ['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED'] as const;
 /** Reasons of a payout that failed before anything was sent: the API refuses their retry (409). */
 const NOT_RETRYABLE = new Set(['BELOW_PROVIDER_MINIMUM', 'UNSUPPORTED_CURRENCY']);
+
+const ATTEMPT_COLUMNS: readonly TableColumn<Attempt>[] = [
+  { header: t('colWhen'), cell: (a) => formatDate(a.at) },
+  { header: t('colPartAttempt'), cell: (a) => `${a.part} / ${a.attempt}` },
+  { header: t('colKind'), cell: (a) => a.kind },
+  {
+    header: t('colAmount'),
+    cell: (a) => (a.amountKES ? formatDecimal(a.amountKES, 'KES') : '—'),
+    className: 'amount',
+  },
+  {
+    header: t('colResult'),
+    cell: (a) => [a.resultCode, a.resultDescription, a.receipt].filter((x) => x != null).join(' · ') || '—',
+  },
+];
 
 const COLUMNS: readonly Column<Payout>[] = [
   {
@@ -161,35 +176,12 @@ export function PayoutDetail({ id, can }: { id: string; can: (capability: string
           {(loaded.value.attemptHistory ?? []).length === 0 ? (
             <p>{t('noAttempts')}</p>
           ) : (
-            <div className="table-wrap">
-              <table>
-                <caption className="visually-hidden">{t('attemptHistory')}</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">{t('colWhen')}</th>
-                    <th scope="col">{t('colPartAttempt')}</th>
-                    <th scope="col">{t('colKind')}</th>
-                    <th scope="col">{t('colAmount')}</th>
-                    <th scope="col">{t('colResult')}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {(loaded.value.attemptHistory ?? []).map((a) => (
-                    <tr key={`${a.at}-${a.part}-${a.attempt}-${a.kind}`}>
-                      <td>{formatDate(a.at)}</td>
-                      <td>{`${a.part} / ${a.attempt}`}</td>
-                      <td>{a.kind}</td>
-                      <td className="amount">{a.amountKES ? formatDecimal(a.amountKES, 'KES') : '—'}</td>
-                      <td>
-                        {[a.resultCode, a.resultDescription, a.receipt]
-                          .filter((x) => x != null)
-                          .join(' · ') || '—'}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table
+              columns={ATTEMPT_COLUMNS}
+              rows={loaded.value.attemptHistory ?? []}
+              rowKey={(a) => `${a.at}-${a.part}-${a.attempt}-${a.kind}`}
+              caption={t('attemptHistory')}
+            />
           )}
         </>
       )}

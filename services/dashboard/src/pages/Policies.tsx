@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { type Column, DataTable } from '../components/DataTable';
+import { type Column, DataTable, Table, type TableColumn } from '../components/DataTable';
 import { EnumFilter, Filters, type FilterValues, filterQuery } from '../components/Filters';
 import { formatBasisPoints, formatDate, formatDecimal } from '../format';
 import { api } from '../session';
@@ -49,6 +49,23 @@ interface Policy {
 }
 
 const STATUSES = ['PENDING', 'ACTIVE', 'EXPIRED', 'CANCELLED'] as const;
+
+const ASSESSMENT_COLUMNS: readonly TableColumn<Policy['damageAssessments'][number]>[] = [
+  {
+    header: t('colIssued'),
+    cell: (d) => <a href={`#/determinations/${d.determinationId}`}>{formatDate(d.issuedAt)}</a>,
+  },
+  { header: t('colTriggered'), cell: (d) => (d.triggered ? t('yes') : t('no')) },
+  { header: t('colDamage'), cell: (d) => formatBasisPoints(d.damagePercentBp) },
+  { header: t('colSettlement'), cell: (d) => d.partnerSettlementStatus },
+  { header: t('colDue'), cell: (d) => formatDate(d.dueAt) },
+];
+
+const PAYOUT_COLUMNS: readonly TableColumn<Policy['payouts'][number]>[] = [
+  { header: t('colStatus'), cell: (p) => <a href={`#/payouts/${p.payoutId}`}>{p.status}</a> },
+  { header: t('colAmount'), cell: (p) => formatDecimal(p.amount, p.currency), className: 'amount' },
+  { header: t('colUpdated'), cell: (p) => formatDate(p.updatedAt) },
+];
 const PRODUCT_TYPES = ['CROP', 'LIVESTOCK'] as const;
 const SETTLEMENT_MODES = ['DETERMINATION', 'DETERMINATION_AND_SETTLEMENT'] as const;
 
@@ -178,62 +195,24 @@ function PolicyFields({ policy }: { policy: Policy }) {
       {policy.damageAssessments.length === 0 ? (
         <p>{t('noDeterminations')}</p>
       ) : (
-        <div className="table-wrap">
-          <table>
-            <caption className="visually-hidden">{t('navDeterminations')}</caption>
-            <thead>
-              <tr>
-                <th scope="col">{t('colIssued')}</th>
-                <th scope="col">{t('colTriggered')}</th>
-                <th scope="col">{t('colDamage')}</th>
-                <th scope="col">{t('colSettlement')}</th>
-                <th scope="col">{t('colDue')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {policy.damageAssessments.map((d) => (
-                <tr key={d.determinationId}>
-                  <td>
-                    <a href={`#/determinations/${d.determinationId}`}>{formatDate(d.issuedAt)}</a>
-                  </td>
-                  <td>{d.triggered ? t('yes') : t('no')}</td>
-                  <td>{formatBasisPoints(d.damagePercentBp)}</td>
-                  <td>{d.partnerSettlementStatus}</td>
-                  <td>{formatDate(d.dueAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          columns={ASSESSMENT_COLUMNS}
+          rows={policy.damageAssessments}
+          rowKey={(d) => d.determinationId}
+          caption={t('navDeterminations')}
+        />
       )}
 
       <h2>{t('navPayouts')}</h2>
       {policy.payouts.length === 0 ? (
         <p>{t('noPayouts')}</p>
       ) : (
-        <div className="table-wrap">
-          <table>
-            <caption className="visually-hidden">{t('navPayouts')}</caption>
-            <thead>
-              <tr>
-                <th scope="col">{t('colStatus')}</th>
-                <th scope="col">{t('colAmount')}</th>
-                <th scope="col">{t('colUpdated')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {policy.payouts.map((p) => (
-                <tr key={p.payoutId}>
-                  <td>
-                    <a href={`#/payouts/${p.payoutId}`}>{p.status}</a>
-                  </td>
-                  <td className="amount">{formatDecimal(p.amount, p.currency)}</td>
-                  <td>{formatDate(p.updatedAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          columns={PAYOUT_COLUMNS}
+          rows={policy.payouts}
+          rowKey={(p) => p.payoutId}
+          caption={t('navPayouts')}
+        />
       )}
     </>
   );

@@ -1,6 +1,7 @@
 import { type FormEvent, useState } from 'react';
 import { type Amount, decimalOf, formatAmount, formatDate, minorUnits, parseToMinor } from '../format';
 import { ApiError, api } from '../session';
+import { amountProblem, OUTCOMES, type Outcome } from '../settlement';
 import { t } from '../strings';
 import { messageOf } from '../useApi';
 
@@ -18,22 +19,7 @@ export interface Report {
   notes: string | null;
 }
 
-const OUTCOMES = ['SETTLED_FULL', 'SETTLED_PARTIAL', 'NOT_SETTLED'] as const;
-type Outcome = (typeof OUTCOMES)[number];
 const METHODS = ['MOBILE_MONEY', 'BANK_TRANSFER', 'CASH', 'OTHER'] as const;
-
-/**
- * The server's rules on the amount of a report (services/determinations/src/reports/domain.ts),
- * checked before sending so the form says so at once, in the server's words; the server checks
- * them again and its answer is shown as it is.
- */
-export function amountProblem(outcome: Outcome, settled: bigint, owed: bigint): string | null {
-  if (settled > owed) return t('ruleNotAboveOwed', { owed: String(owed) });
-  if (outcome === 'NOT_SETTLED' && settled !== 0n) return t('ruleNotSettledZero');
-  if (outcome === 'SETTLED_PARTIAL' && (settled === 0n || settled >= owed)) return t('rulePartial');
-  if (outcome === 'SETTLED_FULL' && settled !== owed) return t('ruleFull', { owed: String(owed) });
-  return null;
-}
 
 /** A date-time input's value (local time, to the minute) for `date`. */
 function localInput(date: Date): string {
@@ -112,7 +98,7 @@ function ReportForm({ determinationId, owed, current, onSaved }: FormProps) {
     const found: string[] = [];
     if (minor === null) found.push(t('ruleAmountFormat', { exponent: owed.exponent }));
     else {
-      const problem = amountProblem(outcome, BigInt(minor), owedMinor);
+      const problem = amountProblem(outcome, BigInt(minor), owedMinor, owed.currency);
       if (problem) found.push(problem);
     }
     const settledAt = new Date(String(form.get('settledAt') ?? ''));
