@@ -120,10 +120,10 @@ describe('the dashboard’s admin pages in Chromium, against npm start', () => {
 
     await page.locator(`a[href="#/webhooks/deliveries/${failed}"]`).click();
     await page.getByRole('heading', { name: `Delivery ${failed}` }).waitFor();
-    await page.getByTestId('attempts').waitFor();
-    await expect(page.getByTestId('attempts').locator('tbody tr').allTextContents()).resolves.toEqual([
-      expect.stringMatching(/^01.*401HTTP 401/),
-    ]);
+    await page.getByRole('table', { name: 'Attempts' }).waitFor();
+    await expect(
+      page.getByRole('table', { name: 'Attempts' }).locator('tbody tr').allTextContents(),
+    ).resolves.toEqual([expect.stringMatching(/^01.*401HTTP 401/)]);
     await accessible(page, 'delivery');
     await page.getByRole('link', { name: 'Back to webhooks' }).click();
 
@@ -146,13 +146,12 @@ describe('the dashboard’s admin pages in Chromium, against npm start', () => {
     await waitForDelivery(page, failed, 'DELIVERED');
     await page.locator(`a[href="#/webhooks/deliveries/${failed}"]`).click();
     await page.getByRole('heading', { name: `Delivery ${failed}` }).waitFor();
-    await page.getByTestId('attempts').waitFor();
+    await page.getByRole('table', { name: 'Attempts' }).waitFor();
     await expect(page.getByTestId('delivery-status').textContent()).resolves.toBe('DELIVERED');
     // Every attempt is kept: the failed one, then the retry's cycle.
-    await expect(page.getByTestId('attempts').locator('tbody tr').allTextContents()).resolves.toEqual([
-      expect.stringMatching(/^01.*401HTTP 401/),
-      expect.stringMatching(/^11.*200—/),
-    ]);
+    await expect(
+      page.getByRole('table', { name: 'Attempts' }).locator('tbody tr').allTextContents(),
+    ).resolves.toEqual([expect.stringMatching(/^01.*401HTTP 401/), expect.stringMatching(/^11.*200—/)]);
     await shot(page, '21-delivery-retried');
     await page.getByRole('link', { name: 'Back to webhooks' }).click();
 

@@ -1,6 +1,6 @@
 import { type FormEvent, useState } from 'react';
 import { ConfirmButton } from '../components/Confirm';
-import { type Column, DataTable, type ListPage } from '../components/DataTable';
+import { type Column, DataTable, type ListPage, Table, type TableColumn } from '../components/DataTable';
 import { EnumFilter, Filters, type FilterValues, filterQuery } from '../components/Filters';
 import { Outcome } from '../components/Outcome';
 import { formatDate } from '../format';
@@ -49,6 +49,16 @@ interface Endpoint {
   secretSet: boolean;
   secret: string | null;
 }
+
+const ATTEMPT_COLUMNS: readonly TableColumn<Attempt>[] = [
+  { header: t('cycle'), cell: (a) => a.cycle },
+  { header: t('attempt'), cell: (a) => a.attempt },
+  { header: t('attemptedAt'), cell: (a) => formatDate(a.attemptedAt) },
+  { header: t('webhookUrl'), cell: (a) => a.url ?? '—' },
+  { header: t('responseStatus'), cell: (a) => a.responseStatus ?? '—' },
+  { header: t('error'), cell: (a) => a.error ?? '—' },
+  { header: t('duration'), cell: (a) => t('milliseconds', { ms: a.durationMs }) },
+];
 
 const retry = (id: string) =>
   api<{ data: Delivery }>(`/organizations/me/webhook/deliveries/${id}/retry`, 'POST');
@@ -366,34 +376,12 @@ export function DeliveryDetail({ id }: { id: string }) {
           {loaded.value.data.attemptHistory.length === 0 ? (
             <p>{t('noAttempts')}</p>
           ) : (
-            <div className="table-wrap">
-              <table data-testid="attempts">
-                <thead>
-                  <tr>
-                    <th scope="col">{t('cycle')}</th>
-                    <th scope="col">{t('attempt')}</th>
-                    <th scope="col">{t('attemptedAt')}</th>
-                    <th scope="col">{t('webhookUrl')}</th>
-                    <th scope="col">{t('responseStatus')}</th>
-                    <th scope="col">{t('error')}</th>
-                    <th scope="col">{t('duration')}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {loaded.value.data.attemptHistory.map((a) => (
-                    <tr key={`${a.cycle}.${a.attempt}`}>
-                      <td>{a.cycle}</td>
-                      <td>{a.attempt}</td>
-                      <td>{formatDate(a.attemptedAt)}</td>
-                      <td>{a.url ?? '—'}</td>
-                      <td>{a.responseStatus ?? '—'}</td>
-                      <td>{a.error ?? '—'}</td>
-                      <td>{t('milliseconds', { ms: a.durationMs })}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table
+              columns={ATTEMPT_COLUMNS}
+              rows={loaded.value.data.attemptHistory}
+              rowKey={(a) => `${a.cycle}.${a.attempt}`}
+              caption={t('attemptHistory')}
+            />
           )}
         </>
       )}
