@@ -2,18 +2,12 @@ import { useState } from 'react';
 import { ConfirmButton } from '../components/Confirm';
 import { Outcome } from '../components/Outcome';
 import { formatDate } from '../format';
+import type { Schemas } from '../schema';
 import { api } from '../session';
 import { t } from '../strings';
 import { useAction, useLoad } from '../useApi';
 
-interface KeyMetadata {
-  keyPrefix: string;
-  last4: string;
-  masked: string;
-  active: boolean;
-  rotatedAt: string | null;
-  createdAt: string;
-}
+type KeyMetadata = Schemas['ApiKeyMetadata'];
 
 /**
  * The organization's API key: its masked metadata, rotation and revocation. A rotation's key and

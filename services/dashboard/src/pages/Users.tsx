@@ -5,28 +5,16 @@ import { type Column, DataTable } from '../components/DataTable';
 import { EnumFilter, Filters, type FilterValues, filterQuery } from '../components/Filters';
 import { Outcome } from '../components/Outcome';
 import { formatDate } from '../format';
+import type { Schemas } from '../schema';
 import { ApiError, api } from '../session';
 import { t } from '../strings';
 import { useAction } from '../useApi';
 
-export const ROLES = ['ORG_ADMIN', 'ORG_OPERATOR', 'ORG_FINANCE', 'ORG_VIEWER'] as const;
-const STATUSES = ['INVITED', 'ACTIVE', 'DEACTIVATED'] as const;
+export const ROLES: readonly User['role'][] = ['ORG_ADMIN', 'ORG_OPERATOR', 'ORG_FINANCE', 'ORG_VIEWER'];
+const STATUSES: readonly User['status'][] = ['INVITED', 'ACTIVE', 'DEACTIVATED'];
 
-interface User {
-  id: string;
-  email: string;
-  name: string;
-  role: (typeof ROLES)[number];
-  status: (typeof STATUSES)[number];
-  invitationExpiresAt: string | null;
-  lastLoginAt: string | null;
-}
-
-interface Invitation {
-  user: User;
-  invitationToken: string;
-  invitationExpiresAt: string;
-}
+type User = Schemas['User'];
+type Invitation = Schemas['Invitation'];
 
 /** The dashboard's own address with the acceptance page and the token in its fragment. */
 function invitationLink(token: string): string {

@@ -4,12 +4,13 @@ import { type Column, DataTable, type ListPage, Table, type TableColumn } from '
 import { EnumFilter, Filters, type FilterValues, filterQuery } from '../components/Filters';
 import { Outcome } from '../components/Outcome';
 import { formatDate } from '../format';
+import type { Schemas } from '../schema';
 import { api } from '../session';
 import { t } from '../strings';
 import { useAction, useLoad } from '../useApi';
 
 /** The events a test delivery can be of: the catalogue of docs/webhooks.md, "Events". */
-const EVENTS = [
+const EVENTS: readonly Schemas['WebhookTestEventRequest']['event'][] = [
   'policy.activated',
   'determination.delivered',
   'determination.settlement_report_recorded',
@@ -18,37 +19,12 @@ const EVENTS = [
   'payout.failed',
   'kyb.verified',
   'kyb.rejected',
-] as const;
-const DELIVERY_STATUSES = ['PENDING', 'DELIVERED', 'FAILED'] as const;
+];
+const DELIVERY_STATUSES: readonly Delivery['status'][] = ['PENDING', 'DELIVERED', 'FAILED'];
 
-interface Delivery {
-  id: string;
-  event: string;
-  url: string | null;
-  status: (typeof DELIVERY_STATUSES)[number];
-  attempts: number;
-  responseStatus: number | null;
-  lastError: string | null;
-  deliveredAt: string | null;
-  createdAt: string;
-  test?: true;
-}
-
-interface Attempt {
-  attempt: number;
-  cycle: number;
-  attemptedAt: string;
-  url: string | null;
-  responseStatus: number | null;
-  error: string | null;
-  durationMs: number;
-}
-
-interface Endpoint {
-  url: string | null;
-  secretSet: boolean;
-  secret: string | null;
-}
+type Delivery = Schemas['WebhookDelivery'];
+type Attempt = Schemas['WebhookDeliveryAttempt'];
+type Endpoint = Schemas['WebhookConfig'];
 
 const ATTEMPT_COLUMNS: readonly TableColumn<Attempt>[] = [
   { header: t('cycle'), cell: (a) => a.cycle },
@@ -337,8 +313,7 @@ export function DeliveryDetail({ id }: { id: string }) {
   const [version, setVersion] = useState(0);
   const loaded = useLoad(
     `${id}#${version}`,
-    () =>
-      api<{ data: Delivery & { attemptHistory: Attempt[] } }>(`/organizations/me/webhook/deliveries/${id}`),
+    () => api<{ data: Schemas['WebhookDeliveryDetail'] }>(`/organizations/me/webhook/deliveries/${id}`),
     true,
   );
   return (
