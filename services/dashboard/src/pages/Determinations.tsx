@@ -1,28 +1,15 @@
 import { useState } from 'react';
+import type { components } from '../../../../libs/sdk/src/schema';
 import { type Column, DataTable } from '../components/DataTable';
 import { EnumFilter, Filters, type FilterValues, filterQuery } from '../components/Filters';
-import { type Amount, formatAmount, formatBasisPoints, formatDate } from '../format';
+import { formatAmount, formatBasisPoints, formatDate } from '../format';
 import { api, publicJson } from '../session';
 import { t } from '../strings';
 import { useLoad } from '../useApi';
 import { verifyDetermination } from '../verify';
 import { type Report, SettlementReports } from './Settlement';
 
-interface Determination {
-  determinationId: string;
-  policyNumber: string;
-  kind: string;
-  methodologyVersion: string;
-  triggered: boolean;
-  damagePercentBp: number;
-  assessedAt: string;
-  settlementMode: string;
-  amountOwed: (Amount & { basis: string }) | null;
-  amountOwedUnavailableReason?: string;
-  partnerSettlementStatus: string;
-  dueAt: string | null;
-  issuedAt: string;
-}
+type Determination = components['schemas']['Determination'];
 
 const SETTLEMENT_STATUSES = ['PENDING', 'REPORTED', 'OVERDUE', 'NOT_REQUIRED', 'NOT_APPLICABLE'] as const;
 

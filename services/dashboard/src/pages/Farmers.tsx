@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import type { components } from '../../../../libs/sdk/src/schema';
 import { type Column, DataTable } from '../components/DataTable';
 import { EnumFilter, Filters, type FilterValues, filterQuery } from '../components/Filters';
 import { formatDate } from '../format';
@@ -6,34 +7,9 @@ import { api } from '../session';
 import { t } from '../strings';
 import { useLoad } from '../useApi';
 
-interface Farmer {
-  id: string;
-  firstName: string;
-  lastName: string;
-  phoneNumber: string;
-  nationalId: string;
-  region: string;
-  kycStatus: string;
-  createdAt: string;
-}
-interface Plot {
-  id: string;
-  name: string;
-  latitude: number;
-  longitude: number;
-  areaHectares: number;
-  cropType: string;
-  createdAt: string;
-}
-interface Herd {
-  id: string;
-  name: string;
-  headCount: number;
-  estimatedValue: number;
-  latitude: number;
-  longitude: number;
-  createdAt: string;
-}
+type Farmer = components['schemas']['Farmer'];
+type Plot = components['schemas']['Plot'];
+type Herd = components['schemas']['Herd'];
 
 const KYC_STATUSES = ['PENDING', 'APPROVED', 'REJECTED'] as const;
 

@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import type { components } from '../../../../libs/sdk/src/schema';
 import { type Column, DataTable, Table, type TableColumn } from '../components/DataTable';
 import { EnumFilter, Filters, type FilterValues, filterQuery } from '../components/Filters';
 import { formatDate, formatDecimal } from '../format';
@@ -6,45 +7,10 @@ import { api } from '../session';
 import { t } from '../strings';
 import { messageOf, useLoad } from '../useApi';
 
-interface Attempt {
-  at: string;
-  part: number;
-  attempt: number;
-  kind: string;
-  originatorConversationId: string;
-  amountKES: string | null;
-  conversationId?: string | null;
-  resultCode?: string | number | null;
-  resultDescription?: string | null;
-  receipt?: string | null;
-}
-interface Payout {
-  payoutId: string;
-  policyId: string;
-  determinationId: string;
-  status: string;
-  amountKES: string;
-  owedKES: string;
-  currency: string;
-  amountUSDC: string;
-  phoneNumber: string;
-  attempts: number;
-  mobileMoneyRef: string | null;
-  reason: string | null;
-  lastResultCode: string | null;
-  nextAttemptAt: string | null;
-  parts: {
-    part: number;
-    amountKES: string;
-    status: string;
-    attempts: number;
-    mobileMoneyRef: string | null;
-  }[];
-  createdAt: string;
-  updatedAt: string;
-  completedAt: string | null;
-  attemptHistory?: Attempt[];
-}
+type Attempt = components['schemas']['PayoutAttempt'];
+/** The detail is the list's row and its `attemptHistory`. */
+type PayoutDetail = components['schemas']['PayoutDetail'];
+type Payout = components['schemas']['Payout'];
 
 const STATUSES = ['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED'] as const;
 /** Reasons of a payout that failed before anything was sent: the API refuses their retry (409). */
@@ -116,7 +82,7 @@ export function PayoutDetail({ id, can }: { id: string; can: (capability: string
   const [retry, setRetry] = useState<{ busy: boolean; message?: string }>({ busy: false });
   const loaded = useLoad(
     `${id}:${version}`,
-    async () => (await api<{ data: Payout }>(`/payouts/${id}`)).data,
+    async () => (await api<{ data: PayoutDetail }>(`/payouts/${id}`)).data,
   );
 
   async function retryPayout() {
@@ -173,12 +139,12 @@ export function PayoutDetail({ id, can }: { id: string; can: (capability: string
               </button>
             )}
           <h2>{t('attemptHistory')}</h2>
-          {(loaded.value.attemptHistory ?? []).length === 0 ? (
+          {loaded.value.attemptHistory.length === 0 ? (
             <p>{t('noAttempts')}</p>
           ) : (
             <Table
               columns={ATTEMPT_COLUMNS}
-              rows={loaded.value.attemptHistory ?? []}
+              rows={loaded.value.attemptHistory}
               rowKey={(a) => `${a.at}-${a.part}-${a.attempt}-${a.kind}`}
               caption={t('attemptHistory')}
             />

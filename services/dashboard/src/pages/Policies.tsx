@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import type { components } from '../../../../libs/sdk/src/schema';
 import { type Column, DataTable, Table, type TableColumn } from '../components/DataTable';
 import { EnumFilter, Filters, type FilterValues, filterQuery } from '../components/Filters';
 import { formatBasisPoints, formatDate, formatDecimal } from '../format';
@@ -6,47 +7,7 @@ import { api } from '../session';
 import { t } from '../strings';
 import { useLoad } from '../useApi';
 
-interface Policy {
-  id: string;
-  policyNumber: string;
-  status: string;
-  premiumPaid: boolean;
-  /** The API answers these two as JSON numbers in `currency` units; shown as given, never computed on. */
-  sumInsured: number;
-  premium: number;
-  currency: string;
-  coverageType: string;
-  productType: string;
-  settlementMode: string;
-  farmerId: string;
-  plotId: string | null;
-  herdId: string | null;
-  season: string | null;
-  durationDays: number;
-  daysRemaining: number;
-  coverStartsAt: string | null;
-  coverEndsAt: string | null;
-  activatedAt: string | null;
-  createdAt: string;
-  onChainPolicyId: string | null;
-  payouts: {
-    payoutId: string;
-    determinationId: string;
-    status: string;
-    amount: string;
-    currency: string;
-    updatedAt: string;
-  }[];
-  damageAssessments: {
-    determinationId: string;
-    triggered: boolean;
-    damagePercentBp: number;
-    assessedAt: string;
-    issuedAt: string;
-    partnerSettlementStatus: string;
-    dueAt: string | null;
-  }[];
-}
+type Policy = components['schemas']['Policy'];
 
 const STATUSES = ['PENDING', 'ACTIVE', 'EXPIRED', 'CANCELLED'] as const;
 

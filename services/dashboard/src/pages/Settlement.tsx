@@ -1,23 +1,12 @@
 import { type FormEvent, useState } from 'react';
+import type { components } from '../../../../libs/sdk/src/schema';
 import { type Amount, decimalOf, formatAmount, formatDate, minorUnits, parseToMinor } from '../format';
 import { ApiError, api } from '../session';
 import { amountProblem, OUTCOMES, type Outcome } from '../settlement';
 import { t } from '../strings';
 import { messageOf } from '../useApi';
 
-export interface Report {
-  id: string;
-  partnerReference: string;
-  outcome: Outcome;
-  method: string;
-  settledAmountMinor: string;
-  settlementCurrency: string;
-  settledAt: string;
-  reportedAt: string;
-  supersedesReportId: string | null;
-  supersededByReportId: string | null;
-  notes: string | null;
-}
+export type Report = components['schemas']['SettlementReport'];
 
 const METHODS = ['MOBILE_MONEY', 'BANK_TRANSFER', 'CASH', 'OTHER'] as const;
 
