@@ -1,13 +1,13 @@
 import { useState } from 'react';
+import type { components } from '../../../../libs/sdk/src/schema';
 import { ConfirmButton } from '../components/Confirm';
 import { Outcome } from '../components/Outcome';
 import { formatDate } from '../format';
-import type { Schemas } from '../schema';
 import { api } from '../session';
 import { t } from '../strings';
 import { useAction, useLoad } from '../useApi';
 
-type KeyMetadata = Schemas['ApiKeyMetadata'];
+type KeyMetadata = components['schemas']['ApiKeyMetadata'];
 
 /**
  * The organization's API key: its masked metadata, rotation and revocation. A rotation's key and

@@ -1,11 +1,11 @@
 import { type FormEvent, useState } from 'react';
+import type { components } from '../../../../libs/sdk/src/schema';
 import type { Me } from '../App';
 import { ConfirmButton } from '../components/Confirm';
 import { type Column, DataTable } from '../components/DataTable';
 import { EnumFilter, Filters, type FilterValues, filterQuery } from '../components/Filters';
 import { Outcome } from '../components/Outcome';
 import { formatDate } from '../format';
-import type { Schemas } from '../schema';
 import { ApiError, api } from '../session';
 import { t } from '../strings';
 import { useAction } from '../useApi';
@@ -13,8 +13,8 @@ import { useAction } from '../useApi';
 export const ROLES: readonly User['role'][] = ['ORG_ADMIN', 'ORG_OPERATOR', 'ORG_FINANCE', 'ORG_VIEWER'];
 const STATUSES: readonly User['status'][] = ['INVITED', 'ACTIVE', 'DEACTIVATED'];
 
-type User = Schemas['User'];
-type Invitation = Schemas['Invitation'];
+type User = components['schemas']['User'];
+type Invitation = components['schemas']['Invitation'];
 
 /** The dashboard's own address with the acceptance page and the token in its fragment. */
 function invitationLink(token: string): string {

@@ -1,16 +1,16 @@
 import { type FormEvent, useState } from 'react';
+import type { components } from '../../../../libs/sdk/src/schema';
 import { ConfirmButton } from '../components/Confirm';
 import { type Column, DataTable, type ListPage, Table, type TableColumn } from '../components/DataTable';
 import { EnumFilter, Filters, type FilterValues, filterQuery } from '../components/Filters';
 import { Outcome } from '../components/Outcome';
 import { formatDate } from '../format';
-import type { Schemas } from '../schema';
 import { api } from '../session';
 import { t } from '../strings';
 import { useAction, useLoad } from '../useApi';
 
 /** The events a test delivery can be of: the catalogue of docs/webhooks.md, "Events". */
-const EVENTS: readonly Schemas['WebhookTestEventRequest']['event'][] = [
+const EVENTS: readonly components['schemas']['WebhookTestEventRequest']['event'][] = [
   'policy.activated',
   'determination.delivered',
   'determination.settlement_report_recorded',
@@ -22,9 +22,9 @@ const EVENTS: readonly Schemas['WebhookTestEventRequest']['event'][] = [
 ];
 const DELIVERY_STATUSES: readonly Delivery['status'][] = ['PENDING', 'DELIVERED', 'FAILED'];
 
-type Delivery = Schemas['WebhookDelivery'];
-type Attempt = Schemas['WebhookDeliveryAttempt'];
-type Endpoint = Schemas['WebhookConfig'];
+type Delivery = components['schemas']['WebhookDelivery'];
+type Attempt = components['schemas']['WebhookDeliveryAttempt'];
+type Endpoint = components['schemas']['WebhookConfig'];
 
 const ATTEMPT_COLUMNS: readonly TableColumn<Attempt>[] = [
   { header: t('cycle'), cell: (a) => a.cycle },
@@ -313,7 +313,10 @@ export function DeliveryDetail({ id }: { id: string }) {
   const [version, setVersion] = useState(0);
   const loaded = useLoad(
     `${id}#${version}`,
-    () => api<{ data: Schemas['WebhookDeliveryDetail'] }>(`/organizations/me/webhook/deliveries/${id}`),
+    () =>
+      api<{ data: components['schemas']['WebhookDeliveryDetail'] }>(
+        `/organizations/me/webhook/deliveries/${id}`,
+      ),
     true,
   );
   return (
