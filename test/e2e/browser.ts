@@ -45,10 +45,15 @@ export async function signIn(page: Page, dashboard: string, email: string, passw
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
+  await signedIn(page, `sign-in-${email.split('@')[0]}`);
+}
+
+/** Waits for the overview, the first page after any sign-in; if it does not come, screenshots what did. */
+export async function signedIn(page: Page, what: string) {
   try {
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
   } catch (err) {
-    await shot(page, `failed-sign-in-${email.split('@')[0]}`);
+    await shot(page, `failed-${what}`);
     throw new Error(`not signed in: the page shows ${await page.locator('body').textContent()}`, {
       cause: err,
     });

@@ -1,15 +1,19 @@
-import { type ReactElement, useCallback, useEffect, useState } from 'react';
+import { type ReactElement, useCallback, useEffect, useRef, useState } from 'react';
+import { AcceptInvitation } from './pages/AcceptInvitation';
+import { ApiKey } from './pages/ApiKey';
 import { DeterminationDetail, DeterminationsList } from './pages/Determinations';
 import { FarmerDetail, FarmersList } from './pages/Farmers';
 import { Overview } from './pages/Overview';
 import { PayoutDetail, PayoutsList } from './pages/Payouts';
 import { PoliciesList, PolicyDetail } from './pages/Policies';
 import { SignIn } from './pages/SignIn';
+import { Users } from './pages/Users';
+import { DeliveryDetail, Webhooks } from './pages/Webhooks';
 import { api, onSessionChange, refresh, signOut } from './session';
 import { t } from './strings';
 
 export interface Me {
-  user: { name: string; email: string } | null;
+  user: { id: string; name: string; email: string } | null;
   role: string;
   capabilities: string[];
 }
@@ -19,12 +23,19 @@ const SECTIONS = [
   { path: '/farmers', label: 'navFarmers', capability: 'farmer:read' },
   { path: '/determinations', label: 'navDeterminations', capability: 'determination:read' },
   { path: '/payouts', label: 'navPayouts', capability: 'payout:read' },
+  { path: '/webhooks', label: 'navWebhooks', capability: 'webhook:manage' },
+  { path: '/users', label: 'navUsers', capability: 'user:manage' },
+  { path: '/api-key', label: 'navApiKey', capability: 'api-key:manage' },
 ] as const;
 
 const ID = '([0-9a-f-]+)';
 
 /** The page of a route the role may read; the overview for any other (a page not offered is not shown by its URL either). */
-function pageOf(route: string, can: (capability: string) => boolean): ReactElement {
+function pageOf(
+  route: string,
+  can: (capability: string) => boolean,
+  self: { me: Me; onSelfChanged: () => Promise<void> },
+): ReactElement {
   const [path = '/', search = ''] = route.split('?');
   const id = (prefix: string) => new RegExp(`^/${prefix}/${ID}$`).exec(path)?.[1];
   if (can('determination:read')) {
@@ -50,6 +61,13 @@ function pageOf(route: string, can: (capability: string) => boolean): ReactEleme
     const found = id('payouts');
     if (found) return <PayoutDetail key={found} id={found} can={can} />;
   }
+  if (can('webhook:manage')) {
+    if (path === '/webhooks') return <Webhooks />;
+    const found = id('webhooks/deliveries');
+    if (found) return <DeliveryDetail key={found} id={found} />;
+  }
+  if (can('user:manage') && path === '/users') return <Users {...self} />;
+  if (can('api-key:manage') && path === '/api-key') return <ApiKey />;
   return <Overview can={can} />;
 }
 
@@ -76,16 +94,19 @@ export function App() {
     setState('signedIn');
   }, []);
 
+  // Whether the session that ends was signed in, and whether the user asked for it to end: the
+  // notice says "signed out" or "session ended" (a state updater must not set other state).
+  const signedIn = useRef(false);
+  signedIn.current = state === 'signedIn';
+  const leaving = useRef(false);
   useEffect(
     () =>
-      onSessionChange((signedIn) => {
-        if (!signedIn) {
-          setMe(null);
-          setState((previous) => {
-            if (previous === 'signedIn') setNotice(t('sessionEnded'));
-            return 'signedOut';
-          });
-        }
+      onSessionChange((live) => {
+        if (live) return;
+        if (signedIn.current) setNotice(t(leaving.current ? 'signedOut' : 'sessionEnded'));
+        leaving.current = false;
+        setMe(null);
+        setState('signedOut');
       }),
     [],
   );
@@ -98,6 +119,18 @@ export function App() {
     })();
   }, [loadMe]);
 
+  // An invitation link opens its page whoever is signed in, or nobody: accepting signs in anew.
+  const invitation = /^\/accept-invitation\/([^/]+)$/.exec(route);
+  if (invitation?.[1])
+    return (
+      <AcceptInvitation
+        token={decodeURIComponent(invitation[1])}
+        onAccepted={async () => {
+          setNotice(null);
+          await loadMe();
+        }}
+      />
+    );
   if (state === 'starting') return <p className="loading">{t('loading')}</p>;
   if (state === 'signedOut' || !me)
     return (
@@ -111,7 +144,7 @@ export function App() {
     );
 
   const can = (capability: string) => me.capabilities.includes(capability);
-  const page = pageOf(route, can);
+  const page = pageOf(route, can, { me, onSelfChanged: loadMe });
   /** The main sections a role may read, in the order the navigation shows them. */
   const sections = SECTIONS.filter((section) => can(section.capability));
 
@@ -142,15 +175,18 @@ export function App() {
         <button
           type="button"
           className="secondary"
-          onClick={async () => {
-            await signOut();
-            setNotice(t('signedOut'));
+          onClick={() => {
+            leaving.current = true;
+            void signOut();
           }}
         >
           {t('signOut')}
         </button>
       </header>
-      <main id="main">{page}</main>
+      {/* A page is new at each visit: it reads the API afresh (and a lapsed session shows at once). */}
+      <main id="main" key={route}>
+        {page}
+      </main>
     </>
   );
 }

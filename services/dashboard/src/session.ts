@@ -59,7 +59,9 @@ async function errorOf(response: Response): Promise<ApiError> {
     };
     code = body.error?.code ?? code;
     message = body.error?.message ?? message;
-    retryAfter = body.error?.retryAfter;
+    // A 429's wait is in `details.retryAfter` (docs/api.md, "Rate limits").
+    retryAfter =
+      body.error?.retryAfter ?? (body.error?.details as { retryAfter?: number } | undefined)?.retryAfter;
     if (Array.isArray(body.error?.details)) details = body.error.details;
   } catch {
     // Not the API's JSON: keep the status text.
@@ -115,12 +117,15 @@ export async function signOut(): Promise<void> {
   }
 }
 
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
 /**
- * A call to the partner API with the user's bearer token. A 401 (the token lapsed, the session
- * was revoked, the user deactivated) is retried once after a refresh; if that fails the user is
- * signed out.
+ * A call to the partner API with the user's bearer token (a body is sent as JSON). A 401 (the
+ * token lapsed, the session was revoked, the user deactivated) is retried once after a refresh:
+ * a 401 means nothing was done, so a write may be sent again. If the refresh fails too the user
+ * is signed out, whatever the call.
  */
-export async function api<T>(path: string, method = 'GET', body?: unknown): Promise<T> {
+export async function api<T>(path: string, method: Method = 'GET', body?: unknown): Promise<T> {
   const send = () =>
     fetch(`/api${path}`, {
       method,
@@ -136,6 +141,24 @@ export async function api<T>(path: string, method = 'GET', body?: unknown): Prom
   if (response.status === 401) setTokens(null);
   if (!response.ok) throw await errorOf(response);
   return (await response.json()) as T;
+}
+
+/**
+ * Redeems an invitation (the link an administrator passed on: docs/dashboard.md, "Invitations")
+ * and signs the new user in with the password just set. Whoever was signed in in this browser
+ * is signed out first, so their session does not linger behind the new one.
+ */
+export async function acceptInvitation(token: string, password: string): Promise<void> {
+  const response = await fetch('/api/auth/accept-invitation', {
+    method: 'POST',
+    credentials: 'omit',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ token, password }),
+  });
+  if (!response.ok) throw await errorOf(response);
+  const { data } = (await response.json()) as { data: { user: { email: string } } };
+  if (accessToken) await signOut();
+  await signIn(data.user.email, password);
 }
 
 /** Fetched without a token: public documents (the signing keys). */

@@ -23,8 +23,11 @@ export interface TableColumn<T> {
   className?: string;
 }
 export interface Column<T> extends TableColumn<T> {
-  /** What the CSV holds: the API's value as text (amounts as their exact decimal strings). */
-  csv: (row: T) => string;
+  /**
+   * What the CSV holds: the API's value as text (amounts as their exact decimal strings). Without
+   * it the column is left out of the CSV (a column of buttons).
+   */
+  csv?: (row: T) => string;
 }
 
 interface TableProps<T> {
@@ -91,6 +94,11 @@ interface Props<T> {
   filters?: ReactNode;
   /** A list whose envelope is not the standard one: read a page of it. */
   load?: (path: string) => Promise<ListPage<T>>;
+  /**
+   * Changed by the page after an action on a row (or a Refresh): the current page is read again,
+   * its rows staying in place meanwhile so the focus stays on the control used.
+   */
+  version?: number;
 }
 
 /** Offers `text` as a file download named `name` (a blob URL: no request leaves the browser). */
@@ -124,10 +132,16 @@ export function DataTable<T>({
   empty,
   filters,
   load = (url) => api<ListPage<T>>(url),
+  version,
 }: Props<T>) {
   const [paging, setPaging] = useState({ path, page: 1 });
   const page = paging.path === path ? paging.page : 1;
-  const list = useLoad(withPage(path, page, PAGE_SIZE), () => load(withPage(path, page, PAGE_SIZE)));
+  const list = useLoad(
+    `${withPage(path, page, PAGE_SIZE)}#${version ?? 0}`,
+    () => load(withPage(path, page, PAGE_SIZE)),
+    version !== undefined,
+  );
+  const csvColumns = columns.flatMap((c) => (c.csv ? [{ header: c.header, csv: c.csv }] : []));
   const [exported, setExported] = useState<{ state: 'idle' | 'busy' } | { state: 'note'; text: string }>({
     state: 'idle',
   });
@@ -146,8 +160,8 @@ export function DataTable<T>({
       downloadCsv(
         `${csvName}.csv`,
         toCsv(
-          columns.map((c) => c.header),
-          rows.map((row) => columns.map((c) => c.csv(row))),
+          csvColumns.map((c) => c.header),
+          rows.map((row) => csvColumns.map((c) => c.csv(row))),
         ),
       );
       setExported({
