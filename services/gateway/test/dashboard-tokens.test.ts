@@ -403,7 +403,7 @@ describe('tokens that are not ours', () => {
 });
 
 describe('rate limits for dashboard users', () => {
-  it("count against the organization's one budget, shared with its API key, with the X-RateLimit headers", async () => {
+  it("share the organization's dashboard budget, apart from its API key's, with the X-RateLimit headers", async () => {
     const own = await gw.register();
     const user = await signInAs(gw, own.apiKey, 'ORG_VIEWER');
     const other = await signInAs(gw, own.apiKey, 'ORG_ADMIN');
@@ -412,12 +412,36 @@ describe('rate limits for dashboard users', () => {
     const before = Number(reply.headers.get('x-ratelimit-remaining'));
     const next = await gw.api('GET', '/organizations/me', { token: user.accessToken });
     expect(Number(next.headers.get('x-ratelimit-remaining'))).toBe(before - 1);
-    // The organization's key and its other users spend the same budget (docs/api.md, "Rate
-    // limits": per organization).
-    const keyed = await gw.api('GET', '/organizations/me', { key: own.apiKey });
-    expect(Number(keyed.headers.get('x-ratelimit-remaining'))).toBe(before - 2);
+    // Every user of the organization spends the one dashboard budget: inviting more users does
+    // not multiply it.
     const colleague = await gw.api('GET', '/organizations/me', { token: other.accessToken });
-    expect(Number(colleague.headers.get('x-ratelimit-remaining'))).toBe(before - 3);
+    expect(Number(colleague.headers.get('x-ratelimit-remaining'))).toBe(before - 2);
+
+    // Spent to the end by the dashboard, the budget refuses the dashboard and not the
+    // integration, whose key counts on its own.
+    const keyedBefore = await gw.api('GET', '/organizations/me', { key: own.apiKey });
+    const keyRemaining = Number(keyedBefore.headers.get('x-ratelimit-remaining'));
+    for (let left = before - 2; left > 0; left--) {
+      expect((await gw.api('GET', '/organizations/me', { token: user.accessToken })).status).toBe(200);
+    }
+    const refused = await gw.api('GET', '/organizations/me', { token: other.accessToken });
+    expect([refused.status, refused.body.error.code]).toEqual([429, 'RATE_LIMIT_EXCEEDED']);
+    const keyed = await gw.api('GET', '/organizations/me', { key: own.apiKey });
+    expect([keyed.status, Number(keyed.headers.get('x-ratelimit-remaining'))]).toEqual([
+      200,
+      keyRemaining - 1,
+    ]);
+  });
+
+  it("spend the organization's one POST /payments/initiate budget with its key", async () => {
+    const own = await gw.register();
+    const admin = await signInAs(gw, own.apiKey, 'ORG_ADMIN');
+    for (let i = 0; i < 10; i++) {
+      const spent = await gw.api('POST', '/payments/initiate', { key: own.apiKey, body: {} });
+      expect(spent.status).not.toBe(429);
+    }
+    const refused = await gw.api('POST', '/payments/initiate', { token: admin.accessToken, body: {} });
+    expect([refused.status, refused.body.error.code]).toEqual([429, 'RATE_LIMIT_EXCEEDED']);
   });
 });
 

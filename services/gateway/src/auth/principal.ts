@@ -35,6 +35,7 @@ export type Principal =
       capabilities: readonly PartnerCapability[];
       user: UserDoc;
       sessionId: string;
+      /** The organization's dashboard bucket (`dashboardLimitKey`). */
       limitKey: string;
     };
 
@@ -80,12 +81,22 @@ export interface AuthDeps {
 }
 
 /**
- * The partner rate limits' bucket: the organization, whatever credential it calls with
- * (docs/api.md, "Rate limits": per organization). Its API key (any key it has had: a rotation
- * does not refill the budget) and every dashboard user of the organization spend the same budget.
+ * The partner rate limit's bucket for the organization's API key (docs/api.md, "Rate limits"):
+ * the organization's, not the key's, so a rotation continues the count. `POST /payments/initiate`
+ * counts here for every caller of the organization, dashboard users included.
  */
 export function organizationLimitKey(organizationId: string): string {
   return `org:${organizationId}`;
+}
+
+/**
+ * The bucket every dashboard user of an organization shares, the same size as the key's but
+ * apart from it: people paging through the dashboard (its overview alone is eight reads) never
+ * starve the organization's integration, nor its integration them; and one bucket for all of
+ * them, so inviting users does not multiply the budget (docs/decisions.md, "Dashboard budget").
+ */
+export function dashboardLimitKey(organizationId: string): string {
+  return `dashboard:${organizationId}`;
 }
 
 export function principalCache(maxEntries: number, maxAgeMs: number): StampedCache<Cached> {
@@ -147,7 +158,10 @@ export function authenticate(deps: AuthDeps): RequestHandler {
         picked.push({ limit: limits.partner, key: principal.limitKey });
       }
       if (req.method === 'POST' && req.path === '/payments/initiate') {
-        picked.push({ limit: limits.paymentsInitiate, key: principal.limitKey });
+        picked.push({
+          limit: limits.paymentsInitiate,
+          key: organizationLimitKey(principal.organization._id),
+        });
       }
     }
     // A cached caller has spent its point with the stamp check: nothing is left to await.
@@ -248,7 +262,7 @@ async function userPrincipal(deps: AuthDeps, token: string): Promise<Resolution>
       capabilities: claims.caps.filter((capability) => roleHas(role, capability)),
       user,
       sessionId: claims.sid,
-      limitKey: organizationLimitKey(organization._id),
+      limitKey: dashboardLimitKey(organization._id),
     };
   };
   const cacheKey = `session:${claims.sid}`;
@@ -261,7 +275,7 @@ async function userPrincipal(deps: AuthDeps, token: string): Promise<Resolution>
       ? cached
       : undefined;
   // The token names the organization, so the stamp is read before anything else, hit or miss.
-  const check = await checkStamp(deps, claims.org, good?.version, organizationLimitKey(claims.org));
+  const check = await checkStamp(deps, claims.org, good?.version, dashboardLimitKey(claims.org));
   if (good?.value.kind === 'user' && check?.limited) {
     return {
       principal: principalOf(good.value.organization, good.value.user),
