@@ -3,7 +3,13 @@ import { MARKET_CURRENCY, MARKETS } from '@parametric/money';
 import { z } from 'zod';
 import { approvalRequestedResponse } from './approvals';
 import { idParams, mobileMoneyMarketsText, pageQuery, timestamp, uuid } from './common';
-import { apiKeyMetadataSchema, credentialsSchema, organizationSchema, SERVICE_TIERS } from './gateway';
+import {
+  apiKeyMetadataSchema,
+  credentialsSchema,
+  ENVIRONMENTS,
+  organizationSchema,
+  SERVICE_TIERS,
+} from './gateway';
 import { farmerSchema } from './policy/farmers';
 import { POLICY_NUMBER_PATTERN, policySchema } from './policy/policies';
 
@@ -320,6 +326,10 @@ export const opsPolicySchema = policySchema
     capacityReleasedAt: timestamp.nullable().meta({
       description:
         'When the capacity sweep gave the sum insured back to the organization (claims window over, no report pending); null while it is reserved',
+    }),
+    environment: z.enum(ENVIRONMENTS).meta({
+      description:
+        'The organization’s environment when the policy was sold: a `sandbox` policy’s determinations are signed with the sandbox keys, and its premium and payouts move only to the M-Pesa simulator’s test numbers (docs/api.md, "Sandbox")',
     }),
   })
   .meta({ id: 'OpsPolicy' });
