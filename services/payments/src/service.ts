@@ -8,7 +8,7 @@ import { type Clock, systemClock } from './clock';
 import { type DarajaSettings, liveDaraja, type PaymentsConfig, sandboxDaraja } from './config';
 import type { PartnerContext } from './context';
 import { paymentMetrics, payoutStatesOf } from './metrics';
-import type { PayoutSettings } from './payouts/attempt';
+import type { PayoutProvider, PayoutSettings } from './payouts/attempt';
 import type { OriginateDeps } from './payouts/originate';
 import { type PayoutOpsContext, payoutOpsRoutes, payoutRoutes } from './payouts/routes';
 import { payoutLedgerOf, payoutStoreOf } from './payouts/store';
@@ -83,8 +83,9 @@ export function paymentsService(
       // A sandbox Daraja of its own is not reported as `mpesa`: its outages page no one.
       const sandboxProvider =
         sandboxSettings === 'same' ? provider : sandboxSettings && daraja(sandboxSettings, false);
-      // Premium prompts and their confirmations go through the premium's environment's Daraja.
-      const premiumProviders: ByEnvironment<PremiumProvider> = {
+      // Premiums (prompts, confirmations) and payouts (B2C, Transaction Status) go through their
+      // environment's Daraja.
+      const providers: ByEnvironment<PremiumProvider & PayoutProvider> = {
         live: provider,
         ...(sandboxProvider ? { sandbox: sandboxProvider } : {}),
       };
@@ -139,12 +140,13 @@ export function paymentsService(
         }),
         maxAttempts: config.PAYOUT_MAX_ATTEMPTS,
         limits: { minAmount: config.MPESA_B2C_MIN_AMOUNT, maxAmount: config.MPESA_B2C_MAX_AMOUNT },
+        sandboxDaraja: sandboxProvider !== undefined,
         now: clock,
         onPayout: counted.payout,
       };
       const confirm = {
         data,
-        providers: premiumProviders,
+        providers: providers,
         confirmWithQuery: config.PAYMENTS_CONFIRM_WITH_QUERY,
         onPremium,
       };
@@ -164,7 +166,7 @@ export function paymentsService(
             routes: [
               ...premiumRoutes({
                 findPolicy,
-                providers: premiumProviders,
+                providers: providers,
                 stkCallbackUrl: `${callbackBase}/stk`,
                 // Takes up callbacks that arrived before the prompt's id was stored.
                 takeUpEarlyCallbacks: async (checkoutRequestId) => {
@@ -203,7 +205,7 @@ export function paymentsService(
                   data,
                   token: config.PAYMENTS_CALLBACK_TOKEN,
                   confirm: {
-                    providers: premiumProviders,
+                    providers: providers,
                     confirmWithQuery: config.PAYMENTS_CONFIRM_WITH_QUERY,
                     onPremium,
                   },
@@ -227,7 +229,7 @@ export function paymentsService(
             deps: {
               store: payoutStore,
               ledger: payoutLedger,
-              provider,
+              providers,
               settings: payoutSettings,
               now: clock,
               logger,
