@@ -186,7 +186,7 @@ export const opsSetServiceTier = defineRoute({
   method: 'post',
   path: '/organizations/{id}/service-tier',
   summary: 'Change the service tier (existing policies keep the settlement mode frozen at sale)',
-  description: `\`DETERMINATION_AND_SETTLEMENT\` (Tier 2) collects premiums and pays farmers by mobile money, so it is open only to an organization whose market has a provider (${mobileMoneyMarketsText()}): elsewhere the change is \`400 INVALID_INPUT\` naming \`serviceTier\` and the market, and nothing changes. A sandbox organization cannot have it either (\`400 INVALID_INPUT\` naming \`serviceTier\`): its payouts would move real money. Back to \`DETERMINATION\` is always allowed. Asked by an operator, a change of tier is \`202\` with a pending approval (four eyes); asking for the current tier changes nothing and answers \`200\`.`,
+  description: `\`DETERMINATION_AND_SETTLEMENT\` (Tier 2) collects premiums and pays farmers by mobile money, so it is open only to an organization whose market has a provider (${mobileMoneyMarketsText()}): elsewhere the change is \`400 INVALID_INPUT\` naming \`serviceTier\` and the market, and nothing changes. A sandbox organization may have it: its premiums and payouts go only to the M-Pesa simulator’s test numbers (docs/api.md, "Sandbox"). Back to \`DETERMINATION\` is always allowed. Asked by an operator, a change of tier is \`202\` with a pending approval (four eyes); asking for the current tier changes nothing and answers \`200\`.`,
   tags: ['Organizations'],
   auth: 'opsBearer',
   capability: 'ops.service-tier:write',

@@ -1,8 +1,6 @@
-import { randomUUID } from 'node:crypto';
-import { signContext } from '@parametric/http';
 import { eventually } from '@parametric/test-harness';
 import { cropPurchase, farmerBody, plotBody } from '../../policy/test/support';
-import { type PaymentsPlatform, pendingTier2Policy, SIGNING_SECRET, startPaymentsPlatform } from './support';
+import { type PaymentsPlatform, pendingTier2Policy, startPaymentsPlatform } from './support';
 
 let p: PaymentsPlatform;
 
@@ -331,61 +329,32 @@ describe('POST /payments/quote through the gateway', () => {
   });
 });
 
-/**
- * A sandbox organization on Tier 2. The gateway does not yet move a sandbox organization to Tier 2
- * (sandbox payouts are not routed yet: docs/decisions.md, "Mobile money in a sandbox"), so this
- * test signs the organization's context as the gateway would for one, and calls the policy and
- * payments services over HTTP; the organization itself is registered through the gateway.
- */
+/** A sandbox organization on Tier 2, all through the gateway (docs/api.md, "Sandbox"). */
 describe('a sandbox organization’s premium (docs/api.md, "Sandbox")', () => {
   async function sandboxTier2() {
     const org = await p.gateway.register({ environment: 'sandbox' });
-    const as = async (base: string, method: string, path: string, body?: unknown) => {
-      const reply = await fetch(`${base}/api${path}`, {
-        method,
-        headers: {
-          'content-type': 'application/json',
-          ...signContext(
-            {
-              organizationId: org.id,
-              role: 'ORG_ADMIN',
-              requestId: `sandbox-tier2-${randomUUID().slice(0, 8)}`,
-              issuedAt: Date.now(),
-              organization: {
-                countryCode: 'KE',
-                kybStatus: 'VERIFIED',
-                serviceTier: 'DETERMINATION_AND_SETTLEMENT',
-                isActive: true,
-                environment: 'sandbox',
-              },
-            },
-            SIGNING_SECRET,
-          ),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      return { status: reply.status, body: (await reply.json()) as { data: Record<string, unknown> } };
-    };
-    const policyApi = (method: string, path: string, body?: unknown) => as(p.policy.url, method, path, body);
-    const farmerId = (await policyApi('POST', '/farmers', farmerBody())).body.data.id as string;
-    const plotId = (await policyApi('POST', '/plots', plotBody(farmerId))).body.data.id as string;
-    const bought = await policyApi(
-      'POST',
-      '/policies/purchase',
-      cropPurchase({ farmerId, plotId }, { sumInsured: 50_000 }),
-    );
+    const key = org.apiKey;
+    const tier = await p.gateway.ops('POST', `/organizations/${org.id}/service-tier`, {
+      body: { serviceTier: 'DETERMINATION_AND_SETTLEMENT' },
+    });
+    if (tier.status !== 200) throw new Error(`sandbox Tier 2: ${JSON.stringify(tier.body)}`);
+    const farmer = await p.gateway.api('POST', '/farmers', { key, body: farmerBody() });
+    const plot = await p.gateway.api('POST', '/plots', { key, body: plotBody(farmer.body.data.id) });
+    const bought = await p.gateway.api('POST', '/policies/purchase', {
+      key,
+      body: cropPurchase(
+        { farmerId: farmer.body.data.id, plotId: plot.body.data.id },
+        { sumInsured: 50_000 },
+      ),
+    });
     if (bought.status !== 201) throw new Error(`sandbox purchase: ${JSON.stringify(bought.body)}`);
     const policy = bought.body.data.policy as { id: string; premium: number; settlementMode: string };
     return {
       policy,
-      policyApi,
+      read: async () => (await policyOf(key, policy.id)).body.data,
       initiate: (phoneNumber: string) =>
-        as(p.payments.url, 'POST', '/payments/initiate', {
-          reference: policy.id,
-          amount: policy.premium,
-          phoneNumber,
-        }),
-      payment: (id: string) => as(p.payments.url, 'GET', `/payments/${id}`),
+        initiate(key, { reference: policy.id, amount: policy.premium, phoneNumber }),
+      payment: (id: string) => p.gateway.api('GET', `/payments/${id}`, { key }),
     };
   }
 
@@ -402,11 +371,7 @@ describe('a sandbox organization’s premium (docs/api.md, "Sandbox")', () => {
       environment: 'sandbox',
     });
     await eventually(
-      async () =>
-        expect((await sandbox.policyApi('GET', `/policies/${sandbox.policy.id}`)).body.data).toMatchObject({
-          status: 'ACTIVE',
-          premiumPaid: true,
-        }),
+      async () => expect(await sandbox.read()).toMatchObject({ status: 'ACTIVE', premiumPaid: true }),
       { timeout: 20_000, message: 'the sandbox policy to be activated' },
     );
   });
