@@ -113,6 +113,7 @@ function bareSigningRate(policies: BenchPolicy[]): number {
         sumInsuredMinor: String(5_000_000 + i),
         coverStartsAt: null,
         coverEndsAt: null,
+        environment: 'live',
       },
       1 + (i % 10_000),
     );

@@ -3,7 +3,13 @@ import { MARKET_CURRENCY, MARKETS } from '@parametric/money';
 import { z } from 'zod';
 import { approvalRequestedResponse } from './approvals';
 import { idParams, mobileMoneyMarketsText, pageQuery, timestamp, uuid } from './common';
-import { apiKeyMetadataSchema, credentialsSchema, organizationSchema, SERVICE_TIERS } from './gateway';
+import {
+  apiKeyMetadataSchema,
+  credentialsSchema,
+  ENVIRONMENTS,
+  organizationSchema,
+  SERVICE_TIERS,
+} from './gateway';
 import { farmerSchema } from './policy/farmers';
 import { POLICY_NUMBER_PATTERN, policySchema } from './policy/policies';
 
@@ -180,7 +186,7 @@ export const opsSetServiceTier = defineRoute({
   method: 'post',
   path: '/organizations/{id}/service-tier',
   summary: 'Change the service tier (existing policies keep the settlement mode frozen at sale)',
-  description: `\`DETERMINATION_AND_SETTLEMENT\` (Tier 2) collects premiums and pays farmers by mobile money, so it is open only to an organization whose market has a provider (${mobileMoneyMarketsText()}): elsewhere the change is \`400 INVALID_INPUT\` naming \`serviceTier\` and the market, and nothing changes. A sandbox organization cannot have it either (\`400 INVALID_INPUT\` naming \`serviceTier\`): its payouts would move real money. Back to \`DETERMINATION\` is always allowed. Asked by an operator, a change of tier is \`202\` with a pending approval (four eyes); asking for the current tier changes nothing and answers \`200\`.`,
+  description: `\`DETERMINATION_AND_SETTLEMENT\` (Tier 2) collects premiums and pays farmers by mobile money, so it is open only to an organization whose market has a provider (${mobileMoneyMarketsText()}): elsewhere the change is \`400 INVALID_INPUT\` naming \`serviceTier\` and the market, and nothing changes. A sandbox organization may have it: its premiums and payouts go only to the M-Pesa simulator’s test numbers (docs/api.md, "Sandbox"). Back to \`DETERMINATION\` is always allowed. Asked by an operator, a change of tier is \`202\` with a pending approval (four eyes); asking for the current tier changes nothing and answers \`200\`.`,
   tags: ['Organizations'],
   auth: 'opsBearer',
   capability: 'ops.service-tier:write',
@@ -320,6 +326,10 @@ export const opsPolicySchema = policySchema
     capacityReleasedAt: timestamp.nullable().meta({
       description:
         'When the capacity sweep gave the sum insured back to the organization (claims window over, no report pending); null while it is reserved',
+    }),
+    environment: z.enum(ENVIRONMENTS).meta({
+      description:
+        'The organization’s environment when the policy was sold: a `sandbox` policy’s determinations are signed with the sandbox keys, and its premium and payouts move only to the M-Pesa simulator’s test numbers (docs/api.md, "Sandbox")',
     }),
   })
   .meta({ id: 'OpsPolicy' });

@@ -1,9 +1,16 @@
-import { opsFarmerSchema, opsPolicySchema } from '@parametric/contracts';
+import { ENVIRONMENTS, opsFarmerSchema, opsPolicySchema } from '@parametric/contracts';
 import { type InternalClientOptions, internalGet, internalPost } from '@parametric/http';
 import { z } from 'zod';
 
+/**
+ * The policy service's answer, `environment` read as `live` where it is missing: a policy
+ * service older than the field (during a rolling deployment) still answers, as its policies
+ * were read before the field existed.
+ */
+const policyAnswer = opsPolicySchema.extend({ environment: z.enum(ENVIRONMENTS).default('live') });
+
 /** A policy of any organization, as the policy service's ops look-up returns it. */
-export type OpsPolicy = z.output<typeof opsPolicySchema>;
+export type OpsPolicy = z.output<typeof policyAnswer>;
 /** A farmer of any organization (the phone a Tier 2 payout goes to). */
 export type OpsFarmer = z.output<typeof opsFarmerSchema>;
 
@@ -41,7 +48,7 @@ export function policyLookup(deps: ClientDeps): PolicyLookup {
       'policyId' in reference
         ? `/ops/policies/${encodeURIComponent(reference.policyId)}`
         : `/ops/policies/by-number/${encodeURIComponent(reference.policyNumber)}`,
-      opsPolicySchema,
+      policyAnswer,
       'policy',
     );
 }
@@ -54,7 +61,7 @@ export interface PolicyReferences {
 /** The policies found among the references, each once, in no particular order. */
 export type PolicyLookupMany = (references: PolicyReferences) => Promise<OpsPolicy[]>;
 
-const foundPolicies = z.object({ policies: z.array(opsPolicySchema) });
+const foundPolicies = z.object({ policies: z.array(policyAnswer) });
 
 /**
  * Many policies in one request (`POST /ops/policies/lookup`, at most 1,000 ids and as many

@@ -41,7 +41,7 @@ export interface RunningDeterminations {
 export function determinationsService(
   keys: SigningKeys,
   clock: Clock,
-  /** Sandbox organizations' test determinations are signed with these (config.ts `sandboxSigningKeys`). */
+  /** Sandbox organizations' determinations are signed with these (config.ts `sandboxSigningKeys`). */
   sandboxKeys?: SigningKeys,
 ): ServiceDeclaration<
   DeterminationsConfig,
@@ -75,6 +75,7 @@ export function determinationsService(
           timeoutMs: config.POLICY_TIMEOUT_MS,
         }),
         keys,
+        ...(sandboxKeys ? { sandboxKeys } : {}),
         reportDueSeconds: config.DETERMINATION_REPORT_DUE_SECONDS,
         now: clock,
         metrics: counted,
@@ -115,7 +116,7 @@ export function determinationsService(
                     environment: caller.organization?.environment ?? 'live',
                   },
                   input,
-                  { ...ingest, ...(sandboxKeys ? { sandboxKeys } : {}) },
+                  ingest,
                 ),
             }),
           },

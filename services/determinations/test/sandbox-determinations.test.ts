@@ -2,7 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { verifyDetermination } from '@parametric/determination-verify';
 import { eventually } from '@parametric/test-harness';
 import { cropPurchase, farmerBody, plotBody } from '../../policy/test/support';
-import { type DeterminationsPlatform, startDeterminationsPlatform } from './support';
+import {
+  activeCropPolicy,
+  assessment,
+  type DeterminationsPlatform,
+  startDeterminationsPlatform,
+} from './support';
 
 /**
  * Issue 27: a sandbox organization issues test determinations for its own policies through the
@@ -131,6 +136,11 @@ describe('POST /sandbox/determinations', () => {
     const body = { policyId, triggered: true, damagePercentBp: 1_000 };
     const asLive = await p.gateway.api('POST', '/sandbox/determinations', { key: live.apiKey, body });
     const foreign = await p.gateway.api('POST', '/sandbox/determinations', { key: other.key, body });
+    const livePolicy = await activeCropPolicy(p);
+    const ofLive = await p.gateway.api('POST', '/sandbox/determinations', {
+      key: other.key,
+      body: { ...body, policyId: livePolicy.policyId },
+    });
     const unknown = await p.gateway.api('POST', '/sandbox/determinations', {
       key: other.key,
       body: { ...body, policyId: randomUUID() },
@@ -149,8 +159,9 @@ describe('POST /sandbox/determinations', () => {
       body: { policyId: other.policyId, triggered: false, damagePercentBp: 1_000 },
     });
     expect(
-      [asLive, foreign, unknown, wrongKind, untriggered].map((r) => [r.status, r.body.error?.code]),
+      [asLive, foreign, ofLive, unknown, wrongKind, untriggered].map((r) => [r.status, r.body.error?.code]),
     ).toEqual([
+      [404, 'NOT_FOUND'],
       [404, 'NOT_FOUND'],
       [404, 'NOT_FOUND'],
       [404, 'NOT_FOUND'],
@@ -160,5 +171,61 @@ describe('POST /sandbox/determinations', () => {
     // Nothing was issued for any of them.
     const listed = await p.gateway.api('GET', `/determinations?policyId=${policyId}`, { key: live.apiKey });
     expect(listed.body.data).toEqual([]);
+    const ofLivePolicy = await p.gateway.api('GET', `/determinations?policyId=${livePolicy.policyId}`, {
+      key: livePolicy.org.apiKey,
+    });
+    expect(ofLivePolicy.body.data).toEqual([]);
+  });
+});
+
+describe('the ops doors sign a sandbox organization’s policy with the sandbox keys', () => {
+  it('signs sandbox with the single door and the batch door, live still live, as the policy records its environment', async () => {
+    const sandbox = await sandboxPolicy();
+    const live = await activeCropPolicy(p);
+    const jwks = (await p.gateway.api('GET', '/.well-known/jwks.json')).body;
+    const sandboxKids = new Set(
+      jwks.keys
+        .filter((k: { environment?: string }) => k.environment === 'sandbox')
+        .map((k: { kid: string }) => k.kid),
+    );
+
+    const policies = await Promise.all(
+      [sandbox.policyId, live.policyId].map(
+        async (id) => (await p.gateway.ops('GET', `/policies/${id}`)).body.data,
+      ),
+    );
+    expect(policies.map((policy) => policy.environment)).toEqual(['sandbox', 'live']);
+
+    const single = await p.gateway.ops('POST', '/determinations', {
+      body: assessment({ policyId: sandbox.policyId }),
+    });
+    const batch = await p.gateway.ops('POST', '/determinations/batch', {
+      body: { items: [assessment({ policyId: live.policyId }), assessment({ policyId: sandbox.policyId })] },
+    });
+    expect([single.status, batch.status, batch.body.data.summary]).toEqual([
+      201,
+      200,
+      { created: 2, replayed: 0, failed: 0 },
+    ]);
+    const ids = [
+      [sandbox, single.body.data.determination.determinationId],
+      [live, batch.body.data.results[0].determination.determinationId],
+      [sandbox, batch.body.data.results[1].determination.determinationId],
+    ] as const;
+    const verdicts = [];
+    for (const [owner, id] of ids) {
+      const key = 'key' in owner ? owner.key : owner.org.apiKey;
+      const read = (await p.gateway.api('GET', `/determinations/${id}`, { key })).body.data;
+      verdicts.push([
+        sandboxKids.has(read.kid),
+        verifyDetermination(read, jwks).valid,
+        verifyDetermination(read, jwks, { acceptSandbox: true }).valid,
+      ]);
+    }
+    expect(verdicts).toEqual([
+      [true, false, true],
+      [false, true, true],
+      [true, false, true],
+    ]);
   });
 });

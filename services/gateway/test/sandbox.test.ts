@@ -99,22 +99,16 @@ describe('sandbox organizations (docs/api.md, "Sandbox")', () => {
     expect(reply.body.error.details).toEqual([expect.objectContaining({ field: 'environment' })]);
   });
 
-  it('keeps a sandbox organization off settlement: its payouts would move real money', async () => {
+  it('moves a sandbox organization to settlement like a live one (its mobile money goes only to test numbers)', async () => {
     const org = await t.register({ environment: 'sandbox' });
-    const refused = await t.ops('POST', `/organizations/${org.id}/service-tier`, {
-      body: { serviceTier: 'DETERMINATION_AND_SETTLEMENT' },
-    });
-    expect(refused.status).toBe(400);
-    expect(refused.body.error.details).toEqual([
-      { field: 'serviceTier', message: expect.stringContaining('sandbox') },
-    ]);
-    expect((await t.ops('GET', `/organizations/${org.id}`)).body.data.serviceTier).toBe('DETERMINATION');
-    // A live organization in the same market still may.
-    const live = await t.register();
-    const settled = await t.ops('POST', `/organizations/${live.id}/service-tier`, {
+    const settled = await t.ops('POST', `/organizations/${org.id}/service-tier`, {
       body: { serviceTier: 'DETERMINATION_AND_SETTLEMENT' },
     });
     expect(settled.status).toBe(200);
+    expect((await t.ops('GET', `/organizations/${org.id}`)).body.data).toMatchObject({
+      environment: 'sandbox',
+      serviceTier: 'DETERMINATION_AND_SETTLEMENT',
+    });
   });
 
   it('needs no other service: the policy service is not even configured here', async () => {

@@ -1,5 +1,6 @@
 import { flag, loadConfig, platformService, port, positiveInt, secret } from '@parametric/config';
 import { z } from 'zod';
+import type { DarajaConfig } from './provider/daraja';
 import { checkQuoteConfig, quoteConfig } from './quotes/config';
 
 const url = z
@@ -31,6 +32,26 @@ const paymentsConfigFields = z.object({
   MPESA_B2C_SHORTCODE: z.string().regex(/^\d{5,7}$/, 'must be a 5-7 digit shortcode'),
   MPESA_INITIATOR_NAME: z.string().min(1, 'must be set'),
   MPESA_SECURITY_CREDENTIAL: secret(),
+  /**
+   * Sandbox organizations' Daraja (docs/api.md, "Sandbox"): their premiums and payouts go here,
+   * only ever to the M-Pesa simulator's test numbers. Optional: unset outside production, the
+   * MPESA_ settings above serve (`npm start` points them at the simulator); unset in production,
+   * sandbox organizations collect and pay nothing. Set, every MPESA_SANDBOX_ variable is needed.
+   */
+  MPESA_SANDBOX_BASE_URL: url.optional(),
+  MPESA_SANDBOX_CONSUMER_KEY: z.string().min(1, 'must be set').optional(),
+  MPESA_SANDBOX_CONSUMER_SECRET: secret().optional(),
+  MPESA_SANDBOX_SHORTCODE: z
+    .string()
+    .regex(/^\d{5,7}$/, 'must be a 5-7 digit shortcode')
+    .optional(),
+  MPESA_SANDBOX_PASSKEY: secret().optional(),
+  MPESA_SANDBOX_B2C_SHORTCODE: z
+    .string()
+    .regex(/^\d{5,7}$/, 'must be a 5-7 digit shortcode')
+    .optional(),
+  MPESA_SANDBOX_INITIATOR_NAME: z.string().min(1, 'must be set').optional(),
+  MPESA_SANDBOX_SECURITY_CREDENTIAL: secret().optional(),
   /** Daraja's Timestamp zone (sources disagree: docs/payments.md, "Daraja: what we rely on"). */
   MPESA_TIMESTAMP_ZONE: z.enum(['EAT', 'UTC']).default('EAT'),
   MPESA_TIMEOUT_MS: positiveInt(10_000),
@@ -79,6 +100,13 @@ const paymentsConfigFields = z.object({
 /** The variables, with the rules across them (the rate bounds in order, the B2C limits in order). */
 export const paymentsConfigSchema = paymentsConfigFields.superRefine((config, ctx) => {
   checkQuoteConfig(config, ctx);
+  if (config.MPESA_SANDBOX_BASE_URL !== undefined) {
+    for (const name of SANDBOX_DARAJA_VARIABLES) {
+      if (config[name] === undefined) {
+        ctx.addIssue({ code: 'custom', path: [name], message: 'must be set with MPESA_SANDBOX_BASE_URL' });
+      }
+    }
+  }
   if (config.MPESA_B2C_MIN_AMOUNT > config.MPESA_B2C_MAX_AMOUNT) {
     ctx.addIssue({
       code: 'custom',
@@ -89,6 +117,61 @@ export const paymentsConfigSchema = paymentsConfigFields.superRefine((config, ct
 });
 
 export type PaymentsConfig = z.infer<typeof paymentsConfigSchema>;
+
+const SANDBOX_DARAJA_VARIABLES = [
+  'MPESA_SANDBOX_CONSUMER_KEY',
+  'MPESA_SANDBOX_CONSUMER_SECRET',
+  'MPESA_SANDBOX_SHORTCODE',
+  'MPESA_SANDBOX_PASSKEY',
+  'MPESA_SANDBOX_B2C_SHORTCODE',
+  'MPESA_SANDBOX_INITIATOR_NAME',
+  'MPESA_SANDBOX_SECURITY_CREDENTIAL',
+] as const;
+
+/** Where and as whom one environment's Daraja client calls. */
+export type DarajaSettings = Pick<
+  DarajaConfig,
+  | 'baseUrl'
+  | 'consumerKey'
+  | 'consumerSecret'
+  | 'shortcode'
+  | 'passkey'
+  | 'b2cShortcode'
+  | 'initiatorName'
+  | 'securityCredential'
+>;
+
+export function liveDaraja(config: PaymentsConfig): DarajaSettings {
+  return {
+    baseUrl: config.MPESA_BASE_URL,
+    consumerKey: config.MPESA_CONSUMER_KEY,
+    consumerSecret: config.MPESA_CONSUMER_SECRET,
+    shortcode: config.MPESA_SHORTCODE,
+    passkey: config.MPESA_PASSKEY,
+    b2cShortcode: config.MPESA_B2C_SHORTCODE,
+    initiatorName: config.MPESA_INITIATOR_NAME,
+    securityCredential: config.MPESA_SECURITY_CREDENTIAL,
+  };
+}
+
+/**
+ * Sandbox organizations' Daraja: the MPESA_SANDBOX_ settings; without them the live ones outside
+ * production (`same`), and none in production, where a live Daraja must never take sandbox money.
+ */
+export function sandboxDaraja(config: PaymentsConfig): DarajaSettings | 'same' | undefined {
+  if (config.MPESA_SANDBOX_BASE_URL === undefined)
+    return config.NODE_ENV === 'production' ? undefined : 'same';
+  return {
+    baseUrl: config.MPESA_SANDBOX_BASE_URL,
+    consumerKey: config.MPESA_SANDBOX_CONSUMER_KEY as string,
+    consumerSecret: config.MPESA_SANDBOX_CONSUMER_SECRET as string,
+    shortcode: config.MPESA_SANDBOX_SHORTCODE as string,
+    passkey: config.MPESA_SANDBOX_PASSKEY as string,
+    b2cShortcode: config.MPESA_SANDBOX_B2C_SHORTCODE as string,
+    initiatorName: config.MPESA_SANDBOX_INITIATOR_NAME as string,
+    securityCredential: config.MPESA_SANDBOX_SECURITY_CREDENTIAL as string,
+  };
+}
 
 export function loadPaymentsConfig(env: NodeJS.ProcessEnv = process.env): PaymentsConfig {
   return loadConfig(paymentsConfigSchema, env);

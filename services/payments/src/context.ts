@@ -1,4 +1,5 @@
 import type { TenantPayments } from './repositories';
+import type { Environment } from './sandbox';
 
 /**
  * What a partner request's handler gets: the calling organization's data and its market, nothing
@@ -9,4 +10,6 @@ export interface PartnerContext {
   tenant: TenantPayments;
   /** The organization's market, as the gateway signed it. */
   market: string;
+  /** The organization's environment, as the gateway signed it (absent there: live). */
+  environment: Environment;
 }

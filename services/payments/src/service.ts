@@ -5,22 +5,24 @@ import { type ServiceDeclaration, startService } from '@parametric/runtime';
 import type { Express } from 'express';
 import { callbackRoutes } from './callbacks/routes';
 import { type Clock, systemClock } from './clock';
-import type { PaymentsConfig } from './config';
+import { type DarajaSettings, liveDaraja, type PaymentsConfig, sandboxDaraja } from './config';
 import type { PartnerContext } from './context';
 import { paymentMetrics, payoutStatesOf } from './metrics';
-import type { PayoutSettings } from './payouts/attempt';
+import type { PayoutProvider, PayoutSettings } from './payouts/attempt';
 import type { OriginateDeps } from './payouts/originate';
 import { type PayoutOpsContext, payoutOpsRoutes, payoutRoutes } from './payouts/routes';
 import { payoutLedgerOf, payoutStoreOf } from './payouts/store';
 import { sweepStateOf } from './payouts/sweep';
 import { startAttemptWorker, startOriginationWorker } from './payouts/workers';
 import { matchEarlyCallbacks } from './premiums/confirmation';
+import type { PremiumProvider } from './premiums/provider';
 import { premiumRoutes } from './premiums/routes';
 import { createDaraja, parseStkCallback } from './provider';
 import { rateSourceFrom } from './quotes/config';
 import { createQuote, quotesOf } from './quotes/domain';
 import { quoteRoutes } from './quotes/routes';
 import { type PaymentRepositories, paymentModels, paymentRepositories } from './repositories';
+import type { ByEnvironment } from './sandbox';
 import { paymentSweeps } from './sweeps';
 
 export interface RunningPayments {
@@ -68,20 +70,25 @@ export function paymentsService(
       const data = repositories.acrossOrganizations();
       const counted = paymentMetrics(metrics);
       const onPremium = counted.premium;
-      const provider = createDaraja({
-        baseUrl: config.MPESA_BASE_URL,
-        consumerKey: config.MPESA_CONSUMER_KEY,
-        consumerSecret: config.MPESA_CONSUMER_SECRET,
-        shortcode: config.MPESA_SHORTCODE,
-        passkey: config.MPESA_PASSKEY,
-        b2cShortcode: config.MPESA_B2C_SHORTCODE,
-        initiatorName: config.MPESA_INITIATOR_NAME,
-        securityCredential: config.MPESA_SECURITY_CREDENTIAL,
-        timestampZone: config.MPESA_TIMESTAMP_ZONE,
-        timeoutMs: config.MPESA_TIMEOUT_MS,
-        breakerResetMs: config.MPESA_BREAKER_RESET_MS,
-        onBreaker: (breaker) => metrics.observeBreaker('mpesa', breaker),
-      });
+      const daraja = (settings: DarajaSettings, observed: boolean) =>
+        createDaraja({
+          ...settings,
+          timestampZone: config.MPESA_TIMESTAMP_ZONE,
+          timeoutMs: config.MPESA_TIMEOUT_MS,
+          breakerResetMs: config.MPESA_BREAKER_RESET_MS,
+          ...(observed ? { onBreaker: (breaker) => metrics.observeBreaker('mpesa', breaker) } : {}),
+        });
+      const provider = daraja(liveDaraja(config), true);
+      const sandboxSettings = sandboxDaraja(config);
+      // A sandbox Daraja of its own is not reported as `mpesa`: its outages page no one.
+      const sandboxProvider =
+        sandboxSettings === 'same' ? provider : sandboxSettings && daraja(sandboxSettings, false);
+      // Premiums (prompts, confirmations) and payouts (B2C, Transaction Status) go through their
+      // environment's Daraja.
+      const providers: ByEnvironment<PremiumProvider & PayoutProvider> = {
+        live: provider,
+        ...(sandboxProvider ? { sandbox: sandboxProvider } : {}),
+      };
       const findPolicy = policyLookup({
         policyUrl: config.POLICY_URL,
         signingSecret: config.INTERNAL_SIGNING_SECRET,
@@ -133,10 +140,16 @@ export function paymentsService(
         }),
         maxAttempts: config.PAYOUT_MAX_ATTEMPTS,
         limits: { minAmount: config.MPESA_B2C_MIN_AMOUNT, maxAmount: config.MPESA_B2C_MAX_AMOUNT },
+        sandboxDaraja: sandboxProvider !== undefined,
         now: clock,
         onPayout: counted.payout,
       };
-      const confirm = { data, provider, confirmWithQuery: config.PAYMENTS_CONFIRM_WITH_QUERY, onPremium };
+      const confirm = {
+        data,
+        providers: providers,
+        confirmWithQuery: config.PAYMENTS_CONFIRM_WITH_QUERY,
+        onPremium,
+      };
       const workerBase = { ...queue, logger };
 
       return {
@@ -153,7 +166,7 @@ export function paymentsService(
             routes: [
               ...premiumRoutes({
                 findPolicy,
-                provider,
+                providers: providers,
                 stkCallbackUrl: `${callbackBase}/stk`,
                 // Takes up callbacks that arrived before the prompt's id was stored.
                 takeUpEarlyCallbacks: async (checkoutRequestId) => {
@@ -172,6 +185,7 @@ export function paymentsService(
             context: (caller) => ({
               tenant: repositories.forOrganization(caller.organizationId),
               market: caller.organization?.countryCode ?? '',
+              environment: caller.organization?.environment ?? 'live',
             }),
           },
           ops: { routes: payoutOpsRoutes, context: { originate } },
@@ -190,7 +204,11 @@ export function paymentsService(
                 callbackRoutes({
                   data,
                   token: config.PAYMENTS_CALLBACK_TOKEN,
-                  confirm: { provider, confirmWithQuery: config.PAYMENTS_CONFIRM_WITH_QUERY, onPremium },
+                  confirm: {
+                    providers: providers,
+                    confirmWithQuery: config.PAYMENTS_CONFIRM_WITH_QUERY,
+                    onPremium,
+                  },
                   parseStk: parseStkCallback,
                   now: clock,
                   logger,
@@ -211,7 +229,7 @@ export function paymentsService(
             deps: {
               store: payoutStore,
               ledger: payoutLedger,
-              provider,
+              providers,
               settings: payoutSettings,
               now: clock,
               logger,
@@ -239,7 +257,11 @@ export function paymentsService(
             clock,
           }),
         ),
-        close: [provider, rates],
+        close: [
+          provider,
+          ...(sandboxProvider && sandboxProvider !== provider ? [sandboxProvider] : []),
+          rates,
+        ],
       };
     },
   };

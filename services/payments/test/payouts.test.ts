@@ -163,6 +163,53 @@ describe('payouts (Tier 2, M-Pesa B2C)', () => {
 
   afterAll(closePlatform);
 
+  it('pays a sandbox organization’s test determination to a simulator test number, completed exactly once', async () => {
+    const registered = await p.gateway.register({ environment: 'sandbox' });
+    const tier = await p.gateway.ops('POST', `/organizations/${registered.id}/service-tier`, {
+      body: { serviceTier: 'DETERMINATION_AND_SETTLEMENT' },
+    });
+    expect(tier.status).toBe(200);
+    const sandbox = { id: registered.id, apiKey: registered.apiKey } as SellableOrg;
+    // The simulator POSTs this number's B2C Result twice.
+    const policyId = await paidPolicyFor(sandbox, '+254722000091', 20_000);
+    const issued = await p.gateway.api('POST', '/sandbox/determinations', {
+      key: sandbox.apiKey,
+      body: { policyId, triggered: true, damagePercentBp: 2_500 },
+    });
+    expect(issued.status).toBe(201);
+    const payoutId = await payoutOf(issued.body.data.determinationId);
+    const done = await settled(sandbox, payoutId, 'COMPLETED');
+    expect(done).toMatchObject({ amountKES: '5000.00', mobileMoneyRef: expect.any(String) });
+    expect(b2cRequests(payoutId)).toHaveLength(1);
+    expect(await db.collection('payouts').findOne({ _id: payoutId as never })).toMatchObject({
+      environment: 'sandbox',
+      phone: '+254722000091',
+    });
+    // The duplicate Result changed nothing: still one completion.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await readPayout(sandbox, payoutId)).status).toBe('COMPLETED');
+  });
+
+  it('refuses a sandbox organization’s payout to a farmer whose number is not a test number: nothing written, nothing sent', async () => {
+    const registered = await p.gateway.register({ environment: 'sandbox' });
+    await p.gateway.ops('POST', `/organizations/${registered.id}/service-tier`, {
+      body: { serviceTier: 'DETERMINATION_AND_SETTLEMENT' },
+    });
+    const sandbox = { id: registered.id, apiKey: registered.apiKey } as SellableOrg;
+    const policyId = await paidPolicyFor(sandbox, '+254712345678', 20_000);
+    const issued = await p.gateway.api('POST', '/sandbox/determinations', {
+      key: sandbox.apiKey,
+      body: { policyId, triggered: true, damagePercentBp: 2_500 },
+    });
+    const determinationId = issued.body.data.determinationId as string;
+    const asked = await p.gateway.ops('POST', '/payouts', { body: { determinationId } });
+    expect([asked.status, asked.body.error?.details]).toEqual([
+      400,
+      [{ field: 'phoneNumber', message: expect.stringContaining('+254722000091') }],
+    ]);
+    expect(await db.collection('payouts').countDocuments({ determinationId })).toBe(0);
+  });
+
   it('pays what a determination owes, rounded up to whole shillings: COMPLETED, one payout.completed, every attempt shown', async () => {
     // 12,345.67 KES × 33.33% = 4,114.81 KES owed (truncated to the cent): 4,115 paid.
     const policyId = await paidPolicyFor(org, '+254722000001', 12_345.67);

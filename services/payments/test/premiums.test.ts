@@ -1,4 +1,5 @@
 import { eventually } from '@parametric/test-harness';
+import { cropPurchase, farmerBody, plotBody } from '../../policy/test/support';
 import { type PaymentsPlatform, pendingTier2Policy, startPaymentsPlatform } from './support';
 
 let p: PaymentsPlatform;
@@ -325,5 +326,64 @@ describe('POST /payments/quote through the gateway', () => {
       key: org.apiKey,
     });
     expect(read.body.data).toEqual(reply.body.data);
+  });
+});
+
+/** A sandbox organization on Tier 2, all through the gateway (docs/api.md, "Sandbox"). */
+describe('a sandbox organization’s premium (docs/api.md, "Sandbox")', () => {
+  async function sandboxTier2() {
+    const org = await p.gateway.register({ environment: 'sandbox' });
+    const key = org.apiKey;
+    const tier = await p.gateway.ops('POST', `/organizations/${org.id}/service-tier`, {
+      body: { serviceTier: 'DETERMINATION_AND_SETTLEMENT' },
+    });
+    if (tier.status !== 200) throw new Error(`sandbox Tier 2: ${JSON.stringify(tier.body)}`);
+    const farmer = await p.gateway.api('POST', '/farmers', { key, body: farmerBody() });
+    const plot = await p.gateway.api('POST', '/plots', { key, body: plotBody(farmer.body.data.id) });
+    const bought = await p.gateway.api('POST', '/policies/purchase', {
+      key,
+      body: cropPurchase(
+        { farmerId: farmer.body.data.id, plotId: plot.body.data.id },
+        { sumInsured: 50_000 },
+      ),
+    });
+    if (bought.status !== 201) throw new Error(`sandbox purchase: ${JSON.stringify(bought.body)}`);
+    const policy = bought.body.data.policy as { id: string; premium: number; settlementMode: string };
+    return {
+      policy,
+      read: async () => (await policyOf(key, policy.id)).body.data,
+      initiate: (phoneNumber: string) =>
+        initiate(key, { reference: policy.id, amount: policy.premium, phoneNumber }),
+      payment: (id: string) => p.gateway.api('GET', `/payments/${id}`, { key }),
+    };
+  }
+
+  it('prompts a simulator test number, takes the callback and activates the policy', async () => {
+    const sandbox = await sandboxTier2();
+    expect(sandbox.policy.settlementMode).toBe('DETERMINATION_AND_SETTLEMENT');
+    const reply = await sandbox.initiate('+254711000001');
+    expect(reply.status).toBe(201);
+    const id = reply.body.data.transactionId as string;
+    await eventually(async () => expect((await sandbox.payment(id)).body.data.status).toBe('SUCCEEDED'), {
+      message: 'the sandbox premium to be confirmed',
+    });
+    expect(await p.db.collection('payment_transactions').findOne({ _id: id as never })).toMatchObject({
+      environment: 'sandbox',
+    });
+    await eventually(
+      async () => expect(await sandbox.read()).toMatchObject({ status: 'ACTIVE', premiumPaid: true }),
+      { timeout: 20_000, message: 'the sandbox policy to be activated' },
+    );
+  });
+
+  it('refuses a real-looking number with 400 on phoneNumber: nothing written, no one prompted', async () => {
+    const sandbox = await sandboxTier2();
+    const before = stkPushes().length;
+    const reply = await sandbox.initiate('+254712345678');
+    expect(reply.status).toBe(400);
+    expect(reply.body).toMatchObject({
+      error: { code: 'INVALID_INPUT', details: [{ field: 'phoneNumber' }] },
+    });
+    expect([await transactionsOf(sandbox.policy.id), stkPushes().length]).toEqual([0, before]);
   });
 });

@@ -43,6 +43,7 @@ describe('policy look-up through the ops API', () => {
       premiumMinor: expect.stringMatching(/^[1-9]\d*$/),
       expiredAt: null,
       capacityReleasedAt: null,
+      environment: 'live',
     });
     expect(Number(byId.body.data.premiumMinor) / 100).toBe(partnerView.premium);
     expect(byId.body.data).toMatchObject({ status: 'PENDING', productType: 'CROP', currency: 'KES' });

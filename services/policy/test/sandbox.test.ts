@@ -86,6 +86,10 @@ describe('sandbox organizations through the gateway (docs/api.md, "Sandbox")', (
     const reserved = capacity.reserved;
     expect((await api('POST', '/policies/purchase', org.apiKey, cropPurchase(org))).status).toBe(201);
     expect(Number((await underwriting(org.id)).capacity.reserved)).toBeGreaterThan(Number(reserved));
+
+    // The policy keeps its organization's environment, for the services that sign or pay it.
+    const sold = await p.gateway.ops('GET', `/policies/${bought.body.data.policy.id}`);
+    expect(sold.body.data.environment).toBe('sandbox');
   });
 
   /**

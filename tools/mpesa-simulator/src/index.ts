@@ -1,5 +1,5 @@
 export { MPESA_SIMULATOR_BIN } from './bin-path';
-export { B2C_INSUFFICIENT_THEN_OK, type B2cScript, STK_SCRIPTS, type StkScript } from './outcomes';
+export { B2C_INSUFFICIENT_THEN_OK, type B2cScript, b2cScript, STK_SCRIPTS, type StkScript } from './outcomes';
 export {
   type B2cTransaction,
   type CallbackKind,

@@ -32,7 +32,13 @@ export interface IngestDeps {
   data: Pick<AllDeterminations, 'determinations' | 'evidence' | 'ingestionKeys' | 'covers'>;
   /** Every policy an ingestion needs, in one look-up however many determinations it holds. */
   lookupPolicies: PolicyLookupMany;
+  /** Signs the determinations of live policies. */
   keys: SigningKeys;
+  /**
+   * Signs the determinations of sandbox organizations' policies; without them (production with
+   * no SANDBOX_SIGNING_KEYS) such a determination is refused, never signed with a live key.
+   */
+  sandboxKeys?: SigningKeys;
   reportDueSeconds: number;
   now: Clock;
   /** Counts each determination this ingestion inserted (never a replay): issued by tier, or unattributed. */
@@ -187,11 +193,17 @@ async function ingestFresh(items: Item[], deps: IngestDeps, receivedAt: Date, ou
     fail(items, err);
     return;
   }
-  const attributed = items.map((item) => ({
-    item,
-    attribution: attribute(item.input, found),
-    hashOfEvidence: evidenceHash(item.input.evidence),
-  }));
+  const attributed: { item: Item; attribution: Attribution; hashOfEvidence: string }[] = [];
+  for (const item of items) {
+    const attribution = attribute(item.input, found);
+    // Refused before anything is written for it: no evidence, no cover taken.
+    if (attribution.attributed && !signingKeysOf(attribution.policy, deps)) {
+      outcomes[item.at] = { error: noSandboxKeys(attribution.policy, item.input) };
+      continue;
+    }
+    attributed.push({ item, attribution, hashOfEvidence: evidenceHash(item.input.evidence) });
+  }
+  if (attributed.length === 0) return;
 
   // Written first: a determination is never without its evidence. Same id, same content.
   try {
@@ -215,7 +227,10 @@ async function ingestFresh(items: Item[], deps: IngestDeps, receivedAt: Date, ou
       ),
     );
   } catch (err) {
-    fail(items, err);
+    fail(
+      attributed.map(({ item }) => item),
+      err,
+    );
     return;
   }
 
@@ -435,7 +450,9 @@ function issued(
     ...(amountOwedUnavailableReason ? { amountOwedUnavailableReason } : {}),
     evidenceHash: base.evidenceHash,
   };
-  const signature = signDetermination(payload, deps.keys);
+  const keys = signingKeysOf(policy, deps);
+  if (!keys) throw noSandboxKeys(policy, input); // ingestFresh refused it before any write
+  const signature = signDetermination(payload, keys);
   const issuedAt = base.receivedAt;
   // Nothing owed (a 0 amount, or the cover exhausted by earlier determinations): no report is
   // expected, as for an untriggered one. Without a computable amount one is.
@@ -489,6 +506,27 @@ function issued(
     );
   }
   return { ...record, ...outboxInsert(event), ...jobOutboxInsert(...jobs) };
+}
+
+/**
+ * The keys a policy's determinations are signed with: the sandbox keys for a sandbox
+ * organization's policy, whichever door the assessment came in by; undefined when this
+ * deployment has none (ingestFresh refuses the assessment).
+ */
+function signingKeysOf(policy: PolicySnapshot, deps: IngestDeps): SigningKeys | undefined {
+  return policy.environment === 'sandbox' ? deps.sandboxKeys : deps.keys;
+}
+
+function noSandboxKeys(policy: PolicySnapshot, input: DeterminationIngestInput): AppError {
+  return AppError.invalid(
+    `Policy ${policy.policyNumber} belongs to a sandbox organization and this deployment has no sandbox signing keys (SANDBOX_SIGNING_KEYS): its determinations are never signed with a live key`,
+    [
+      {
+        field: input.policyId !== undefined ? 'policyId' : 'policyNumber',
+        message: 'names a sandbox policy; this deployment signs no sandbox determinations',
+      },
+    ],
+  );
 }
 
 interface KeyClaim {

@@ -14,6 +14,7 @@ export type PolicySnapshot = Pick<
   | 'sumInsuredMinor'
   | 'coverStartsAt'
   | 'coverEndsAt'
+  | 'environment'
 >;
 
 export type { PolicyReference, PolicyReferences };

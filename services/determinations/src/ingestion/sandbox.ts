@@ -7,7 +7,6 @@ import {
 import { AppError } from '@parametric/http';
 import type { z } from 'zod';
 import type { DeterminationDoc } from '../determinations/model';
-import type { SigningKeys } from '../signing/keys';
 import { type IngestDeps, ingestDetermination } from './domain';
 
 export type SandboxDeterminationInput = z.output<typeof sandboxDeterminationBody>;
@@ -35,7 +34,7 @@ export const SANDBOX_EVIDENCE = {
 export async function issueSandboxDetermination(
   caller: { organizationId: string; environment: 'live' | 'sandbox' },
   input: SandboxDeterminationInput,
-  deps: IngestDeps & { sandboxKeys?: SigningKeys },
+  deps: IngestDeps,
 ): Promise<DeterminationDoc> {
   if (caller.environment !== 'sandbox') {
     throw new AppError(
@@ -95,6 +94,8 @@ export async function issueSandboxDetermination(
       notes: SANDBOX_EVIDENCE.notes,
     },
   };
+  // The policy is the caller's, so a sandbox one; the sandbox keys sign it even if it was sold
+  // before policies recorded their environment (and so reads as live).
   const { determination } = await ingestDetermination(assessment, {
     ...deps,
     keys: deps.sandboxKeys,

@@ -276,5 +276,55 @@ describe('ingestion takes the amount owed from the policy’s cover', () => {
         outboxPending: false,
       });
     });
+
+    it('signs a sandbox policy’s items with the sandbox keys, and without them refuses only those, writing nothing for them', async () => {
+      const live = policyOf();
+      const sandbox = policyOf({ organizationId: randomUUID(), environment: 'sandbox' });
+      const sandboxKeys = loadSigningKeys(generateSigningKeyPem(), 'sandbox');
+      const lookupPolicies = async () => [live, sandbox];
+      const items = () => [body(live), body(sandbox), body(live)];
+
+      const signed = await ingestBatch(
+        items(),
+        { ...depsFor(live), lookupPolicies, sandboxKeys },
+        { onUnexpected: unexpected },
+      );
+      expect(signed.map((r) => [r.status, r.determination?.kid])).toEqual([
+        [201, keys.activeKid],
+        [201, sandboxKeys.activeKid],
+        [201, keys.activeKid],
+      ]);
+
+      const withoutSandbox = items();
+      const sandboxKey = (withoutSandbox[1] as unknown as { idempotencyKey: string }).idempotencyKey;
+      const refused = await ingestBatch(
+        withoutSandbox,
+        { ...depsFor(live), lookupPolicies },
+        { onUnexpected: unexpected },
+      );
+      expect(refused.map((r) => [r.status, r.determination?.kid ?? r.error?.code])).toEqual([
+        [201, keys.activeKid],
+        [400, 'INVALID_INPUT'],
+        [201, keys.activeKid],
+      ]);
+      expect(refused[1]?.error?.details).toEqual([
+        {
+          field: 'policyId',
+          message: 'names a sandbox policy; this deployment signs no sandbox determinations',
+        },
+      ]);
+      const all = repositories.acrossOrganizations();
+      const refusedId = (
+        await mongo.connection
+          .collection<{ _id: string; determinationId: string }>('ingestion_keys')
+          .findOne({ _id: sandboxKey })
+      )?.determinationId;
+      expect(refusedId).toBeDefined();
+      expect(await all.determinations.countDocuments({ _id: refusedId })).toBe(0);
+      expect(await all.evidence.countDocuments({ _id: refusedId })).toBe(0);
+      // The first batch's sandbox item took from the cover; the refused one claimed nothing.
+      const cover = await mongo.connection.collection<CoverDoc>('policy_covers').findOne({ _id: sandbox.id });
+      expect(cover?.claims).toHaveLength(1);
+    });
   });
 });

@@ -15,6 +15,7 @@ export function policySnapshot(overrides: Partial<PolicySnapshot> = {}): PolicyS
     sumInsuredMinor: '5000000',
     coverStartsAt: '2026-06-01T00:00:00.000Z',
     coverEndsAt: '2026-12-01T00:00:00.000Z',
+    environment: 'live',
     ...overrides,
   };
 }

@@ -25,11 +25,10 @@ export function needsApprovalOf(deps: {
     if (!organization) return false;
     if (action === 'opsSetServiceTier') {
       const { serviceTier } = input.body as { serviceTier: string };
-      // Tier 2 needs mobile money in the market and a live organization (ops/domain.ts).
+      // Tier 2 needs mobile money in the market (ops/domain.ts).
       const allowed =
         serviceTier !== 'DETERMINATION_AND_SETTLEMENT' ||
-        (MOBILE_MONEY_MARKETS.includes(organization.countryCode as Market) &&
-          organization.environment !== 'sandbox');
+        MOBILE_MONEY_MARKETS.includes(organization.countryCode as Market);
       return allowed && serviceTier !== organization.serviceTier;
     }
     const reply = await deps.ask({

@@ -72,30 +72,20 @@ async function recordKybDecision(deps: OpsDeps, tenant: TenantGatewayData, decis
  * (`DETERMINATION_AND_SETTLEMENT`) collects premiums and pays farmers by mobile money, so it is
  * open only to an organization whose market has a provider (`MOBILE_MONEY`, libs/contracts):
  * elsewhere its purchases would reserve capacity for premiums that can never be collected, and
- * its policies could not be activated by the partner either (issue 22). Nor to a sandbox
- * organization: its payouts would move real money to made-up farmers (docs/api.md, "Sandbox").
- * Back to `DETERMINATION` is always allowed. The market and the environment are part of the
- * update's filter: one write, no window between a check and the change.
+ * its policies could not be activated by the partner either (issue 22). A sandbox organization
+ * may have it: its premiums and payouts go only to the M-Pesa simulator's test numbers, through
+ * the sandbox Daraja (docs/decisions.md, "Mobile money in a sandbox"). Back to `DETERMINATION` is
+ * always allowed. The market is part of the update's filter: one write, no window between a
+ * check and the change.
  */
 async function setServiceTier(tenant: TenantGatewayData, serviceTier: OrganizationDoc['serviceTier']) {
   const settles = serviceTier === 'DETERMINATION_AND_SETTLEMENT';
   const updated = await tenant.organization.findOneAndUpdate(
-    settles ? { countryCode: { $in: [...MOBILE_MONEY_MARKETS] }, environment: { $ne: 'sandbox' } } : {},
+    settles ? { countryCode: { $in: [...MOBILE_MONEY_MARKETS] } } : {},
     { $set: { serviceTier } },
   );
   if (!updated) {
     const org = await load(tenant);
-    if (org.environment === 'sandbox') {
-      throw AppError.invalid(
-        'A sandbox organization cannot settle: its payouts would move real money, so it stays on DETERMINATION',
-        [
-          {
-            field: 'serviceTier',
-            message: 'DETERMINATION_AND_SETTLEMENT is not available to a sandbox organization',
-          },
-        ],
-      );
-    }
     throw AppError.invalid(
       `The service cannot settle in market ${org.countryCode}: it has no mobile-money provider there, so the organization stays on ${org.serviceTier}`,
       [

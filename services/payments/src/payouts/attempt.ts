@@ -7,6 +7,7 @@ import {
   stableReason,
   type TransactionStatusInput,
 } from '../provider';
+import { type ByEnvironment, providerOf } from '../sandbox';
 import { ledgerRow, recordAfter } from './ledger';
 import type { PartDoc, PayoutDoc } from './model';
 import type { PayoutLedger, PayoutStore } from './store';
@@ -39,7 +40,8 @@ export interface PayoutSettings {
 export interface AttemptDeps {
   store: PayoutStore;
   ledger: PayoutLedger;
-  provider: PayoutProvider;
+  /** Each environment's Daraja: a payout goes through its policy's (origination recorded it). */
+  providers: ByEnvironment<PayoutProvider>;
   settings: PayoutSettings;
   now: Clock;
   logger: Logger;
@@ -56,6 +58,17 @@ const KNOWN_REASONS = new Set<string>([
   'INVALID_PHONE',
   'PROVIDER_ERROR',
 ]);
+
+/**
+ * The Daraja a payout goes through. A sandbox payout where the sandbox Daraja is gone (its
+ * configuration removed since origination) throws inside the caller's provider try, so it waits
+ * like an unreachable Daraja: it never falls back to the live one.
+ */
+function providerOfPayout(p: PayoutDoc, deps: AttemptDeps): PayoutProvider {
+  const provider = providerOf(deps.providers, p.environment);
+  if (!provider) throw new Error('no sandbox Daraja is configured for this sandbox payout');
+  return provider;
+}
 
 /** The stable reason of a B2C ResultCode (anything unknown is PROVIDER_ERROR). */
 export function reasonOf(resultCode: string | null | undefined): FailureReason {
@@ -125,7 +138,7 @@ async function beforeRetry(
   if (!sq || sq.forOcid !== ocid || stale) {
     let ack: Accepted;
     try {
-      ack = await deps.provider.transactionStatus({
+      ack = await providerOfPayout(p, deps).transactionStatus({
         originatorConversationId: ocid,
         resultUrl: settings.statusResultUrl,
         queueTimeoutUrl: settings.statusTimeoutUrl,
@@ -199,7 +212,7 @@ async function sendB2c(p: PayoutDoc, part: PartDoc, deps: AttemptDeps): Promise<
   );
   let ack: Accepted;
   try {
-    ack = await deps.provider.b2c({
+    ack = await providerOfPayout(p, deps).b2c({
       originatorConversationId: ocid,
       amount: Number(BigInt(part.amountMinor) / unit),
       phone: p.phone,
@@ -273,7 +286,7 @@ async function sendB2c(p: PayoutDoc, part: PartDoc, deps: AttemptDeps): Promise<
 async function askStatusWhileAwaiting(p: PayoutDoc, part: PartDoc, deps: AttemptDeps): Promise<void> {
   const ocid = part.originatorConversationId as string;
   try {
-    const ack = await deps.provider.transactionStatus({
+    const ack = await providerOfPayout(p, deps).transactionStatus({
       originatorConversationId: ocid,
       resultUrl: deps.settings.statusResultUrl,
       queueTimeoutUrl: deps.settings.statusTimeoutUrl,

@@ -84,6 +84,8 @@ const payoutSchema = new Schema(
     amountUSDC: { type: String, required: true },
     quoteId: { type: String, required: true },
     phone: { type: String, required: true },
+    /** `sandbox`: a sandbox organization's payout, sent through the sandbox Daraja. Absent: live. */
+    environment: { type: String, enum: ['live', 'sandbox'] },
     /** Derived from the parts on every write (`payoutStatusOf`); stored for the partner's filter. */
     status: { type: String, required: true, enum: PAYOUT_STATUSES },
     parts: { type: [partSchema], default: [] },

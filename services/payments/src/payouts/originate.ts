@@ -5,6 +5,7 @@ import { allocateEvenly, roundToUnit } from '@parametric/money';
 import type { FarmerLookup, PolicyLookup } from '@parametric/policy-client';
 import type { Clock } from '../clock';
 import type { PayoutState } from '../metrics';
+import { type Environment, requireSandboxTestNumber } from '../sandbox';
 import type { PartDoc, PayoutDoc } from './model';
 import type { NewPayout, PayoutStore } from './store';
 import { attemptJob, initialOutbox, originatorConversationIdOf, payoutStatusOf } from './transitions';
@@ -32,6 +33,8 @@ export interface OriginateDeps {
   findFarmer: FarmerLookup;
   maxAttempts: number;
   limits: ProviderLimits;
+  /** Whether sandbox organizations' payouts have a Daraja (config.ts `sandboxDaraja`). */
+  sandboxDaraja: boolean;
   now: Clock;
   /** Counts `payouts_total{state}` for a payout created (and one created FAILED). */
   onPayout?: (state: PayoutState) => void;
@@ -107,6 +110,17 @@ export async function originatePayout(
     );
   }
 
+  // A sandbox policy's payout goes only to a simulator test number, through the sandbox Daraja:
+  // refused before anything is written, as a sandbox premium is (docs/decisions.md).
+  const environment: Environment = policy.environment === 'sandbox' ? 'sandbox' : 'live';
+  if (environment === 'sandbox' && !deps.sandboxDaraja) {
+    throw new AppError(
+      'TIER_NOT_ENTITLED',
+      'This platform pays out nothing for sandbox organizations (it has no sandbox M-Pesa configuration)',
+    );
+  }
+  requireSandboxTestNumber(environment, farmer.phoneNumber, 'phoneNumber');
+
   const unit = 10n ** BigInt(owed.exponent);
   const paid = roundToUnit(owed.owedMinor, unit, 'CEILING');
   const quote = await deps.quote(owed.organizationId, Number(paid / unit));
@@ -126,6 +140,7 @@ export async function originatePayout(
     amountUSDC: quote.convertedAmount,
     quoteId: quote.quoteId,
     phone: farmer.phoneNumber,
+    ...(environment === 'sandbox' ? { environment } : {}),
     status: belowMinimum ? 'FAILED' : 'PENDING',
     parts,
     mobileMoneyRef: null,

@@ -2,6 +2,7 @@ import type { PAYMENT_FAILURE_REASONS } from '@parametric/contracts';
 import type { PremiumState } from '../metrics';
 import { stableReason } from '../provider';
 import type { AllPayments } from '../repositories';
+import { type ByEnvironment, providerOf } from '../sandbox';
 import { resolvePremium } from './domain';
 import type { TransactionDoc } from './model';
 import type { PremiumProvider } from './provider';
@@ -24,7 +25,8 @@ export interface StkCallback {
 
 export interface ConfirmDeps {
   data: Pick<AllPayments, 'transactions'>;
-  provider: PremiumProvider;
+  /** Each environment's Daraja: a premium is confirmed through the one that prompted it. */
+  providers: ByEnvironment<PremiumProvider>;
   /** Ask the provider (STK query) before crediting a success callback. */
   confirmWithQuery: boolean;
   now: Date;
@@ -117,10 +119,12 @@ export async function confirm(
   by: 'CALLBACK' | 'RECONCILIATION',
   deps: ConfirmDeps,
 ): Promise<CallbackOutcome> {
-  if (!t.checkoutRequestId) return 'AWAITING_CONFIRMATION';
+  const provider = providerOf(deps.providers, t.environment);
+  // No sandbox Daraja any more (its configuration removed since the prompt): left for the sweep.
+  if (!t.checkoutRequestId || !provider) return 'AWAITING_CONFIRMATION';
   let answer: Awaited<ReturnType<PremiumProvider['stkQuery']>>;
   try {
-    answer = await deps.provider.stkQuery(t.checkoutRequestId);
+    answer = await provider.stkQuery(t.checkoutRequestId);
   } catch {
     return 'AWAITING_CONFIRMATION';
   }

@@ -14,6 +14,7 @@ import { outboxJob, policyActivationJobId, withOutboxJobs } from '@parametric/qu
 import type { z } from 'zod';
 import { type PremiumState, premiumStateOf } from '../metrics';
 import type { AllPayments, TenantPayments } from '../repositories';
+import { type ByEnvironment, type Environment, providerOf, requireSandboxTestNumber } from '../sandbox';
 import type { TransactionDoc } from './model';
 import type { PremiumProvider } from './provider';
 
@@ -21,7 +22,8 @@ type FailureReason = (typeof PAYMENT_FAILURE_REASONS)[number];
 
 export interface InitiateDeps {
   findPolicy: PolicyLookup;
-  provider: PremiumProvider;
+  /** Each environment's Daraja: a sandbox organization's prompt goes through its own. */
+  providers: ByEnvironment<PremiumProvider>;
   /** The STK callback URL, secret token included. */
   callbackUrl: string;
   now: Date;
@@ -38,15 +40,17 @@ export interface Initiated {
 /**
  * Sends an STK push prompt for a Tier 2 policy's premium. Every gate runs before anything is
  * written or sent, in this order: the policy is the caller's (404), Tier 2 (403
- * TIER_NOT_ENTITLED), a market we collect in (400), PENDING and unpaid (409), the amount is the
- * premium (400). A provider failure leaves nothing behind (502 PAYMENT_ERROR).
+ * TIER_NOT_ENTITLED), for a sandbox organization a sandbox Daraja (403 TIER_NOT_ENTITLED) and
+ * a test number (400 on `phoneNumber`), a market we collect in (400), PENDING and unpaid (409),
+ * the amount is the premium (400). A provider failure leaves nothing behind (502 PAYMENT_ERROR).
  */
 export async function initiatePremium(
   tenant: TenantPayments,
-  market: string,
+  caller: { market: string; environment: Environment },
   body: z.output<typeof initiatePaymentBody>,
   deps: InitiateDeps,
 ): Promise<Initiated> {
+  const { market } = caller;
   const policyId = (body.reference ?? body.policyId) as string;
   const policy = await deps.findPolicy({ policyId });
   if (!policy || policy.organizationId !== tenant.organizationId) throw AppError.notFound('Policy');
@@ -56,6 +60,17 @@ export async function initiatePremium(
       'This policy is settled by the partner (Tier 1, DETERMINATION): the service collects no premium for it',
     );
   }
+  // Either says sandbox: the organization's signed environment, or the policy's from its sale.
+  const environment: Environment =
+    caller.environment === 'sandbox' || policy.environment === 'sandbox' ? 'sandbox' : 'live';
+  const provider = providerOf(deps.providers, environment);
+  if (!provider) {
+    throw new AppError(
+      'TIER_NOT_ENTITLED',
+      'This platform collects no premiums for sandbox organizations (it has no sandbox M-Pesa configuration)',
+    );
+  }
+  requireSandboxTestNumber(environment, body.phoneNumber, 'phoneNumber');
   // The markets with mobile money are declared once (libs/contracts, MOBILE_MONEY), with the
   // gateway's rule that only they become Tier 2; this guards an organization made Tier 2 before it.
   const currency = mobileMoneyOf(market)?.currency;
@@ -96,6 +111,7 @@ export async function initiatePremium(
     currency: policy.currency,
     amountMinor: premiumMinor.toString(),
     phoneNumber: body.phoneNumber,
+    ...(environment === 'sandbox' ? { environment } : {}),
     status: 'PENDING',
     merchantRequestId: null,
     checkoutRequestId: null,
@@ -121,7 +137,7 @@ export async function initiatePremium(
 
   let sent: Awaited<ReturnType<PremiumProvider['stkPush']>>;
   try {
-    sent = await deps.provider.stkPush({
+    sent = await provider.stkPush({
       amount: Number(premiumMinor / unit),
       phone: body.phoneNumber,
       accountReference: transaction.orderId,

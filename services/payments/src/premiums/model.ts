@@ -16,6 +16,11 @@ const transactionSchema = new Schema(
     /** Integer minor units, as a string; whole shillings (M-Pesa moves nothing smaller). */
     amountMinor: { type: String, required: true },
     phoneNumber: { type: String, required: true },
+    /**
+     * `sandbox` for a sandbox organization's premium: its prompt and its confirmation go through
+     * the sandbox Daraja (docs/api.md, "Sandbox"). Absent on earlier ones: live.
+     */
+    environment: { type: String, enum: ['live', 'sandbox'] },
     status: { type: String, required: true, enum: PAYMENT_STATUSES },
     merchantRequestId: { type: String, default: null },
     checkoutRequestId: { type: String, default: null },

@@ -4,13 +4,15 @@ import type { PolicyLookup } from '@parametric/policy-client';
 import type { Clock } from '../clock';
 import type { PartnerContext } from '../context';
 import type { PremiumState } from '../metrics';
+import type { ByEnvironment } from '../sandbox';
 import { initiatePremium, initiationView, listPayments, readPayment } from './domain';
 import type { PremiumProvider } from './provider';
 
 /** What the premium routes use besides the caller's data: built once per process. */
 export interface PremiumRouteDeps {
   findPolicy: PolicyLookup;
-  provider: PremiumProvider;
+  /** Each environment's Daraja (sandbox absent where the platform has none). */
+  providers: ByEnvironment<PremiumProvider>;
   /** Where Daraja posts the STK result (the callback listener, token in the path). */
   stkCallbackUrl: string;
   /** Takes up callbacks that arrived before the prompt's id was stored. */
@@ -23,10 +25,10 @@ export interface PremiumRouteDeps {
 /** Premium collection (`/payments/initiate`, docs/payments.md) and the payment reads. */
 export function premiumRoutes(deps: PremiumRouteDeps): Binding<PartnerContext>[] {
   return [
-    implement(initiatePayment, async ({ body }, { tenant, market }) => {
-      const { created: isNew, transaction } = await initiatePremium(tenant, market, body, {
+    implement(initiatePayment, async ({ body }, { tenant, market, environment }) => {
+      const { created: isNew, transaction } = await initiatePremium(tenant, { market, environment }, body, {
         findPolicy: deps.findPolicy,
-        provider: deps.provider,
+        providers: deps.providers,
         callbackUrl: deps.stkCallbackUrl,
         now: deps.now(),
         ...(deps.onPremium ? { onPremium: deps.onPremium } : {}),

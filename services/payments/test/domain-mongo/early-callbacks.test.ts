@@ -77,7 +77,13 @@ describe('a callback that overtakes our record of the prompt', () => {
     });
     await data.transactions.updateOne({ _id: transactionId }, { $set: { checkoutRequestId: checkout } });
 
-    const deps = { data, provider, confirmWithQuery: false, parseStk: parseStkCallback, now: new Date() };
+    const deps = {
+      data,
+      providers: { live: provider },
+      confirmWithQuery: false,
+      parseStk: parseStkCallback,
+      now: new Date(),
+    };
     const [first, second] = await Promise.all([
       matchEarlyCallbacks(checkout, deps),
       matchEarlyCallbacks(checkout, deps),

@@ -77,6 +77,9 @@ export interface DeterminationSpec {
   settlementMode?: 'DETERMINATION' | 'DETERMINATION_AND_SETTLEMENT';
   triggered?: boolean;
   status?: 'ISSUED' | 'UNATTRIBUTED';
+  /** The policy's organization's environment (live unless told). */
+  environment?: 'live' | 'sandbox';
+  phoneNumber?: string;
 }
 
 /** One payouts world: the store, Daraja, the determinations, policies and farmers it reads, a clock. */
@@ -84,6 +87,8 @@ export class PayoutWorld {
   nowMs = Date.parse('2026-11-27T08:00:00.000Z');
   readonly store = new MemoryPayoutStore(() => this.now());
   readonly daraja = new MemoryDaraja();
+  /** Sandbox organizations' Daraja: sandbox payouts must reach it, never `daraja`. */
+  readonly sandboxDaraja = new MemoryDaraja();
   readonly determinations = new Map<string, OpsDetermination>();
   readonly policies = new Map<string, OpsPolicy>();
   readonly farmers = new Map<string, OpsFarmer>();
@@ -108,7 +113,7 @@ export class PayoutWorld {
     this.farmers.set(farmerId, {
       id: farmerId,
       organizationId: this.organizationId,
-      phoneNumber: '+254711000001',
+      phoneNumber: spec.phoneNumber ?? '+254711000001',
     } as OpsFarmer);
     this.policies.set(policyId, {
       id: policyId,
@@ -116,6 +121,7 @@ export class PayoutWorld {
       farmerId,
       settlementMode,
       currency,
+      environment: spec.environment ?? 'live',
     } as OpsPolicy);
     const status = spec.status ?? 'ISSUED';
     this.determinations.set(determinationId, {
@@ -148,6 +154,7 @@ export class PayoutWorld {
       findFarmer: async (id) => this.farmers.get(id) ?? null,
       maxAttempts: SETTINGS.maxAttempts,
       limits,
+      sandboxDaraja: true,
       now: this.now,
     };
   }
@@ -156,7 +163,7 @@ export class PayoutWorld {
     return {
       store: this.store,
       ledger: this.store,
-      provider: this.daraja,
+      providers: { live: this.daraja, sandbox: this.sandboxDaraja },
       settings: SETTINGS,
       now: this.now,
       logger: this.logger,

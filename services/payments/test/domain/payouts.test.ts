@@ -177,6 +177,44 @@ describe('origination takes everything from the determination', () => {
   });
 });
 
+describe('a sandbox organization’s payout (docs/decisions.md, "Mobile money in a sandbox")', () => {
+  it('goes to a simulator test number through the sandbox Daraja only, completed once', async () => {
+    const { payout } = await originate(
+      w.determination({ environment: 'sandbox', phoneNumber: '+254722000091' }),
+    );
+    expect(payout).toMatchObject({ environment: 'sandbox', phone: '+254722000091' });
+    await attempt(payout._id);
+    expect([w.sandboxDaraja.b2cRequests.length, w.daraja.b2cRequests.length]).toEqual([1, 0]);
+    const result = b2cResult(await ocidOf(payout._id), '0');
+    // The simulator POSTs this number's Result twice: one completion.
+    expect((await onB2cResult(result, w.callbackDeps())).outcome).toBe('COMPLETED');
+    expect((await onB2cResult(result, w.callbackDeps())).outcome).toBe('DUPLICATE');
+    expect(w.store.eventsOf(payout._id).map((e) => e.event)).toEqual(['payout.completed']);
+  });
+
+  it('refuses a farmer’s number that is not a test number with 400 on phoneNumber, writing and sending nothing', async () => {
+    const determinationId = w.determination({ environment: 'sandbox', phoneNumber: '+254712345678' });
+    const err = await originate(determinationId).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect(err).toMatchObject({ code: 'INVALID_INPUT', details: [{ field: 'phoneNumber' }] });
+    expect(await w.store.byDetermination(determinationId)).toBeNull();
+    expect([w.quotes, w.sandboxDaraja.b2cRequests.length, w.daraja.b2cRequests.length]).toEqual([0, 0, 0]);
+  });
+
+  it('refuses where the platform has no sandbox Daraja (403), and a live payout still goes to the live one', async () => {
+    const sandbox = w.determination({ environment: 'sandbox' });
+    await expectRefusal(
+      originatePayout(sandbox, { ...w.originateDeps(), sandboxDaraja: false }),
+      'TIER_NOT_ENTITLED',
+      403,
+    );
+    const { payout } = await originate(w.determination({ phoneNumber: '+254712345678' }));
+    expect(payout.environment).toBeUndefined();
+    await attempt(payout._id);
+    expect([w.daraja.b2cRequests.length, w.sandboxDaraja.b2cRequests.length]).toEqual([1, 0]);
+  });
+});
+
 describe('attempts and callbacks', () => {
   it('completes on a successful Result: one payout.completed with the receipt, and a summary', async () => {
     const { payout } = await originate(w.determination());

@@ -45,8 +45,13 @@ function untouchedStore(organizationId: string) {
 /** Asks `initiatePremium` for `p` in `market`, answering what it threw, what it stored, whom it prompted. */
 async function initiate(
   p: OpsPolicy | null,
-  body: { amount: number; reference?: string },
-  { market = 'KE', organizationId = ORG } = {},
+  body: { amount: number; reference?: string; phoneNumber?: string },
+  {
+    market = 'KE',
+    organizationId = ORG,
+    environment = 'live' as 'live' | 'sandbox',
+    sandboxDaraja = true,
+  } = {},
 ) {
   const store = untouchedStore(organizationId);
   const prompts: unknown[] = [];
@@ -64,14 +69,18 @@ async function initiate(
   try {
     await initiatePremium(
       store.tenant,
-      market,
-      { reference: body.reference ?? p?.id ?? randomUUID(), amount: body.amount, phoneNumber: PHONE },
+      { market, environment },
+      {
+        reference: body.reference ?? p?.id ?? randomUUID(),
+        amount: body.amount,
+        phoneNumber: body.phoneNumber ?? PHONE,
+      },
       {
         findPolicy: async (reference) => {
           asked.push(reference);
           return p;
         },
-        provider,
+        providers: { live: provider, ...(sandboxDaraja ? { sandbox: provider } : {}) },
         callbackUrl: 'https://cb.example/stk',
         now: new Date('2026-11-22T10:00:00.000Z'),
       },
@@ -92,6 +101,28 @@ describe('initiatePremium refuses, writing nothing and prompting no one', () => 
     expect(unknown.refusal).toEqual({ code: 'NOT_FOUND', message: 'Policy not found', details: undefined });
     expect(theirs.refusal).toEqual(unknown.refusal);
     for (const r of [unknown, theirs]) expect([r.stored, r.prompts]).toEqual([[], []]);
+  });
+
+  it('a sandbox organization’s prompt to any number but a simulator test number: 400 on phoneNumber', async () => {
+    const real = { amount: 2500, phoneNumber: '+254712345678' };
+    const bySandboxCaller = await initiate(policy(), real, { environment: 'sandbox' });
+    const ofSandboxPolicy = await initiate(policy({ environment: 'sandbox' }), real);
+    for (const r of [bySandboxCaller, ofSandboxPolicy]) {
+      expect(r.refusal?.code).toBe('INVALID_INPUT');
+      expect(r.refusal?.details).toEqual([
+        { field: 'phoneNumber', message: expect.stringContaining('+254711000001') },
+      ]);
+      expect([r.stored, r.prompts]).toEqual([[], []]);
+    }
+    // A live organization's passes every check: the first write is reached.
+    await expect(initiate(policy(), real)).rejects.toThrow(/the payments store was used/);
+  });
+
+  it('a sandbox organization where the platform has no sandbox Daraja: 403 TIER_NOT_ENTITLED', async () => {
+    const r = await initiate(policy({ environment: 'sandbox' }), { amount: 2500 }, { sandboxDaraja: false });
+    expect(r.refusal?.code).toBe('TIER_NOT_ENTITLED');
+    expect(r.refusal?.message).toMatch(/no sandbox M-Pesa configuration/);
+    expect([r.stored, r.prompts]).toEqual([[], []]);
   });
 
   it('a Tier 1 policy: 403 TIER_NOT_ENTITLED', async () => {

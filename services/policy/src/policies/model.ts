@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   ACTIVATION_CHANNELS,
   CROP_COVERAGES,
+  ENVIRONMENTS,
   LIVESTOCK_COVERAGES,
   PARTNER_SETTLEMENT_STATUSES,
   POLICY_STATUSES,
@@ -67,6 +68,12 @@ const policySchema = new Schema(
     premiumMinor: { type: BigInt, required: true },
     rateTableVersion: { type: String, required: true },
     settlementMode: { type: String, required: true, enum: SETTLEMENT_MODES },
+    /**
+     * The organization's environment at sale, from the gateway's signed context: `sandbox`
+     * policies' determinations are signed with the sandbox keys and their money moves only to
+     * the M-Pesa simulator's test numbers. Absent on policies sold before it was stored: live.
+     */
+    environment: { type: String, enum: ENVIRONMENTS },
     status: { type: String, required: true, enum: POLICY_STATUSES, default: 'PENDING' },
     premiumPaid: { type: Boolean, required: true, default: false },
     onChainPolicyId: { type: String, default: null },

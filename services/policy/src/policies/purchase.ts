@@ -211,6 +211,7 @@ export async function purchasePolicyOnce(
     rateTableVersion: RATE_TABLE.version,
     // Frozen at sale: later tier changes do not move existing policies.
     settlementMode,
+    environment: organization.environment ?? 'live',
   };
   if (keyed) return keyedSale(tenant, keyed, fields, market, now, { currency, exponent });
 

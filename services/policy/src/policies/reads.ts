@@ -60,6 +60,7 @@ export function opsPolicyView(p: PolicyDoc, now: Date) {
     premiumMinor: p.premiumMinor.toString(),
     expiredAt: isoOrNull(p.expiredAt),
     capacityReleasedAt: isoOrNull(p.capacityReleasedAt),
+    environment: p.environment ?? 'live',
   };
 }
 

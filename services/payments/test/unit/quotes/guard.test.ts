@@ -11,6 +11,7 @@ import {
 } from '../../../src/quotes/guard';
 import { RateSourceError } from '../../../src/quotes/rates';
 import { memoryRateReferences, T0 } from '../../quotes/support';
+import { paymentsEnv } from '../config-env';
 
 // The rules a well-formed rate must also pass (docs/payments.md, "Quotes"), on their own: bounds
 // inclusive, step inclusive in both directions, only against a reference younger than an hour.
@@ -195,31 +196,8 @@ describe('the guard: reference, refusal, record', () => {
 });
 
 describe('config (RATE_KES_PER_USDC_MIN, RATE_KES_PER_USDC_MAX, RATE_MAX_STEP_PERCENT)', () => {
-  /** A whole payments environment without the three variables (no server is asked: none listens here). */
-  const base = (): Record<string, string> => {
-    const here = 'http://127.0.0.1:9';
-    return {
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'silent',
-      MONGO_URL: 'mongodb://127.0.0.1:9/',
-      MONGO_DB: 'payments',
-      REDIS_URL: 'redis://127.0.0.1:9',
-      INTERNAL_SIGNING_SECRET: 'test-internal-signing-secret-0123',
-      PAYMENTS_CALLBACK_TOKEN: '0123456789abcdef0123456789abcdef',
-      MPESA_CONSUMER_KEY: 'test-consumer-key',
-      MPESA_CONSUMER_SECRET: 'test-consumer-secret-0123456789',
-      MPESA_SHORTCODE: '174379',
-      MPESA_PASSKEY: 'test-passkey-0123456789abcdef',
-      MPESA_B2C_SHORTCODE: '600980',
-      MPESA_INITIATOR_NAME: 'testapi',
-      MPESA_SECURITY_CREDENTIAL: 'test-security-credential-0123',
-      DETERMINATIONS_URL: here,
-      RATE_SOURCE_URL: here,
-      POLICY_URL: here,
-      MPESA_BASE_URL: here,
-      PAYMENTS_CALLBACK_BASE_URL: here,
-    };
-  };
+  // A whole payments environment without the three variables.
+  const base = paymentsEnv;
   const issues = (env: Record<string, string>) => {
     const result = paymentsConfigSchema.safeParse({ ...base(), ...env });
     return result.success ? [] : result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
