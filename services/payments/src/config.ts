@@ -106,6 +106,16 @@ export const paymentsConfigSchema = paymentsConfigFields.superRefine((config, ct
         ctx.addIssue({ code: 'custom', path: [name], message: 'must be set with MPESA_SANDBOX_BASE_URL' });
       }
     }
+    // Sandbox money must never reach the live Daraja: an operator pasting the live address here
+    // would send a sandbox organization's prompts and payouts to real phones.
+    const sandboxHost = new URL(config.MPESA_SANDBOX_BASE_URL).host;
+    if (sandboxHost === new URL(config.MPESA_BASE_URL).host || sandboxHost === LIVE_DARAJA_HOST) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['MPESA_SANDBOX_BASE_URL'],
+        message: `must not be the live Daraja (${sandboxHost}): sandbox money would reach real phones`,
+      });
+    }
   }
   if (config.MPESA_B2C_MIN_AMOUNT > config.MPESA_B2C_MAX_AMOUNT) {
     ctx.addIssue({
@@ -117,6 +127,9 @@ export const paymentsConfigSchema = paymentsConfigFields.superRefine((config, ct
 });
 
 export type PaymentsConfig = z.infer<typeof paymentsConfigSchema>;
+
+/** Safaricom's production Daraja (docs/payments.md): never a sandbox organization's. */
+const LIVE_DARAJA_HOST = 'api.safaricom.co.ke';
 
 const SANDBOX_DARAJA_VARIABLES = [
   'MPESA_SANDBOX_CONSUMER_KEY',

@@ -56,4 +56,17 @@ describe('the sandbox Daraja configuration', () => {
     const { MPESA_SANDBOX_BASE_URL, MPESA_SANDBOX_PASSKEY: _missing, ...rest } = sandbox;
     expect(() => paymentsTestConfig({ MPESA_SANDBOX_BASE_URL, ...rest })).toThrow(/MPESA_SANDBOX_PASSKEY/);
   });
+
+  it("refuses a sandbox Daraja that is the live one, by its MPESA_BASE_URL or by Safaricom's production host", () => {
+    const live = paymentsTestConfig({}).MPESA_BASE_URL;
+    expect(() => paymentsTestConfig({ ...sandbox, MPESA_SANDBOX_BASE_URL: live })).toThrow(
+      /must not be the live Daraja/,
+    );
+    expect(() =>
+      paymentsTestConfig({ ...sandbox, MPESA_SANDBOX_BASE_URL: 'https://api.safaricom.co.ke' }),
+    ).toThrow(/must not be the live Daraja \(api\.safaricom\.co\.ke\)/);
+    expect(() =>
+      paymentsTestConfig({ ...sandbox, MPESA_SANDBOX_BASE_URL: 'https://sandbox.safaricom.co.ke' }),
+    ).not.toThrow();
+  });
 });
