@@ -91,6 +91,24 @@ COPY services ./services
 RUN node scripts/build.js
 
 # ---------------------------------------------------------------------------------------------
+# dashboard: the partner dashboard's static files (services/dashboard, built by its build.mjs
+# with vite, a dev dependency: the build stage's install has it, no image keeps it), for the
+# gateway alone, which serves them at /dashboard/ (docs/dashboard.md). They go to
+# /dashboard-files laid out as /app, at services/dashboard/dist: where the compiled gateway looks
+# by default (services/gateway/src/dashboard/static.ts), so the image sets no DASHBOARD_DIR. For
+# any other SERVICE the directory stays empty and nothing is built. The build's stamp of its
+# sources (.build.json, for `npm start`'s --if-stale) is no file to serve and is left out.
+FROM build AS dashboard
+ARG SERVICE
+RUN set -eu; \
+    mkdir -p /dashboard-files; \
+    if [ "${SERVICE}" = gateway ]; then \
+      node services/dashboard/build.mjs --out-dir /dashboard-files/services/dashboard/dist; \
+      test -f /dashboard-files/services/dashboard/dist/index.html; \
+      rm -f /dashboard-files/services/dashboard/dist/.build.json; \
+    fi
+
+# ---------------------------------------------------------------------------------------------
 # tools: the repository's tools (tools/, over the libs they use), run as TypeScript through tsx
 # as `npm start` runs them; docker-compose runs the M-Pesa and rate simulators (and the webhook
 # receiver, on demand) from it. Not a service image: nothing here is deployed. Built only when
@@ -111,8 +129,9 @@ USER 1000:1000
 # ---------------------------------------------------------------------------------------------
 # runtime: dependencies, the sources (libs and this one service, never tools/; the TypeScript
 # stays for the chain-setup one-shot, which docker-compose runs from the policy image through
-# tsx), then the compiled JavaScript and rewritten manifests over them. Everything owned by root
-# and so read-only for the `node` user that runs it. The last stage: the default target.
+# tsx), then the compiled JavaScript and rewritten manifests over them, and in the gateway's
+# image the dashboard's built files. Everything owned by root and so read-only for the `node`
+# user that runs it. The last stage: the default target.
 FROM base AS runtime
 ARG SERVICE
 COPY --from=service-deps /app ./
@@ -121,6 +140,8 @@ COPY libs ./libs
 COPY services/${SERVICE} ./services/${SERVICE}
 COPY --from=build /app/dist/libs ./libs
 COPY --from=build /app/dist/services/${SERVICE} ./services/${SERVICE}
+# The gateway's dashboard files (empty for every other service): see the dashboard stage.
+COPY --from=dashboard /dashboard-files/ ./
 # Fail the build, not the pod, when SERVICE is missing or names no service, or when a
 # workspace the service depends on does not resolve to compiled JavaScript that loads.
 RUN set -eu; \

@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { DASHBOARD_BUILD_DIR } from '../../services/gateway/src/dashboard/static';
 import { lineageIn, parseDockerfile, type Stage } from './dockerfile';
 import { at, readListedResources, readRepoFile, repoRoot } from './support';
 
@@ -344,6 +345,80 @@ function listFiles(dir: string): string[] {
   });
 }
 
+/**
+ * Runs the dashboard stage's RUN from the repository (its WORKDIR /app) for one SERVICE, with
+ * its absolute output directory moved under a temporary one: the files it leaves there, relative
+ * to it, as the final stage's COPY of that directory lays them over /app.
+ */
+function runDashboardStage(stage: Stage, service: string): string[] {
+  const script = instructionsOf(stage, 'RUN').join('\n');
+  const out = /mkdir -p (\/[\w/-]+)/.exec(script)?.[1] ?? '';
+  expect(out).toMatch(/^\/\w/);
+  const dir = mkdtempSync(path.join(tmpdir(), 'dockerfile-dashboard-'));
+  try {
+    execFileSync('sh', ['-c', script.replaceAll(out, `${dir}${out}`)], {
+      cwd: repoRoot,
+      env: { ...process.env, SERVICE: service },
+      stdio: 'pipe',
+    });
+    return readdirSync(path.join(dir, out), { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => path.relative(path.join(dir, out), path.join(e.parentPath, e.name)))
+      .sort();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('the partner dashboard ships in the gateway image (issue 28)', () => {
+  const dashboard = stages.find((s) =>
+    instructionsOf(s, 'RUN').some((r) => /\bservices\/dashboard\/build\.mjs\b/.test(r)),
+  );
+  const copies = instructionsOf(finalStage, 'COPY').filter((c) => c.includes(`--from=${dashboard?.name}`));
+
+  test('a stage apart builds it with services/dashboard/build.mjs over the dev install, which no image keeps', () => {
+    expect(dashboard).toBeDefined();
+    if (!dashboard) return;
+    expect(lineage(finalStage)).not.toContain(dashboard);
+    // vite and the plugin are the dashboard's devDependencies: only an install with them builds.
+    const installs = lineage(dashboard).flatMap((s) =>
+      instructionsOf(s, 'RUN').filter((r) => /\bnpm ci\b/.test(r)),
+    );
+    expect(installs.some((r) => /--include=dev/.test(r))).toBe(true);
+    expect(instructionsOf(dashboard, 'ARG')).toContain('SERVICE');
+  });
+
+  test('the final stage copies only the built files, where the compiled gateway looks by default', () => {
+    expect(copies).toHaveLength(1);
+    const [source = '', destination] = (copies[0] ?? '').replace(/--\S+/g, '').trim().split(/\s+/);
+    expect(destination?.replace(/\/$/, '')).toBe('.');
+    // The last WORKDIR of the nearest stage that sets one: where `.` is.
+    const workdir = lineage(finalStage).flatMap((s) => instructionsOf(s, 'WORKDIR').reverse())[0];
+    expect(workdir).toBe('/app');
+    expect(source).not.toMatch(/^\/app\b/);
+    // The gateway's default, from its source file as from its compiled file (same layout).
+    const served = path.relative(repoRoot, DASHBOARD_BUILD_DIR);
+    expect(served).toBe('services/dashboard/dist');
+    const files = runDashboardStage(dashboard as Stage, 'gateway');
+    expect(files).toContain(`${served}/index.html`);
+    expect(files.some((f) => new RegExp(`^${served}/assets/[^/]+\\.js$`).test(f))).toBe(true);
+    // Only the static files: no sources, no install, no build stamp.
+    expect(files.filter((f) => !f.startsWith(`${served}/`) || /node_modules|\.build\.json$/.test(f))).toEqual(
+      [],
+    );
+  }, 120_000);
+
+  test('no other service gets the files, nor builds them', () => {
+    expect(runDashboardStage(dashboard as Stage, 'policy')).toEqual([]);
+  });
+
+  test('one way to find them: neither the image, docker-compose nor k8s/ sets DASHBOARD_DIR', () => {
+    expect(envOf(finalStage).DASHBOARD_DIR).toBeUndefined();
+    expect(readRepoFile('docker-compose.yml')).not.toContain('DASHBOARD_DIR');
+    expect(JSON.stringify(readListedResources())).not.toContain('DASHBOARD_DIR');
+  });
+});
+
 describe('.dockerignore', () => {
   const patterns = readRepoFile('.dockerignore')
     .split('\n')
@@ -360,6 +435,9 @@ describe('.dockerignore', () => {
     '.env',
     'dist/services/gateway/src/main.js',
     'scripts/start.ts',
+    // A local build never stands in for the image's own; the dashboard's tests never ship.
+    'services/dashboard/dist/index.html',
+    'services/dashboard/test/app.test.ts',
   ])('excludes %s', (file) => {
     expect(dockerIgnored(patterns, file)).toBe(true);
   });
@@ -374,6 +452,10 @@ describe('.dockerignore', () => {
     'scripts/node24/package.json',
     'scripts/prune-service-deps.js',
     'services/gateway/src/main.ts',
+    // What the dashboard stage builds from.
+    'services/dashboard/build.mjs',
+    'services/dashboard/index.html',
+    'services/dashboard/src/main.tsx',
   ])('keeps %s', (file) => {
     expect(dockerIgnored(patterns, file)).toBe(false);
   });
