@@ -65,7 +65,13 @@ it('runs every sh block of docs/getting-started.md, in order, to a verified sand
   const script = ['set -euo pipefail', ...shellBlocks(readFileSync(PAGE, 'utf8'))].join('\n');
   const run = spawnSync('bash', ['-c', script], {
     cwd: root,
-    env: { ...process.env, BASE_URL: baseUrl, RECEIVER_URL: receiverUrl, OPS_URL: opsUrl, OPS_TOKEN: opsToken },
+    env: {
+      ...process.env,
+      BASE_URL: baseUrl,
+      RECEIVER_URL: receiverUrl,
+      OPS_URL: opsUrl,
+      OPS_TOKEN: opsToken,
+    },
     encoding: 'utf8',
     timeout: 240_000,
   });
