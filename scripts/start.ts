@@ -577,7 +577,6 @@ async function main(): Promise<void> {
     problem: err instanceof Error ? err.message : String(err),
   }));
   if ('problem' in demo) console.warn(`[start] the demo organization was not registered: ${demo.problem}`);
-  const organizationId = 'organization' in demo ? demo.organization.id : '<organizationId>';
   const apiKey = 'organization' in demo ? demo.organization.apiKey : '<apiKey>';
   const opsBearer = `Authorization: Bearer ${shown('OPS_TOKEN', opsToken)}`;
   const opsUrl = `http://127.0.0.1:${opsPort}/ops`;
@@ -650,15 +649,8 @@ Try: curl -s ${gatewayUrl}/api/organizations/me -H 'x-api-key: ${apiKey}'
      # Issue a determination, as an index pipeline would (the policyNumber of an ACTIVE crop policy):
      curl -s -X POST http://127.0.0.1:${opsPort}/ops/determinations \\
        -H "${opsBearer}" -H 'content-type: application/json' -d '${exampleIngestion}'
-     # Tier 2: premiums collected by M-Pesa. Move the organization to DETERMINATION_AND_SETTLEMENT,
-     curl -s -X POST http://127.0.0.1:${opsPort}/ops/organizations/${organizationId}/service-tier \\
-       -H "${opsBearer}" -H 'content-type: application/json' \\
-       -d '{"serviceTier":"DETERMINATION_AND_SETTLEMENT"}'
-     # buy a policy (POST /api/policies/purchase, docs/api.md), then send the prompt for its premium:
-     curl -s -X POST ${gatewayUrl}/api/payments/initiate -H 'x-api-key: ${apiKey}' \\
-       -H 'content-type: application/json' \\
-       -d '{"reference":"<policyId>","amount":<premium>,"phoneNumber":"+254711000001"}'
-     curl -s ${gatewayUrl}/api/payments/<transactionId> -H 'x-api-key: ${apiKey}'
+     # Tier 2 (premiums by M-Pesa, payouts to farmers) on a sandbox organization, the insurer's
+     # tier change with the ops token above included: docs/getting-started.md, "Tier 2 in the sandbox".
 Press Ctrl-C to stop.`);
 }
 
