@@ -169,11 +169,15 @@ export function liveDaraja(config: PaymentsConfig): DarajaSettings {
 
 /**
  * Sandbox organizations' Daraja: the MPESA_SANDBOX_ settings; without them the live ones outside
- * production (`same`), and none in production, where a live Daraja must never take sandbox money.
+ * production (`same`) unless those are Safaricom's production Daraja (a staging platform on the
+ * real one), and none in production: a live Daraja must never take sandbox money, whose test
+ * numbers a real subscriber may hold.
  */
 export function sandboxDaraja(config: PaymentsConfig): DarajaSettings | 'same' | undefined {
-  if (config.MPESA_SANDBOX_BASE_URL === undefined)
-    return config.NODE_ENV === 'production' ? undefined : 'same';
+  if (config.MPESA_SANDBOX_BASE_URL === undefined) {
+    const realDaraja = new URL(config.MPESA_BASE_URL).host === LIVE_DARAJA_HOST;
+    return config.NODE_ENV === 'production' || realDaraja ? undefined : 'same';
+  }
   return {
     baseUrl: config.MPESA_SANDBOX_BASE_URL,
     consumerKey: config.MPESA_SANDBOX_CONSUMER_KEY as string,

@@ -50,6 +50,10 @@ describe('the sandbox Daraja configuration', () => {
     expect(sandboxDaraja(paymentsTestConfig({}))).toBe('same');
     const production = paymentsTestConfig({});
     expect(sandboxDaraja({ ...production, NODE_ENV: 'production' })).toBeUndefined();
+    // Outside production too, never Safaricom's production Daraja for sandbox money.
+    expect(
+      sandboxDaraja(paymentsTestConfig({ MPESA_BASE_URL: 'https://api.safaricom.co.ke' })),
+    ).toBeUndefined();
   });
 
   it('refuses MPESA_SANDBOX_BASE_URL without the rest, naming each missing variable', () => {
