@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { localDevPrivateKey } from '@parametric/chain';
 import { eventually } from '@parametric/test-harness';
 import { assessment } from '../../services/determinations/test/support';
-import { bootPlatform, call, type PortName, platformEnv, type Running } from './support';
+import { bootPlatform, call, type PortName, paidTier2Policy, platformEnv, type Running } from './support';
 
 /**
  * Issue 14: the platform as `npm start` runs it, every service logging at `debug`, through a
@@ -114,54 +114,15 @@ describe('logs of a whole flow under npm start', () => {
     });
     expect(told.ok).toBe(true);
 
-    await call('POST', `${ops}/organizations/${organization.id}/kyb`, asOps, { status: 'VERIFIED' });
-    await call('POST', `${ops}/organizations/${organization.id}/service-tier`, asOps, {
-      serviceTier: 'DETERMINATION_AND_SETTLEMENT',
-    });
-    await call('POST', `${ops}/organizations/${organization.id}/licences`, asOps, {
-      market: 'KE',
+    const policy = await paidTier2Policy({
+      api,
+      ops,
+      asOps,
+      organizationId: organization.id,
+      key,
       licenceNumber: 'IRA-LOG-1',
-      expiresAt: '2099-01-01T00:00:00Z',
+      farmer: { phoneNumber: PHONE, nationalId: NATIONAL_ID },
     });
-    await call('POST', `${ops}/organizations/${organization.id}/capacity`, asOps, {
-      amount: 10_000_000,
-      currency: 'KES',
-      solvencyAttestedUntil: '2099-01-01T00:00:00Z',
-    });
-    const farmer = await call('POST', `${api}/farmers`, key, {
-      firstName: 'Wanjiru',
-      lastName: 'Kamau',
-      phoneNumber: PHONE,
-      nationalId: NATIONAL_ID,
-      region: 'Nakuru',
-    });
-    await call('POST', `${ops}/farmers/${farmer.id}/kyc`, asOps, { status: 'APPROVED' });
-    const plot = await call('POST', `${api}/plots`, key, {
-      farmerId: farmer.id,
-      name: 'River field',
-      latitude: -0.3031,
-      longitude: 36.08,
-      areaHectares: 2,
-      cropType: 'MAIZE',
-    });
-    const { policy } = await call('POST', `${api}/policies/purchase`, key, {
-      farmerId: farmer.id,
-      productType: 'CROP',
-      plotId: plot.id,
-      sumInsured: 60_000,
-      coverageType: 'DROUGHT',
-      durationDays: 180,
-    });
-    await call('POST', `${api}/payments/initiate`, key, {
-      reference: policy.id,
-      amount: policy.premium,
-      phoneNumber: PHONE,
-    });
-    // The simulator's farmer accepts the prompt; the callback settles it; the policy activates.
-    await eventually(
-      async () => expect((await call('GET', `${api}/policies/${policy.id}`, key)).status).toBe('ACTIVE'),
-      { timeout: 60_000, interval: 500, message: 'the paid policy activated' },
-    );
     await call('POST', `${ops}/determinations`, asOps, assessment({ policyId: policy.id }));
     // Every event delivered to the partner's endpoint, the payout's included.
     await eventually(

@@ -95,6 +95,71 @@ export async function call(method: string, url: string, headers: Record<string, 
   return json.data;
 }
 
+/**
+ * The insurer's set-up of a Tier 2 organization and a paid, active crop policy of one of its
+ * farmers, as a partner and the insurer make it through the APIs: KYB, tier, licence, capacity,
+ * the farmer (KYC approved), a plot, the purchase and its premium paid by the M-Pesa simulator's
+ * prompt. Answers the policy once it is ACTIVE.
+ */
+export async function paidTier2Policy(scene: {
+  api: string;
+  ops: string;
+  asOps: Record<string, string>;
+  organizationId: string;
+  key: Record<string, string>;
+  licenceNumber: string;
+  farmer: { phoneNumber: string; nationalId: string };
+}) {
+  const { api, ops, asOps, key } = scene;
+  const organization = `${ops}/organizations/${scene.organizationId}`;
+  await call('POST', `${organization}/kyb`, asOps, { status: 'VERIFIED' });
+  await call('POST', `${organization}/service-tier`, asOps, { serviceTier: 'DETERMINATION_AND_SETTLEMENT' });
+  await call('POST', `${organization}/licences`, asOps, {
+    market: 'KE',
+    licenceNumber: scene.licenceNumber,
+    expiresAt: '2099-01-01T00:00:00Z',
+  });
+  await call('POST', `${organization}/capacity`, asOps, {
+    amount: 10_000_000,
+    currency: 'KES',
+    solvencyAttestedUntil: '2099-01-01T00:00:00Z',
+  });
+  const farmer = await call('POST', `${api}/farmers`, key, {
+    firstName: 'Wanjiru',
+    lastName: 'Kamau',
+    ...scene.farmer,
+    region: 'Nakuru',
+  });
+  await call('POST', `${ops}/farmers/${farmer.id}/kyc`, asOps, { status: 'APPROVED' });
+  const plot = await call('POST', `${api}/plots`, key, {
+    farmerId: farmer.id,
+    name: 'River field',
+    latitude: -0.3031,
+    longitude: 36.08,
+    areaHectares: 2,
+    cropType: 'MAIZE',
+  });
+  const { policy } = await call('POST', `${api}/policies/purchase`, key, {
+    farmerId: farmer.id,
+    productType: 'CROP',
+    plotId: plot.id,
+    sumInsured: 60_000,
+    coverageType: 'DROUGHT',
+    durationDays: 180,
+  });
+  await call('POST', `${api}/payments/initiate`, key, {
+    reference: policy.id,
+    amount: policy.premium,
+    phoneNumber: scene.farmer.phoneNumber,
+  });
+  // The simulator's farmer accepts the prompt; the callback settles it; the policy activates.
+  await eventually(
+    async () => expect((await call('GET', `${api}/policies/${policy.id}`, key)).status).toBe('ACTIVE'),
+    { timeout: 60_000, interval: 500, message: 'the paid policy activated' },
+  );
+  return policy;
+}
+
 export interface Running {
   /** The launcher: `npm start`'s script (or npm itself, with `npm: true`). */
   child: ChildProcess;
