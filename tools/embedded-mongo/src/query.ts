@@ -172,27 +172,39 @@ export function selectDocs(collection: Collection | undefined, filter: unknown):
 }
 
 /**
- * A matcher for the most common filter, equality on scalar values (`{ _id: x, orgId: y }`),
- * without compiling a mingo query (which costs more than the lookup it serves). Equality
- * on a scalar matches when any value at the path, or any element of an array there, is
- * equal; anything else (operators, null, regexes, documents, arrays) goes to mingo.
+ * A matcher for the most common filters, equality on scalar values (`{ _id: x, orgId: y }`)
+ * and `$in` lists of them (`{ _id: { $in: ids } }`), without compiling a mingo query (which
+ * costs more than the lookup it serves, and tests `$in` against each element of its list in
+ * turn). Equality on a scalar matches when any value at the path, or any element of an array
+ * there, is equal; `$in` of scalars is equality with any one of them. Anything else
+ * (operators, null, regexes, documents, arrays) goes to mingo.
  */
 function scalarEqualityMatcher(filter: Doc): ((doc: Doc) => boolean) | undefined {
-  const wanted: Array<[string, string]> = [];
+  const wanted: Array<[string, Set<string>]> = [];
   for (const [path, cond] of Object.entries(filter)) {
     if (path.startsWith('$')) return undefined;
-    const value = isPlainObject(cond) && Object.keys(cond).length === 1 && '$eq' in cond ? cond.$eq : cond;
-    if (!isIndexableScalar(value)) return undefined;
-    wanted.push([path, keyOf(value)]);
+    const values = scalarsWanted(cond);
+    // `$in` through a dotted path stays with mingo (how it walks nested arrays is its own).
+    if (!values || (values.length > 1 && path.includes('.'))) return undefined;
+    wanted.push([path, new Set(values.map(keyOf))]);
   }
   return (doc) =>
-    wanted.every(([path, key]) => {
+    wanted.every(([path, keys]) => {
       if (!path.includes('.')) {
         const value = doc[path];
-        return Array.isArray(value) ? value.some((v) => keyOf(v) === key) : keyOf(value) === key;
+        return Array.isArray(value) ? value.some((v) => keys.has(keyOf(v))) : keys.has(keyOf(value));
       }
-      return indexValuesAtPath(doc, path).some((v) => keyOf(v) === key);
+      return indexValuesAtPath(doc, path).some((v) => keys.has(keyOf(v)));
     });
+}
+
+/** The scalars a condition is equality with: `v`, `{ $eq: v }`, `{ $in: [v, …] }`; else undefined. */
+function scalarsWanted(cond: unknown): unknown[] | undefined {
+  if (isIndexableScalar(cond)) return [cond];
+  if (!isPlainObject(cond) || Object.keys(cond).length !== 1) return undefined;
+  if ('$eq' in cond) return isIndexableScalar(cond.$eq) ? [cond.$eq] : undefined;
+  const list = cond.$in;
+  return Array.isArray(list) && list.length > 0 && list.every(isIndexableScalar) ? list : undefined;
 }
 
 export interface FindOptions {

@@ -113,7 +113,9 @@ export function applyUpdate(doc: Doc, u: unknown, ctx: UpdateContext = {}): { do
       // Only a positional `$` reads the query; without one, mingo would just test the
       // document against it again.
       const condition = isPlainObject(ctx.filter) && hasPositionalPath(modifier) ? ctx.filter : undefined;
-      const evaluatesExpressions = mentionsExpression([modifier, arrayFilters, condition]);
+      // Of the modifier, only `$pull` holds conditions; the values the others write are data
+      // (a pushed event of a few KiB need not be walked).
+      const evaluatesExpressions = mentionsExpression([modifier.$pull, arrayFilters, condition]);
       try {
         paths = updateDocument(next, modifier, arrayFilters, condition, evaluatesExpressions);
       } catch (err) {

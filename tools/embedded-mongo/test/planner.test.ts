@@ -1,5 +1,6 @@
 import { Decimal128, Long, ObjectId } from 'bson';
 import fc from 'fast-check';
+import { MINGO_COMPILED, Query } from '../src/mingo/context';
 import { runFind, selectDocs } from '../src/query';
 import { Collection } from '../src/store/collection';
 import type { Doc } from '../src/store/values';
@@ -76,6 +77,9 @@ const filterArb = fc.oneof(
   { weight: 4, arbitrary: clause },
   { weight: 1, arbitrary: fc.record({ $and: fc.array(clause, { minLength: 1, maxLength: 2 }) }) },
   { weight: 1, arbitrary: fc.tuple(clause, clause).map(([x, y]) => ({ ...x, $and: [y] })) },
+  // A top-level `$or` reaches through each clause's own access when every clause has one.
+  { weight: 1, arbitrary: fc.record({ $or: fc.array(clause, { minLength: 1, maxLength: 3 }) }) },
+  { weight: 1, arbitrary: fc.tuple(clause, clause, clause).map(([x, y, z]) => ({ ...x, $or: [y, z] })) },
 );
 
 const partialFilter = fc.oneof(
@@ -89,6 +93,7 @@ const indexArb = fc.record(
       .uniqueArray(field, { minLength: 1, maxLength: 2 })
       .map((fields) => Object.fromEntries(fields.map((f, i) => [f, i === 0 ? 1 : -1]))),
     sparse: fc.boolean(),
+    unique: fc.boolean(),
     partialFilterExpression: partialFilter,
   },
   { requiredKeys: ['key'], noNullPrototype: true },
@@ -145,18 +150,25 @@ describe('query planner', () => {
       fc.property(
         fc.array(documentArb, { minLength: 1, maxLength: 20 }),
         indexArb,
-        fc.array(fc.tuple(fc.nat(), documentArb, fc.boolean()), { maxLength: 10 }),
+        fc.array(fc.tuple(fc.nat(), documentArb, fc.constantFrom('remove', 'replace', 'update')), {
+          maxLength: 10,
+        }),
         filterArb,
         (docs, index, changes, filter) => {
           const indexed = collectionWith(docs, [index]);
           runFind(indexed, filter);
-          for (const [at, doc, remove] of changes) {
+          for (const [at, doc, change] of changes) {
             const current = indexed.all()[at % Math.max(1, indexed.count)];
             if (!current) break;
-            if (remove) indexed.remove(current);
+            if (change === 'remove') indexed.remove(current);
             else {
               try {
-                indexed.replace(current, { _id: current._id, ...doc });
+                // An update shares the fields it leaves alone with the stored version (what
+                // lets the index keep their keys); a replacement shares nothing.
+                indexed.replace(
+                  current,
+                  change === 'update' ? { ...current, ...doc } : { _id: current._id, ...doc },
+                );
               } catch {
                 // A refused write leaves the collection as it was.
               }
@@ -166,6 +178,32 @@ describe('query planner', () => {
         },
       ),
       { numRuns: 1000 },
+    );
+  });
+});
+
+describe('equality and $in without mingo', () => {
+  it('match exactly what mingo matches, for any documents and any scalar list', () => {
+    const condition = fc.oneof(
+      scalar,
+      fc.record({ $eq: scalar }),
+      fc.record({ $in: fc.array(scalar, { minLength: 1, maxLength: 4 }) }),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(documentArb, { maxLength: 25 }),
+        fc.dictionary(fc.constantFrom('_id', 'a', 'c'), condition, {
+          minKeys: 1,
+          maxKeys: 2,
+          noNullPrototype: true,
+        }),
+        (docs, filter) => {
+          const plain = collectionWith(docs, []);
+          const query = new Query(filter, MINGO_COMPILED);
+          expect(ids(runFind(plain, filter))).toEqual(ids(plain.all().filter((doc) => query.test(doc))));
+        },
+      ),
+      { numRuns: 3000 },
     );
   });
 });
@@ -229,6 +267,41 @@ describe('index use', () => {
     const found = selectDocs(collection, { pending: false });
     expect(found.plan).toEqual({ stage: 'COLLSCAN' });
     expect(found.docs).toHaveLength(96);
+  });
+
+  it("reads a top-level `$or` through each clause's index, as the policy look-up of a batch does", () => {
+    const collection = farmers();
+    collection.createIndex({ key: { org: 1 }, name: 'org_1' });
+    const found = selectDocs(collection, { $or: [{ _id: { $in: [3, 4] } }, { org: { $in: ['org-1'] } }] });
+    expect(found.plan).toMatchObject({ stage: 'OR', plans: [{ stage: 'IDHACK' }, { stage: 'IXSCAN' }] });
+    expect(ids(found.docs)).toEqual([
+      1, 3, 4, 6, 11, 16, 21, 26, 31, 36, 41, 46, 51, 56, 61, 66, 71, 76, 81, 86, 91, 96,
+    ]);
+    expect(found.docsExamined).toBe(22);
+    // One clause without an access of its own: every document is tested.
+    expect(selectDocs(collection, { $or: [{ _id: 3 }, { score: 4 }] }).plan).toEqual({ stage: 'COLLSCAN' });
+  });
+
+  it('keeps the index right and unique when an update leaves indexed fields alone or changes them', () => {
+    const collection = farmers();
+    collection.createIndex({ key: { org: 1, score: 1 }, name: 'org_score', unique: true });
+    collection.createIndex({
+      key: { score: 1 },
+      name: 'pending_score',
+      partialFilterExpression: { pending: true },
+    });
+    const stored = (id: number) => collection.byId(id) as Doc;
+    // Only an unindexed field changes: the other fields are the very same values.
+    collection.replace(stored(25), { ...stored(25), registeredAt: new Date(DAY) });
+    expect(ids(selectDocs(collection, { score: { $gte: 20, $lt: 30 }, pending: true }).docs)).toEqual([25]);
+    // The partial filter's field changes: 25 leaves the partial index.
+    collection.replace(stored(25), { ...stored(25), pending: false });
+    expect(ids(selectDocs(collection, { score: { $gte: 20, $lt: 30 }, pending: true }).docs)).toEqual([]);
+    // An indexed field changes to another document's key: refused, nothing changed.
+    expect(() => collection.replace(stored(6), { ...stored(6), score: 1 })).toThrow('E11000');
+    expect(ids(selectDocs(collection, { org: 'org-1', score: 1 }).docs)).toEqual([1]);
+    collection.replace(stored(6), { ...stored(6), score: 1000 });
+    expect(ids(selectDocs(collection, { org: 'org-1', score: 1000 }).docs)).toEqual([6]);
   });
 
   it('uses one bound only on a field that has held an array, since each bound may match another element', () => {

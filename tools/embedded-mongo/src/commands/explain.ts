@@ -109,6 +109,14 @@ const EXPLAINABLE: Record<string, (inner: Document, ctx: CommandContext) => Expl
 function accessStage(plan: AccessPlan, filter: Doc): Doc {
   if (plan.stage === 'COLLSCAN') return { stage: 'COLLSCAN', filter, direction: 'forward' };
   if (plan.stage === 'IDHACK') return { stage: 'IDHACK' };
+  if (plan.stage === 'OR') {
+    // FETCH over OR over each clause's scan, as mongod shows it.
+    const inputStages = plan.plans.map((sub) => {
+      const stage = accessStage(sub, {});
+      return stage.stage === 'FETCH' ? (stage.inputStage as Doc) : stage;
+    });
+    return { stage: 'FETCH', filter, inputStage: { stage: 'OR', inputStages } };
+  }
   const { index, prefix, range } = plan;
   const indexBounds: Doc = {};
   index.fields.forEach((field, i) => {

@@ -73,7 +73,7 @@ export class Collection {
   replace(current: Doc, next: Doc): void {
     const id = keyOf(current._id);
     if (keyOf(next._id) !== id) throw new Error('replace must keep the _id');
-    const nextKeys = this.checkUnique(next, id);
+    const nextKeys = this.checkUnique(next, id, current);
     this.docs.set(id, deepFreeze(next));
     for (const [index, k] of nextKeys) index.replace(id, k, next);
     this.emit({ op: 'replace', db: this.dbName, coll: this.name, doc: next });
@@ -93,9 +93,15 @@ export class Collection {
     return n;
   }
 
-  private checkUnique(doc: Doc, id: string): Array<[Index, IndexKey[]]> {
+  /**
+   * The keys `doc` has in each index, after checking the unique ones. With `current` (the
+   * stored version `doc` replaces), an index whose fields `doc` shares with it is left out: its
+   * keys are the ones already recorded.
+   */
+  private checkUnique(doc: Doc, id: string, current?: Doc): Array<[Index, IndexKey[]]> {
     const out: Array<[Index, IndexKey[]]> = [];
     for (const index of this.indexes.values()) {
+      if (current && index.keysUnchanged(current, doc)) continue;
       const keys = index.keysFor(doc);
       const conflict = index.conflictFor(keys, id);
       if (conflict) throw index.duplicateKeyError(this.ns, conflict);
@@ -116,6 +122,17 @@ export class Collection {
    */
   fetch(plan: AccessPlan): { docs: Doc[]; keysExamined: number } {
     if (plan.stage === 'COLLSCAN') return { docs: this.all(), keysExamined: 0 };
+    if (plan.stage === 'OR') {
+      // Each clause's documents, each once, in natural order.
+      const ids = new Set<string>();
+      let keysExamined = 0;
+      for (const sub of plan.plans) {
+        const reached = this.fetch(sub);
+        keysExamined += reached.keysExamined;
+        for (const doc of reached.docs) ids.add(keyOf(doc._id));
+      }
+      return { docs: this.byIds(ids), keysExamined };
+    }
     if (plan.stage === 'IDHACK') {
       const ids = plan.ids.map(keyOf);
       const docs = this.byIds(ids.length === 1 ? ids : new Set(ids));

@@ -62,10 +62,18 @@ export class Index {
   /** Per field: whether some document ever had an array along its path (sticky, as on mongod). */
   private readonly multikey: boolean[];
   private readonly partial?: Query;
+  /**
+   * The top-level fields the keys depend on (the indexed paths' and the partial filter's), or
+   * undefined when the filter reads something else as well: then every version is re-keyed.
+   */
+  private readonly roots?: readonly string[];
 
   constructor(readonly spec: IndexSpec) {
     this.fields = Object.keys(spec.key);
     this.paths = this.fields.map((field) => field.split('.'));
+    const filterRoots = spec.partialFilterExpression ? rootsOfFilter(spec.partialFilterExpression) : [];
+    if (filterRoots)
+      this.roots = [...new Set([...this.paths.map((parts) => parts[0] as string), ...filterRoots])];
     this.multikey = this.fields.map(() => false);
     this.special = Object.values(spec.key).some((dir) => typeof dir === 'string' && SPECIAL_TYPES.has(dir));
     if (spec.partialFilterExpression) this.partial = new Query(spec.partialFilterExpression, MINGO_COMPILED);
@@ -90,6 +98,20 @@ export class Index {
   /** Whether the field at `position` has held an array in some document. */
   isMultikeyField(position: number): boolean {
     return this.multikey[position] === true;
+  }
+
+  /**
+   * Whether `next`, a new version of the stored `current`, has the same keys here without
+   * computing them: every field they depend on is the same value. Stored documents are frozen
+   * and an update copies only the top-level fields it changes (update.ts `copyForModifier`), so
+   * a field it left alone is the very same object, and its keys are the ones recorded.
+   */
+  keysUnchanged(current: Doc, next: Doc): boolean {
+    if (!this.roots || this.special) return this.special;
+    for (const root of this.roots) {
+      if (current[root] !== next[root] || root in current !== root in next) return false;
+    }
+    return true;
   }
 
   /** The keys `doc` contributes; none when a sparse or partial index leaves it out. */
@@ -199,6 +221,27 @@ export class Index {
   duplicateKeyError(ns: string, conflict: IndexKey): MongoCommandError {
     return duplicateKeyError(ns, this.name, this.spec.key, this.fields, conflict.values);
   }
+}
+
+/**
+ * The top-level fields a partial filter reads: its field names' first segments, through
+ * `$and`/`$or`/`$nor`; undefined when it uses another top-level operator (`$expr`...).
+ */
+function rootsOfFilter(filter: Doc): string[] | undefined {
+  const roots: string[] = [];
+  for (const [key, value] of Object.entries(filter)) {
+    if (!key.startsWith('$')) {
+      roots.push(key.split('.')[0] as string);
+      continue;
+    }
+    if (!['$and', '$or', '$nor'].includes(key) || !Array.isArray(value)) return undefined;
+    for (const clause of value) {
+      const inner = isPlainObject(clause) ? rootsOfFilter(clause) : undefined;
+      if (!inner) return undefined;
+      roots.push(...inner);
+    }
+  }
+  return roots;
 }
 
 function sameKeys(a: readonly IndexKey[], b: readonly IndexKey[]): boolean {

@@ -17,7 +17,9 @@ const MAX_LOOKUP_COMBINATIONS = 1000;
 export type AccessPlan =
   | { stage: 'COLLSCAN' }
   | { stage: 'IDHACK'; ids: unknown[]; exact: boolean }
-  | { stage: 'IXSCAN'; index: Index; prefix: unknown[][]; range?: FieldRange; exact: boolean };
+  | { stage: 'IXSCAN'; index: Index; prefix: unknown[][]; range?: FieldRange; exact: boolean }
+  /** A top-level `$or` whose every clause has an access of its own: the union of what they reach. */
+  | { stage: 'OR'; plans: AccessPlan[]; exact: false };
 
 const COLLSCAN: AccessPlan = { stage: 'COLLSCAN' };
 
@@ -31,7 +33,7 @@ const COLLSCAN: AccessPlan = { stage: 'COLLSCAN' };
 export function planAccess(filter: unknown, indexes: Iterable<Index>): AccessPlan {
   if (!isPlainObject(filter)) return COLLSCAN;
   const predicates = fieldPredicates(filter);
-  if (predicates.size === 0) return COLLSCAN;
+  if (predicates.size === 0) return orPlan(filter, indexes);
   const ids = predicates.get('_id')?.equals;
   if (ids) return { stage: 'IDHACK', ids, exact: onlyEqualityOn(filter, ['_id']) };
   let best: { plan: AccessPlan; score: number[] } | undefined;
@@ -39,7 +41,26 @@ export function planAccess(filter: unknown, indexes: Iterable<Index>): AccessPla
     const candidate = indexPlan(index, predicates, filter);
     if (candidate && (!best || isBetter(candidate.score, best.score))) best = candidate;
   }
-  return best?.plan ?? COLLSCAN;
+  return best?.plan ?? orPlan(filter, indexes);
+}
+
+/**
+ * A filter with a top-level `$or` (`{ $or: [{ _id: { $in: ids } }, { policyNumber: { $in:
+ * numbers } }] }`) reaches through each clause's own access when every clause has one: a
+ * document the filter matches matches some clause, which that clause's access reaches. The
+ * union is a superset of the matches, so each document is still tested (never exact).
+ */
+function orPlan(filter: Doc, indexes: Iterable<Index>): AccessPlan {
+  const clauses = filter.$or;
+  if (!Array.isArray(clauses) || clauses.length === 0) return COLLSCAN;
+  const available = [...indexes];
+  const plans: AccessPlan[] = [];
+  for (const clause of clauses) {
+    const plan = planAccess(clause, available);
+    if (plan.stage === 'COLLSCAN') return COLLSCAN;
+    plans.push(plan);
+  }
+  return { stage: 'OR', plans, exact: false };
 }
 
 function indexPlan(
