@@ -174,13 +174,25 @@ export function startDocumentRelay<J>(options: DocumentRelayOptions<J>): OutboxR
     }
   }
 
+  /** Clears a document's flag once its array is empty (`<array>.0` absent: empty or missing). */
+  const clearFlag = (doc: StoredDocument): mongo.AnyBulkWriteOperation<StoredDocument> => ({
+    updateOne: {
+      filter: { _id: doc._id, [`${arrayField}.0`]: { $exists: false } },
+      update: { $set: { [pendingField]: false } } as never,
+    },
+  });
+
   /**
-   * What a pass does to one document it read: its valid entries to enqueue, and the updates
-   * that move them (and its invalid entries) out of the array.
+   * What a pass does to one document it read: its valid entries to enqueue, the updates that
+   * move them (and its invalid entries) out of the array, and the updates to write instead of
+   * the last one should it find the array changed since the read.
    */
   function planDocument(doc: StoredDocument): {
     parsed: Parsed[];
+    /** Each changes the document unless the array changed since the read. */
     updates: mongo.AnyBulkWriteOperation<StoredDocument>[];
+    /** The general move, then the flag: what an array changed since the read needs. */
+    fallback: mongo.AnyBulkWriteOperation<StoredDocument>[];
     /** To log once the updates are written. */
     rejected: { documentId: StoredDocument['_id']; entry: unknown; issues: unknown }[];
   } {
@@ -214,52 +226,55 @@ export function startDocumentRelay<J>(options: DocumentRelayOptions<J>): OutboxR
         },
       });
     }
-    if (parsed.length > 0) {
-      const ids = parsed.map((p) => p.id);
-      const relayedAt = new Date(now());
-      const cutoff = new Date(relayedAt.getTime() - retentionMs);
-      const copies = parsed.map((p, i) => ({ id: p.id, relayedAt, entry: relayed[i] }));
-      // One update: the entries leave the array and their copies are kept, stamped, for the
-      // window; copies older than the window go (so the kept array stays bounded). Each copy
-      // only if its entry is still there (every expression of the stage reads the document as
-      // it was before it): another replica's relay that moved it first has kept the copy already.
+    if (parsed.length === 0) {
+      updates.push(clearFlag(doc));
+      return { parsed, updates, fallback: [clearFlag(doc)], rejected };
+    }
+    const ids = [...new Set(parsed.map((p) => p.id))];
+    const relayedAt = new Date(now());
+    const cutoff = new Date(relayedAt.getTime() - retentionMs);
+    const copies = parsed.map((p, i) => ({ id: p.id, relayedAt, entry: relayed[i] }));
+    // Copies older than the window go first (so the kept array stays bounded): only when the
+    // read found one, which a document relayed once (a determination) never has.
+    if (hasExpiredCopy(doc[keptField], cutoff)) {
       updates.push({
         updateOne: {
-          filter: { _id: doc._id, [`${arrayField}.id`]: { $in: ids } },
-          update: [
-            {
-              $set: {
-                [arrayField]: {
-                  $filter: {
-                    input: `$${arrayField}`,
-                    cond: { $not: [{ $in: ['$$this.id', { $literal: ids }] }] },
-                  },
-                },
-                [keptField]: {
-                  $concatArrays: [
-                    {
-                      $filter: {
-                        input: { $ifNull: [`$${keptField}`, []] },
-                        cond: { $gte: ['$$this.relayedAt', cutoff] },
-                      },
-                    },
-                    {
-                      $filter: {
-                        // Literal: the entries' payloads are data, never expressions to evaluate.
-                        input: { $literal: copies },
-                        cond: { $in: ['$$this.id', { $ifNull: [`$${arrayField}.id`, []] }] },
-                      },
-                    },
-                  ],
-                },
-                [keptAtField]: { $max: [`$${keptAtField}`, relayedAt] },
-              },
-            },
-          ] as never,
+          filter: { _id: doc._id },
+          update: { $pull: { [keptField]: { relayedAt: { $lt: cutoff } } } } as never,
         },
       });
     }
-    return { parsed, updates, rejected };
+    // The entries leave the array and their copies are kept, stamped, for the window. Plain
+    // update operators, not a pipeline: MongoDB applies them without evaluating expressions
+    // against the document, which the drought day measured as the embedded server's largest
+    // cost (docs/performance.md, "Drought day: cheaper MongoDB writes per determination").
+    const keep = {
+      $push: { [keptField]: { $each: copies } },
+      $max: { [keptAtField]: relayedAt },
+    };
+    // Usually the array holds exactly what was read: one update empties it and clears the flag.
+    // Anything appended since (its writer set the flag) or moved by another replica's relay
+    // (which kept its copy) makes it match nothing, and the pass writes `fallback` instead.
+    updates.push({
+      updateOne: {
+        filter: { _id: doc._id, [arrayField]: { $size: parsed.length }, [`${arrayField}.id`]: { $all: ids } },
+        update: { ...keep, $set: { [arrayField]: [], [pendingField]: false } } as never,
+      },
+    });
+    // Moves the entries only if every one of them is still there (one moved by another relay has
+    // its copy kept already: then nothing changes, they stay, the flag stays set, and the next
+    // pass moves them under the same ids); then clears the flag if the array is empty by then,
+    // so an entry appended after our read keeps it set and the next pass finds it.
+    const fallback: mongo.AnyBulkWriteOperation<StoredDocument>[] = [
+      {
+        updateOne: {
+          filter: { _id: doc._id, [`${arrayField}.id`]: { $all: ids } },
+          update: { ...keep, $pull: { [arrayField]: { id: { $in: ids } } } } as never,
+        },
+      },
+      clearFlag(doc),
+    ];
+    return { parsed, updates, fallback, rejected };
   }
 
   /** Enqueues every copy kept within the window again, under its own id; resolves with the count. */
@@ -365,25 +380,29 @@ export function startDocumentRelay<J>(options: DocumentRelayOptions<J>): OutboxR
    */
   async function pass(): Promise<number> {
     const docs = await collection
-      .find({ [pendingField]: true }, { projection: { [arrayField]: 1 } })
+      .find(
+        { [pendingField]: true },
+        // The kept copies' stamps only (whether one has expired), not their entries.
+        { projection: { [arrayField]: 1, [`${keptField}.relayedAt`]: 1 } },
+      )
       .limit(batchSize)
       .toArray();
     const plans = docs.map(planDocument);
     await send(plans.flatMap((plan) => plan.parsed));
-    // One ordered bulk write, so one round trip whose updates the server applies in this order:
-    // the moves, then the flags. A flag is cleared only if its array is empty by then, so an
-    // entry appended after our read keeps it set and the next pass finds it. `<array>.0` absent
-    // covers both an empty and a missing array.
-    const clearFlags = docs.map((doc) => ({
-      updateOne: {
-        filter: { _id: doc._id, [`${arrayField}.0`]: { $exists: false } },
-        update: { $set: { [pendingField]: false } } as never,
-      },
-    }));
-    if (docs.length > 0)
-      await collection.bulkWrite([...plans.flatMap((plan) => plan.updates), ...clearFlags], {
-        ordered: true,
-      });
+    // One ordered bulk write, so one round trip whose updates the server applies in this order.
+    // Each of them changes its document unless another writer changed the array since the read;
+    // then (fewer changed than written) the general moves and flags follow for every document:
+    // on one already moved they match nothing, or set a flag that is already clear.
+    const updates = plans.flatMap((plan) => plan.updates);
+    if (updates.length > 0) {
+      const written = await collection.bulkWrite(updates, { ordered: true });
+      if (written.modifiedCount < updates.length) {
+        await collection.bulkWrite(
+          plans.flatMap((plan) => plan.fallback),
+          { ordered: true },
+        );
+      }
+    }
     for (const { documentId, entry, issues } of plans.flatMap((plan) => plan.rejected)) {
       logger.error(
         { model: model.modelName, documentId, entry, issues },
@@ -477,6 +496,15 @@ export function startDocumentRelay<J>(options: DocumentRelayOptions<J>): OutboxR
       await chain;
     },
   };
+}
+
+/** Whether a document's kept copies (`<array>Relayed`, as read) hold one relayed before `cutoff`. */
+function hasExpiredCopy(kept: unknown, cutoff: Date): boolean {
+  if (!Array.isArray(kept)) return false;
+  return kept.some((copy) => {
+    const relayedAt = (copy as { relayedAt?: unknown } | null)?.relayedAt;
+    return relayedAt instanceof Date && relayedAt < cutoff;
+  });
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
