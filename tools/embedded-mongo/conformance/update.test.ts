@@ -296,6 +296,45 @@ describe('conformance: update', () => {
     });
   });
 
+  describe("whole fields replaced beside others changed (the outbox relay's move)", () => {
+    it('$set of an array field to [] with $push and $max on others: the new values, the old array gone, a later read unchanged', async () => {
+      const c = coll('upd_whole');
+      const at = new Date('2026-11-28T12:00:00Z');
+      await c.insertOne({
+        _id: 1,
+        outbox: [{ id: 'a', data: { n: 1 } }],
+        pending: true,
+        kept: [{ id: 'z' }],
+      });
+      const result = await c.updateOne(
+        { _id: 1, outbox: { $size: 1 }, 'outbox.id': { $all: ['a'] } },
+        {
+          $set: { outbox: [], pending: false },
+          $push: { kept: { $each: [{ id: 'a', at, entry: { id: 'a', data: { n: 1 } } }] } },
+          $max: { keptAt: at },
+        },
+      );
+      expect(result).toMatchObject({ matchedCount: 1, modifiedCount: 1 });
+      expect(await c.findOne({ _id: 1 })).toEqual({
+        _id: 1,
+        outbox: [],
+        pending: false,
+        kept: [{ id: 'z' }, { id: 'a', at, entry: { id: 'a', data: { n: 1 } } }],
+        keptAt: at,
+      });
+      // The array the stored version held is not the new one: a second $push starts from [].
+      await c.updateOne({ _id: 1 }, { $push: { outbox: { id: 'b' } } });
+      expect((await c.findOne({ _id: 1 }))?.outbox).toEqual([{ id: 'b' }]);
+    });
+
+    it('$set of a field to the value it holds is no modification', async () => {
+      const c = coll('upd_whole_same');
+      await c.insertOne({ _id: 1, list: [1, 2], flag: false });
+      const result = await c.updateOne({ _id: 1 }, { $set: { list: [1, 2], flag: false } });
+      expect(result).toMatchObject({ matchedCount: 1, modifiedCount: 0 });
+    });
+  });
+
   describe('array positional updates', () => {
     it('positional $ updates the first array element matched by the query', async () => {
       const c = coll('pos_dollar');

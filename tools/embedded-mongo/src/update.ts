@@ -342,15 +342,28 @@ function sameDocument(a: Doc, b: Doc): boolean {
  */
 function copyForModifier(doc: Doc, modifier: Doc): Doc {
   const roots = new Set<string>();
+  /** Fields only ever replaced whole (`$set`/`$unset` of the field itself): nothing walks into them. */
+  const replaced = new Set<string>();
+  const walked = new Set<string>();
   for (const [op, fields] of Object.entries(modifier)) {
     for (const [path, arg] of Object.entries(fields as Doc)) {
-      roots.add(path.split('.')[0] as string);
-      if (op === '$rename' && typeof arg === 'string') roots.add(arg.split('.')[0] as string);
+      const root = path.split('.')[0] as string;
+      roots.add(root);
+      if ((op === '$set' || op === '$unset') && path === root) replaced.add(root);
+      else walked.add(root);
+      if (op === '$rename' && typeof arg === 'string') {
+        roots.add(arg.split('.')[0] as string);
+        walked.add(arg.split('.')[0] as string);
+      }
     }
   }
   for (const root of roots) if (root === '' || root.includes('$')) return deepClone(doc);
   const next: Doc = { ...doc };
-  for (const root of roots) if (root in next) next[root] = deepClone(next[root]);
+  for (const root of roots) {
+    // A field the update replaces whole keeps no part of its old value: copying it (an
+    // outbox's events, when the relay empties it) would be thrown away.
+    if (root in next && (walked.has(root) || !replaced.has(root))) next[root] = deepClone(next[root]);
+  }
   return next;
 }
 
