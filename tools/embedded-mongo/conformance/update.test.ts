@@ -306,14 +306,11 @@ describe('conformance: update', () => {
         pending: true,
         kept: [{ id: 'z' }],
       });
-      const result = await c.updateOne(
-        { _id: 1, outbox: { $size: 1 }, 'outbox.id': { $all: ['a'] } },
-        {
-          $set: { outbox: [], pending: false },
-          $push: { kept: { $each: [{ id: 'a', at, entry: { id: 'a', data: { n: 1 } } }] } },
-          $max: { keptAt: at },
-        },
-      );
+      const result = await c.updateOne({ _id: 1, outbox: { $size: 1 }, 'outbox.id': { $all: ['a'] } }, {
+        $set: { outbox: [], pending: false },
+        $push: { kept: { $each: [{ id: 'a', at, entry: { id: 'a', data: { n: 1 } } }] } },
+        $max: { keptAt: at },
+      } as Document);
       expect(result).toMatchObject({ matchedCount: 1, modifiedCount: 1 });
       expect(await c.findOne({ _id: 1 })).toEqual({
         _id: 1,
@@ -323,7 +320,7 @@ describe('conformance: update', () => {
         keptAt: at,
       });
       // The array the stored version held is not the new one: a second $push starts from [].
-      await c.updateOne({ _id: 1 }, { $push: { outbox: { id: 'b' } } });
+      await c.updateOne({ _id: 1 }, { $push: { outbox: { id: 'b' } } } as Document);
       expect((await c.findOne({ _id: 1 }))?.outbox).toEqual([{ id: 'b' }]);
     });
 
