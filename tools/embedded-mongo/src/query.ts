@@ -173,7 +173,8 @@ export function selectDocs(collection: Collection | undefined, filter: unknown):
 
 /**
  * A matcher for the most common filters, equality on scalar values (`{ _id: x, orgId: y }`)
- * and `$in` lists of them (`{ _id: { $in: ids } }`), without compiling a mingo query (which
+ * and `$in` lists of them (`{ _id: { $in: ids } }`), and a top-level `$or` of such filters,
+ * without compiling a mingo query (which
  * costs more than the lookup it serves, and tests `$in` against each element of its list in
  * turn). Equality on a scalar matches when any value at the path, or any element of an array
  * there, is equal; `$in` of scalars is equality with any one of them. Anything else
@@ -181,7 +182,17 @@ export function selectDocs(collection: Collection | undefined, filter: unknown):
  */
 function scalarEqualityMatcher(filter: Doc): ((doc: Doc) => boolean) | undefined {
   const wanted: Array<[string, Set<string>]> = [];
+  const alternatives: Array<Array<(doc: Doc) => boolean>> = [];
   for (const [path, cond] of Object.entries(filter)) {
+    if (path === '$or' && Array.isArray(cond) && cond.length > 0) {
+      // Any one of its clauses, each of them such a filter (the policy look-up of a batch).
+      const clauses = cond.map((clause) =>
+        isPlainObject(clause) ? scalarEqualityMatcher(clause) : undefined,
+      );
+      if (clauses.some((clause) => clause === undefined)) return undefined;
+      alternatives.push(clauses as Array<(doc: Doc) => boolean>);
+      continue;
+    }
     if (path.startsWith('$')) return undefined;
     const values = scalarsWanted(cond);
     // `$in` through a dotted path stays with mingo (how it walks nested arrays is its own).
@@ -195,7 +206,7 @@ function scalarEqualityMatcher(filter: Doc): ((doc: Doc) => boolean) | undefined
         return Array.isArray(value) ? value.some((v) => keys.has(keyOf(v))) : keys.has(keyOf(value));
       }
       return indexValuesAtPath(doc, path).some((v) => keys.has(keyOf(v)));
-    });
+    }) && alternatives.every((clauses) => clauses.some((matches) => matches(doc)));
 }
 
 /** The scalars a condition is equality with: `v`, `{ $eq: v }`, `{ $in: [v, …] }`; else undefined. */

@@ -182,7 +182,7 @@ describe('query planner', () => {
   });
 });
 
-describe('equality and $in without mingo', () => {
+describe('equality, $in and $or of them without mingo', () => {
   it('match exactly what mingo matches, for any documents and any scalar list', () => {
     const condition = fc.oneof(
       scalar,
@@ -192,11 +192,20 @@ describe('equality and $in without mingo', () => {
     fc.assert(
       fc.property(
         fc.array(documentArb, { maxLength: 25 }),
-        fc.dictionary(fc.constantFrom('_id', 'a', 'c'), condition, {
-          minKeys: 1,
-          maxKeys: 2,
-          noNullPrototype: true,
-        }),
+        fc
+          .dictionary(fc.constantFrom('_id', 'a', 'c'), condition, {
+            minKeys: 1,
+            maxKeys: 2,
+            noNullPrototype: true,
+          })
+          .chain((simple) =>
+            fc.oneof(
+              fc.constant<Doc>(simple),
+              fc.constant<Doc>({ $or: [simple] }),
+              fc.constant<Doc>({ $or: [simple, { a: 1 }] }),
+              fc.constant<Doc>({ c: 'a', $or: [{ a: 2 }, simple] }),
+            ),
+          ),
         (docs, filter) => {
           const plain = collectionWith(docs, []);
           const query = new Query(filter, MINGO_COMPILED);
