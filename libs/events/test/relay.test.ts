@@ -217,6 +217,9 @@ describe('outbox relay', () => {
     expect((await queue.getJob(event.id))?.data).toEqual(event);
     expect((await queue.getJob(second.id))?.data).toEqual(second);
     expect(await stored(orgId)).toMatchObject({ outbox: [], outboxPending: false });
+    // The first pass moved its event although the array had grown meanwhile: one copy of each kept.
+    const kept = (await stored(orgId))?.outboxRelayed as { id: string }[];
+    expect(kept.map((copy) => copy.id)).toEqual([event.id, second.id]);
   });
 
   it('moves invalid outbox entries aside instead of blocking the outbox', async () => {
