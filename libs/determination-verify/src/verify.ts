@@ -121,6 +121,30 @@ function unusableKey(jwk: Json): string | undefined {
   return undefined;
 }
 
+/**
+ * What a usable key (`OKP`, `Ed25519`, a valid `x`) gives, by its `x`: its RFC 7638 thumbprint
+ * (which for such a key covers nothing else) and its key object. A verifier meets a handful of
+ * keys, and the signer checks every determination it signs against the same JWKS: deriving
+ * them per record was a fifth of that check (docs/performance.md). Bounded, as a JWKS is input.
+ */
+interface Ed25519Key {
+  thumbprint: string;
+  publicKey?: KeyObject;
+}
+const ed25519Keys = new Map<string, Ed25519Key>();
+const MAX_KEYS_KEPT = 64;
+
+function ed25519Key(jwk: Json): Ed25519Key {
+  const x = jwk.x as string;
+  let known = ed25519Keys.get(x);
+  if (!known) {
+    if (ed25519Keys.size >= MAX_KEYS_KEPT) ed25519Keys.clear();
+    known = { thumbprint: jwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x }) };
+    ed25519Keys.set(x, known);
+  }
+  return known;
+}
+
 function sameJson(a: unknown, b: unknown): boolean {
   try {
     return canonicalJson(a) === canonicalJson(b);
@@ -203,11 +227,11 @@ export function verifyDetermination(
   if (usable.length === 0) {
     return invalid('MALFORMED_JWKS', `the JWKS key ${kid} ${unusableKey(candidates[0] as Json)}`);
   }
-  const jwk = usable.find((k) => jwkThumbprint(k as { kty: string }) === kid);
+  const jwk = usable.find((k) => ed25519Key(k).thumbprint === kid);
   if (!jwk) {
     return invalid(
       'KID_MISMATCH',
-      `the JWKS key listed as ${kid} has thumbprint ${jwkThumbprint(usable[0] as { kty: string })}: its kid is not its own`,
+      `the JWKS key listed as ${kid} has thumbprint ${ed25519Key(usable[0] as Json).thumbprint}: its kid is not its own`,
     );
   }
 
@@ -243,12 +267,18 @@ export function verifyDetermination(
   if (signatureBytes?.length !== ED25519_SIGNATURE_BYTES) {
     return invalid('BAD_SIGNATURE', 'signature is not 64 bytes in base64url without padding');
   }
-  let publicKey: KeyObject;
-  try {
-    publicKey = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x as string }, format: 'jwk' });
-  } catch {
-    return invalid('MALFORMED_JWKS', `the JWKS key ${kid} is not a valid Ed25519 public key`);
+  const known = ed25519Key(jwk);
+  if (!known.publicKey) {
+    try {
+      known.publicKey = createPublicKey({
+        key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x as string },
+        format: 'jwk',
+      });
+    } catch {
+      return invalid('MALFORMED_JWKS', `the JWKS key ${kid} is not a valid Ed25519 public key`);
+    }
   }
+  const publicKey = known.publicKey;
   if (!verify(null, bytes, publicKey, signatureBytes)) {
     return invalid('BAD_SIGNATURE', `the signature does not verify with key ${kid}`);
   }

@@ -166,6 +166,30 @@ describe('verifyDetermination: the key', () => {
     expect(invalidWith(result).code).toBe('KID_MISMATCH');
   });
 
+  it('a key met before is still trusted only under its own thumbprint, and refused when its x changes', () => {
+    // The verifier keeps what it derived from each key it met (its thumbprint and key object):
+    // what it kept must never vouch for another key listed under the same kid.
+    const record = signedRecord(tier1Payload(), key);
+    expect(verifyDetermination(record, { keys: [key.jwk] })).toEqual({
+      valid: true,
+      kid: key.kid,
+      sandbox: false,
+    });
+    const impostor = testKey();
+    const forged = signedRecord(tier1Payload(), { ...impostor, kid: key.kid });
+    expect(invalidWith(verifyDetermination(forged, { keys: [{ ...impostor.jwk, kid: key.kid }] })).code).toBe(
+      'KID_MISMATCH',
+    );
+    expect(invalidWith(verifyDetermination(record, { keys: [{ ...key.jwk, x: impostor.jwk.x }] })).code).toBe(
+      'KID_MISMATCH',
+    );
+    expect(verifyDetermination(record, { keys: [key.jwk] })).toEqual({
+      valid: true,
+      kid: key.kid,
+      sandbox: false,
+    });
+  });
+
   it('picks the entry whose thumbprint matches when two entries share a kid', () => {
     const impostor = testKey();
     const record = signedRecord(tier1Payload(), key);
