@@ -45,6 +45,12 @@ export interface AttemptDeps {
   settings: PayoutSettings;
   now: Clock;
   logger: Logger;
+  /**
+   * Resolves when this attempt's turn on Daraja's schedule has come (workers.ts books it as the
+   * job starts): awaited right before a request, so the reads and writes before it run during
+   * the wait, and the request leaves as close to its slot as it can.
+   */
+  untilSlot?: () => Promise<void>;
 }
 
 export type AttemptStep = { kind: 'done' } | { kind: 'delay'; until: number };
@@ -67,6 +73,13 @@ const KNOWN_REASONS = new Set<string>([
 function providerOfPayout(p: PayoutDoc, deps: AttemptDeps): PayoutProvider {
   const provider = providerOf(deps.providers, p.environment);
   if (!provider) throw new Error('no sandbox Daraja is configured for this sandbox payout');
+  return provider;
+}
+
+/** The payout's Daraja, once this attempt's turn has come. */
+async function darajaOf(p: PayoutDoc, deps: AttemptDeps): Promise<PayoutProvider> {
+  const provider = providerOfPayout(p, deps);
+  await deps.untilSlot?.();
   return provider;
 }
 
@@ -138,7 +151,7 @@ async function beforeRetry(
   if (!sq || sq.forOcid !== ocid || stale) {
     let ack: Accepted;
     try {
-      ack = await providerOfPayout(p, deps).transactionStatus({
+      ack = await (await darajaOf(p, deps)).transactionStatus({
         originatorConversationId: ocid,
         resultUrl: settings.statusResultUrl,
         queueTimeoutUrl: settings.statusTimeoutUrl,
@@ -212,7 +225,7 @@ async function sendB2c(p: PayoutDoc, part: PartDoc, deps: AttemptDeps): Promise<
   );
   let ack: Accepted;
   try {
-    ack = await providerOfPayout(p, deps).b2c({
+    ack = await (await darajaOf(p, deps)).b2c({
       originatorConversationId: ocid,
       amount: Number(BigInt(part.amountMinor) / unit),
       phone: p.phone,
@@ -286,7 +299,7 @@ async function sendB2c(p: PayoutDoc, part: PartDoc, deps: AttemptDeps): Promise<
 async function askStatusWhileAwaiting(p: PayoutDoc, part: PartDoc, deps: AttemptDeps): Promise<void> {
   const ocid = part.originatorConversationId as string;
   try {
-    const ack = await providerOfPayout(p, deps).transactionStatus({
+    const ack = await (await darajaOf(p, deps)).transactionStatus({
       originatorConversationId: ocid,
       resultUrl: deps.settings.statusResultUrl,
       queueTimeoutUrl: deps.settings.statusTimeoutUrl,
