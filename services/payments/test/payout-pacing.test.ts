@@ -10,7 +10,7 @@
  */
 import { createProducer, createWorker, type Pacer } from '@parametric/queue';
 import { testRedisUrl, uniqueRedisPrefix } from '@parametric/test-harness';
-import { bookSlot, DARAJA_PACING_BOUND_MS, darajaIntervalMs, darajaPacer } from '../src/payouts/workers';
+import { DARAJA_PACING_BOUND_MS, darajaIntervalMs, darajaPacer, runPaced } from '../src/payouts/workers';
 
 /** The most of `times` (ms, sorted) that any window of one second (sliding, half-open) holds. */
 function busiestSecond(times: number[]): number {
@@ -111,10 +111,11 @@ describe("Daraja's send schedule", () => {
       const worker = createWorker(
         'payout-attempts',
         async (_payload, job, token) => {
-          const untilSlot = await bookSlot(pacer, job, token);
-          await untilSlot();
-          starts.push(performance.now());
-          if (starts.length === total) allStarted();
+          await runPaced(pacer, job, token, async (untilSlot) => {
+            await untilSlot();
+            starts.push(performance.now());
+            if (starts.length === total) allStarted();
+          });
         },
         { connection: testRedisUrl(), prefix, concurrency: 4 },
       );

@@ -46,9 +46,10 @@ export interface AttemptDeps {
   now: Clock;
   logger: Logger;
   /**
-   * Resolves when this attempt's turn on Daraja's schedule has come (workers.ts books it as the
-   * job starts): awaited right before a request, so the reads and writes before it run during
-   * the wait, and the request leaves as close to its slot as it can.
+   * Books a turn on Daraja's schedule and resolves when it has come (workers.ts): awaited right
+   * before each request, so a job that finds nothing to ask Daraja takes no turn. It may throw
+   * when no turn is free soon enough; it is awaited before anything about that request is
+   * recorded, so the job simply runs again later.
    */
   untilSlot?: () => Promise<void>;
 }
@@ -73,13 +74,6 @@ const KNOWN_REASONS = new Set<string>([
 function providerOfPayout(p: PayoutDoc, deps: AttemptDeps): PayoutProvider {
   const provider = providerOf(deps.providers, p.environment);
   if (!provider) throw new Error('no sandbox Daraja is configured for this sandbox payout');
-  return provider;
-}
-
-/** The payout's Daraja, once this attempt's turn has come. */
-async function darajaOf(p: PayoutDoc, deps: AttemptDeps): Promise<PayoutProvider> {
-  const provider = providerOfPayout(p, deps);
-  await deps.untilSlot?.();
   return provider;
 }
 
@@ -149,9 +143,10 @@ async function beforeRetry(
   const stale =
     sq && sq.answer === null && now.getTime() - sq.askedAt.getTime() > settings.statusAnswerWaitMs;
   if (!sq || sq.forOcid !== ocid || stale) {
+    await deps.untilSlot?.();
     let ack: Accepted;
     try {
-      ack = await (await darajaOf(p, deps)).transactionStatus({
+      ack = await providerOfPayout(p, deps).transactionStatus({
         originatorConversationId: ocid,
         resultUrl: settings.statusResultUrl,
         queueTimeoutUrl: settings.statusTimeoutUrl,
@@ -217,6 +212,7 @@ async function sendB2c(p: PayoutDoc, part: PartDoc, deps: AttemptDeps): Promise<
   const { settings, store } = deps;
   const ocid = part.originatorConversationId as string;
   const unit = 10n ** BigInt(p.exponent);
+  await deps.untilSlot?.();
   const sentAt = deps.now();
   // Recorded before it is sent, and not sent if it cannot be recorded: the ledger never lacks a
   // request that went out (the job is retried).
@@ -225,7 +221,7 @@ async function sendB2c(p: PayoutDoc, part: PartDoc, deps: AttemptDeps): Promise<
   );
   let ack: Accepted;
   try {
-    ack = await (await darajaOf(p, deps)).b2c({
+    ack = await providerOfPayout(p, deps).b2c({
       originatorConversationId: ocid,
       amount: Number(BigInt(part.amountMinor) / unit),
       phone: p.phone,
@@ -298,8 +294,9 @@ async function sendB2c(p: PayoutDoc, part: PartDoc, deps: AttemptDeps): Promise<
 /** Asks Transaction Status about an accepted attempt whose Result is awaited (never sends it again). */
 async function askStatusWhileAwaiting(p: PayoutDoc, part: PartDoc, deps: AttemptDeps): Promise<void> {
   const ocid = part.originatorConversationId as string;
+  await deps.untilSlot?.();
   try {
-    const ack = await (await darajaOf(p, deps)).transactionStatus({
+    const ack = await providerOfPayout(p, deps).transactionStatus({
       originatorConversationId: ocid,
       resultUrl: deps.settings.statusResultUrl,
       queueTimeoutUrl: deps.settings.statusTimeoutUrl,

@@ -113,16 +113,17 @@ export const DARAJA_SPARE_MS = 50;
 export const darajaIntervalMs = (maxPerSecond: number) => (1000 + DARAJA_SPARE_MS) / maxPerSecond;
 
 /**
- * Daraja's pace for `payout-attempts`: every job start books the next slot of one schedule in
- * Redis, `darajaIntervalMs` after the last, shared by every replica (`createPacer`,
- * libs/queue/src/pacer.ts), and its B2C send or Transaction Status check waits for that slot
+ * Daraja's pace for `payout-attempts`: right before each B2C send or Transaction Status check, the
+ * job books the next slot of one schedule in Redis, `darajaIntervalMs` after the last, shared by
+ * every replica (`createPacer`, libs/queue/src/pacer.ts), and the request waits for that slot
  * (`untilSlot` in attempt.ts). Daraja's spike arrest refuses a request when the last second
  * already holds the allowed number (`THROTTLED`, backed off in attempt.ts), so evenly spaced
- * requests keep every sliding second under the limit. BullMQ's limiter did the spacing before, but
- * a job it let through then waited for the worker's next fetch: about 59 ms a start where 50 were
- * allowed (docs/performance.md, "Tier 2 against Daraja's spike arrest"). The jobs here are
- * already fetched (the worker's concurrency), and their reads and writes before the request run
- * while they wait, so each request leaves on its slot.
+ * requests keep every sliding second under the limit. BullMQ's limiter did the spacing before,
+ * but it counted job starts, and a job it let through then waited for the worker's next fetch:
+ * about 59 ms a start where 50 were allowed (docs/performance.md, "Tier 2 against Daraja's spike
+ * arrest"). The jobs here are already fetched (the worker's concurrency), so each request leaves
+ * on its slot; and a job that finds nothing to ask Daraja (a part already paid, a Transaction
+ * Status answer still awaited) takes no slot.
  */
 export function darajaPacer(options: {
   connection: RedisConnection;
@@ -137,27 +138,39 @@ export function darajaPacer(options: {
   });
 }
 
+/** No slot on Daraja's schedule within the bound: the job goes back delayed by `retryInMs`. */
+export class NoDarajaSlot extends Error {
+  constructor(readonly retryInMs: number) {
+    super(`no Daraja slot within ${DARAJA_PACING_BOUND_MS} ms`);
+    this.name = 'NoDarajaSlot';
+  }
+}
+
+/** Books the next slot on Daraja's schedule and waits for it; `NoDarajaSlot` if none is close. */
+export async function untilSlotOf(pacer: Pacer): Promise<void> {
+  const slot = await pacer.take();
+  // Back about when the schedule is half the bound away: other jobs book meanwhile.
+  if (!slot.granted) throw new NoDarajaSlot(Math.ceil(slot.waitMs - DARAJA_PACING_BOUND_MS / 2));
+  if (slot.waitMs > 0) await new Promise((resolve) => setTimeout(resolve, slot.waitMs));
+}
+
 /**
- * Books the job's slot on Daraja's schedule and returns the wait for it, to be awaited right
- * before the request. With no slot within the bound, the job is put back delayed until the
- * schedule is about that close again, holding neither its lock nor a slot.
+ * Runs one `payout-attempts` job whose Daraja requests each wait for a slot (`untilSlot`). With
+ * no slot within the bound, the job is put back delayed, holding neither its lock nor a slot.
  */
-export async function bookSlot(
+export async function runPaced<T>(
   pacer: Pacer,
   job: Job,
   token: string | undefined,
-): Promise<() => Promise<void>> {
-  const slot = await pacer.take();
-  if (!slot.granted) {
-    if (!token) throw new Error('no Daraja slot within the bound, and no lock token to delay the job');
-    await job.moveToDelayed(Date.now() + Math.ceil(slot.waitMs - DARAJA_PACING_BOUND_MS / 2), token);
+  run: (untilSlot: () => Promise<void>) => Promise<T>,
+): Promise<T> {
+  try {
+    return await run(() => untilSlotOf(pacer));
+  } catch (err) {
+    if (!(err instanceof NoDarajaSlot) || !token) throw err;
+    await job.moveToDelayed(Date.now() + err.retryInMs, token);
     throw new DelayedError();
   }
-  const at = performance.now() + slot.waitMs;
-  return async () => {
-    const wait = at - performance.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-  };
 }
 
 /** `payout-attempts`: B2C sends and Transaction Status checks, paced to what Daraja allows. */
@@ -169,8 +182,9 @@ export function startAttemptWorker(
   const worker = createWorker(
     'payout-attempts',
     async ({ payoutId, part }, job, token) => {
-      const untilSlot = await bookSlot(pacer, job, token);
-      const step = await runPayoutAttempt(payoutId, part, { ...options.deps, untilSlot });
+      const step = await runPaced(pacer, job, token, (untilSlot) =>
+        runPayoutAttempt(payoutId, part, { ...options.deps, untilSlot }),
+      );
       if (step.kind === 'delay') {
         await job.moveToDelayed(step.until, token);
         throw new DelayedError();
