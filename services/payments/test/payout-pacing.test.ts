@@ -111,8 +111,8 @@ describe("Daraja's send schedule", () => {
       const worker = createWorker(
         'payout-attempts',
         async (_payload, job, token) => {
-          await runPaced(pacer, job, token, async (untilSlot) => {
-            await untilSlot();
+          await runPaced(pacer, job, token, async (bookSlot) => {
+            await (await bookSlot())();
             starts.push(performance.now());
             if (starts.length === total) allStarted();
           });

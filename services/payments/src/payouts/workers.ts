@@ -116,7 +116,7 @@ export const darajaIntervalMs = (maxPerSecond: number) => (1000 + DARAJA_SPARE_M
  * Daraja's pace for `payout-attempts`: right before each B2C send or Transaction Status check, the
  * job books the next slot of one schedule in Redis, `darajaIntervalMs` after the last, shared by
  * every replica (`createPacer`, libs/queue/src/pacer.ts), and the request waits for that slot
- * (`untilSlot` in attempt.ts). Daraja's spike arrest refuses a request when the last second
+ * (`bookSlot` in attempt.ts). Daraja's spike arrest refuses a request when the last second
  * already holds the allowed number (`THROTTLED`, backed off in attempt.ts), so evenly spaced
  * requests keep every sliding second under the limit. BullMQ's limiter did the spacing before,
  * but it counted job starts, and a job it let through then waited for the worker's next fetch:
@@ -146,26 +146,30 @@ export class NoDarajaSlot extends Error {
   }
 }
 
-/** Books the next slot on Daraja's schedule and waits for it; `NoDarajaSlot` if none is close. */
-export async function untilSlotOf(pacer: Pacer): Promise<void> {
+/** Books the next slot on Daraja's schedule and returns the wait for it; `NoDarajaSlot` if none is close. */
+export async function bookSlotOf(pacer: Pacer): Promise<() => Promise<void>> {
   const slot = await pacer.take();
   // Back about when the schedule is half the bound away: other jobs book meanwhile.
   if (!slot.granted) throw new NoDarajaSlot(Math.ceil(slot.waitMs - DARAJA_PACING_BOUND_MS / 2));
-  if (slot.waitMs > 0) await new Promise((resolve) => setTimeout(resolve, slot.waitMs));
+  const at = performance.now() + slot.waitMs;
+  return async () => {
+    const wait = at - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  };
 }
 
 /**
- * Runs one `payout-attempts` job whose Daraja requests each wait for a slot (`untilSlot`). With
+ * Runs one `payout-attempts` job whose Daraja requests each book a slot (`bookSlot`). With
  * no slot within the bound, the job is put back delayed, holding neither its lock nor a slot.
  */
 export async function runPaced<T>(
   pacer: Pacer,
   job: Job,
   token: string | undefined,
-  run: (untilSlot: () => Promise<void>) => Promise<T>,
+  run: (bookSlot: () => Promise<() => Promise<void>>) => Promise<T>,
 ): Promise<T> {
   try {
-    return await run(() => untilSlotOf(pacer));
+    return await run(() => bookSlotOf(pacer));
   } catch (err) {
     if (!(err instanceof NoDarajaSlot) || !token) throw err;
     await job.moveToDelayed(Date.now() + err.retryInMs, token);
@@ -182,8 +186,8 @@ export function startAttemptWorker(
   const worker = createWorker(
     'payout-attempts',
     async ({ payoutId, part }, job, token) => {
-      const step = await runPaced(pacer, job, token, (untilSlot) =>
-        runPayoutAttempt(payoutId, part, { ...options.deps, untilSlot }),
+      const step = await runPaced(pacer, job, token, (bookSlot) =>
+        runPayoutAttempt(payoutId, part, { ...options.deps, bookSlot }),
       );
       if (step.kind === 'delay') {
         await job.moveToDelayed(step.until, token);
