@@ -95,29 +95,43 @@ describe("Daraja's send schedule", () => {
   });
 
   /**
-   * The start times of `total` jobs through `replicas` workers paced as `startAttemptWorker`
-   * paces them, each with its own pacer and connection (a replica of the payments service): one
-   * job first, then the rest at once, late in that first second.
+   * The slots (ms on Redis's clock) that `total` jobs through `replicas` workers booked, paced as
+   * `startAttemptWorker` paces them, each replica with its own pacer and connection: one job
+   * first, then the rest at once, late in that first second. Slot times, not the workers' own
+   * clocks: a timer fired late on a busy machine is what the schedule's spare absorbs
+   * (DARAJA_SPARE_MS), and no assertion here should hang on the test machine's load.
    */
-  async function startsOfBurst(max: number, total: number, replicas: number): Promise<number[]> {
+  async function slotsOfBurst(
+    max: number,
+    total: number,
+    replicas: number,
+    concurrency = 4,
+  ): Promise<number[]> {
     const prefix = uniqueRedisPrefix('pacing');
-    const starts: number[] = [];
+    const slots: number[] = [];
     let allStarted: () => void = () => {};
     const done = new Promise<void>((resolve) => {
       allStarted = resolve;
     });
     for (let r = 0; r < replicas; r++) {
       const pacer = pacerOn(prefix, max);
+      const recorded: Pacer = {
+        async take() {
+          const slot = await pacer.take();
+          if (slot.granted) slots.push(slot.atUs / 1000);
+          return slot;
+        },
+        close: () => pacer.close(),
+      };
       const worker = createWorker(
         'payout-attempts',
         async (_payload, job, token) => {
-          await runPaced(pacer, job, token, async (bookSlot) => {
+          await runPaced(recorded, job, token, async (bookSlot) => {
             await (await bookSlot())();
-            starts.push(performance.now());
-            if (starts.length === total) allStarted();
+            if (slots.length === total) allStarted();
           });
         },
-        { connection: testRedisUrl(), prefix, concurrency: 4 },
+        { connection: testRedisUrl(), prefix, concurrency },
       );
       closers.push(() => worker.close());
     }
@@ -129,28 +143,27 @@ describe("Daraja's send schedule", () => {
       Array.from({ length: total - 1 }, (_, i) => producer.add(payload(i + 1), { jobId: `p-${i + 1}` })),
     );
     await done;
-    return starts.sort((a, b) => a - b);
+    return slots.sort((a, b) => a - b);
   }
 
-  // Starts are measured when the wait for their slot ends, on each replica's own timers: a timer
-  // fired late is what the schedule's spare (DARAJA_SPARE_MS) absorbs.
-  it('keeps any second of starts at the limit on two replicas, a burst arriving late in a second', async () => {
+  it('keeps any second of requests at the limit on two replicas, a burst arriving late in a second', async () => {
     const max = 10;
-    const starts = await startsOfBurst(max, 3 * max, 2);
-    expect(starts).toHaveLength(3 * max);
-    expect(busiestSecond(starts)).toBeLessThanOrEqual(max);
+    const slots = await slotsOfBurst(max, 3 * max, 2);
+    expect(slots).toHaveLength(3 * max);
+    expect(busiestSecond(slots)).toBeLessThanOrEqual(max);
   }, 30_000);
 
-  it('starts a saturated queue one slot apart, not one slot plus a fetch apart (MPESA_B2C_MAX_PER_SECOND = 100)', async () => {
-    // At 100 a second a slot is 10.5 ms. BullMQ's limiter of one start per 10 ms, each start then
-    // waiting for the worker's next fetch, made a median second of 91 starts in this test on an
-    // idle machine (fewer on a busy one): about 11 ms a start. On the schedule a second holds
-    // what its slots allow, whatever a fetch takes.
+  it('books a saturated queue one slot apart, not one slot plus a fetch apart (MPESA_B2C_MAX_PER_SECOND = 100)', async () => {
+    // At 100 a second a slot is 10.5 ms: a saturated second holds 95 or 96. BullMQ's limiter of
+    // one start per 10 ms, each start then waiting for the worker's next fetch, made a median
+    // second of 91 starts in this test on an idle machine at concurrency 4 (fewer on a busy
+    // one): each start waited for a fetch. Here eight jobs in hand book up to 84 ms ahead, which
+    // a loaded machine's fetches keep up with (four, 42 ms, made 91 at load average 9).
     const max = 100;
     const perSecond = Math.floor(1000 / darajaIntervalMs(max));
-    const starts = await startsOfBurst(max, 4 * max, 1);
-    expect(starts).toHaveLength(4 * max);
-    expect(busiestSecond(starts)).toBeLessThanOrEqual(max);
-    expect(median(secondsFrom(starts.slice(1)))).toBeGreaterThanOrEqual(perSecond - 1);
+    const slots = await slotsOfBurst(max, 4 * max, 1, 8);
+    expect(slots).toHaveLength(4 * max);
+    expect(busiestSecond(slots)).toBeLessThanOrEqual(max);
+    expect(median(secondsFrom(slots.slice(1)))).toBeGreaterThanOrEqual(perSecond - 1);
   }, 30_000);
 });
