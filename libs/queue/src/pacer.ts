@@ -18,6 +18,9 @@ import {
  * to 33 ms, a faster pace. The key expires once the schedule is idle.
  */
 const TAKE_SLOT = `
+-- Redis before 7 replicates scripts verbatim and refuses a write after TIME unless asked to
+-- replicate the script's effects instead; from 7 on that is the only way, and this is a no-op.
+if redis.replicate_commands then redis.replicate_commands() end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local interval = tonumber(ARGV[1])
