@@ -17,6 +17,7 @@ export {
   withJobOutbox,
   withOutboxJobs,
 } from './job-outbox';
+export { createPacer, type Pacer, type PacerOptions, type Slot } from './pacer';
 export {
   type AddOptions,
   type BulkJob,

@@ -45,6 +45,14 @@ export interface AttemptDeps {
   settings: PayoutSettings;
   now: Clock;
   logger: Logger;
+  /**
+   * Books a turn on Daraja's schedule (workers.ts) and returns the wait for it, awaited right
+   * before the request: a job that finds nothing to ask Daraja takes no turn, and what is written
+   * before a request is written during the wait. It may throw when no turn is free soon enough;
+   * it is called before anything about that request is recorded, so the job simply runs again
+   * later.
+   */
+  bookSlot?: () => Promise<() => Promise<void>>;
 }
 
 export type AttemptStep = { kind: 'done' } | { kind: 'delay'; until: number };
@@ -69,6 +77,10 @@ function providerOfPayout(p: PayoutDoc, deps: AttemptDeps): PayoutProvider {
   if (!provider) throw new Error('no sandbox Daraja is configured for this sandbox payout');
   return provider;
 }
+
+/** Books this request's turn on Daraja's schedule (none to wait for without a schedule). */
+const bookTurn = (deps: AttemptDeps): Promise<() => Promise<void>> =>
+  deps.bookSlot ? deps.bookSlot() : Promise.resolve(async () => {});
 
 /** The stable reason of a B2C ResultCode (anything unknown is PROVIDER_ERROR). */
 export function reasonOf(resultCode: string | null | undefined): FailureReason {
@@ -136,6 +148,7 @@ async function beforeRetry(
   const stale =
     sq && sq.answer === null && now.getTime() - sq.askedAt.getTime() > settings.statusAnswerWaitMs;
   if (!sq || sq.forOcid !== ocid || stale) {
+    await (await bookTurn(deps))();
     let ack: Accepted;
     try {
       ack = await providerOfPayout(p, deps).transactionStatus({
@@ -204,12 +217,14 @@ async function sendB2c(p: PayoutDoc, part: PartDoc, deps: AttemptDeps): Promise<
   const { settings, store } = deps;
   const ocid = part.originatorConversationId as string;
   const unit = 10n ** BigInt(p.exponent);
+  const turn = await bookTurn(deps);
   const sentAt = deps.now();
   // Recorded before it is sent, and not sent if it cannot be recorded: the ledger never lacks a
   // request that went out (the job is retried).
   await deps.ledger.append(
     ledgerRow(p, part, 'B2C_REQUEST', ocid, sentAt, { amountMinor: part.amountMinor }),
   );
+  await turn();
   let ack: Accepted;
   try {
     ack = await providerOfPayout(p, deps).b2c({
@@ -285,6 +300,7 @@ async function sendB2c(p: PayoutDoc, part: PartDoc, deps: AttemptDeps): Promise<
 /** Asks Transaction Status about an accepted attempt whose Result is awaited (never sends it again). */
 async function askStatusWhileAwaiting(p: PayoutDoc, part: PartDoc, deps: AttemptDeps): Promise<void> {
   const ocid = part.originatorConversationId as string;
+  await (await bookTurn(deps))();
   try {
     const ack = await providerOfPayout(p, deps).transactionStatus({
       originatorConversationId: ocid,
