@@ -45,7 +45,7 @@ import {
   publicForwardingRoutes,
 } from './forwarding/routes';
 import { upstreams as createUpstreams } from './forwarding/upstreams';
-import { webhookUrlLookup } from './forwarding/webhook-url';
+import { type WebhookUrlOf, webhookUrlLookup } from './forwarding/webhook-url';
 import { createOperators } from './operators/domain';
 import { operatorRoutes, operatorSignInRoutes } from './operators/routes';
 import { createOps } from './ops/domain';
@@ -118,6 +118,15 @@ function assertNotForwarded<B extends { contract: { path: string; operationId: s
       throw new Error(`${contract.operationId} (${contract.path}) lies under a forwarded prefix`);
   }
   return bindings;
+}
+
+/**
+ * The webhook URL lookup under the stamp a request saw. Made here rather than inline in the
+ * request's context: tsx names a function written as an object literal's property with an
+ * `Object.defineProperty` call each time it is made, on every request.
+ */
+function underStamp(lookup: WebhookUrlOf, version: string | undefined) {
+  return (organizationId: string) => lookup(organizationId, version);
 }
 
 /** How long a request waits for the auth stamp check before reading MongoDB instead. */
@@ -399,7 +408,7 @@ async function buildGateway(
           apiKeys,
           users,
           // Under the stamp this request saw, so a cached URL is only used while it holds.
-          webhookUrlOf: (organizationId: string) => webhookUrlOf(organizationId, req.authVersion),
+          webhookUrlOf: underStamp(webhookUrlOf, req.authVersion),
         };
       },
     );

@@ -27,6 +27,9 @@ const REGISTRATION = /^\/auth\/register-organization\/?$/i;
  * mounted there, and the URL is restored before the request moves on.
  */
 export function beforeBody(stages: BeforeBodyStages): RequestHandler {
+  const registration = inOrder([stages.registration]);
+  const anonymous = inOrder([stages.anonymous]);
+  const caller = inOrder(stages.caller);
   return (req: Request, res: Response, next: NextFunction): void => {
     if (!API.test(req.url)) {
       next();
@@ -39,33 +42,54 @@ export function beforeBody(stages: BeforeBodyStages): RequestHandler {
     // `OPTIONS` is answered from the route declarations alone, whoever asks: counted per address.
     const chain =
       req.method === 'OPTIONS'
-        ? [stages.anonymous]
+        ? anonymous
         : REGISTRATION.test(path)
-          ? [stages.registration]
+          ? registration
           : stages.isAnonymousPath(path)
-            ? [stages.anonymous]
-            : stages.caller;
+            ? anonymous
+            : caller;
     const baseUrl = req.baseUrl;
     req.url = inner.startsWith('/') ? inner : `/${inner}`;
     req.baseUrl = `${baseUrl}${url.slice(0, 4)}`;
-    const leave = (err?: unknown) => {
+    chain(req, res, (err?: unknown) => {
       req.url = url;
       req.baseUrl = baseUrl;
       next(err);
-    };
-    const run = (i: number): void => {
-      const handler = chain[i];
+    });
+  };
+}
+
+/**
+ * The handlers one after the other, as express would run them, with one continuation per
+ * request rather than one per handler: an error (passed on, thrown, or an async handler's
+ * rejection) goes to `done` and skips the rest.
+ *
+ * The continuation is assigned to a property, not bound to a name: the services run under tsx,
+ * whose transform names every function bound to a `const` with an `Object.defineProperty` call
+ * each time it is made (its `__name`), which was a visible share of this path's CPU.
+ */
+function inOrder(
+  handlers: readonly RequestHandler[],
+): (req: Request, res: Response, done: NextFunction) => void {
+  return (req, res, done) => {
+    const run: { i: number; step: NextFunction } = { i: 0, step: done };
+    run.step = (err?: unknown): void => {
+      if (err) {
+        done(err);
+        return;
+      }
+      const handler = handlers[run.i++];
       if (!handler) {
-        leave();
+        done();
         return;
       }
       try {
-        const result = handler(req, res, (err?: unknown) => (err ? leave(err) : run(i + 1))) as unknown;
-        if (result instanceof Promise) result.catch(leave);
+        const result = handler(req, res, run.step) as unknown;
+        if (result instanceof Promise) result.catch(done);
       } catch (err) {
-        leave(err);
+        done(err);
       }
     };
-    run(0);
+    run.step();
   };
 }

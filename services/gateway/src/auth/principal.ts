@@ -147,6 +147,12 @@ export function authenticate(deps: AuthDeps): RequestHandler {
     req.authVersion = resolution.version;
 
     const { limits } = deps;
+    const paymentsInitiate = req.method === 'POST' && req.path === '/payments/initiate';
+    if (resolution.limited && !paymentsInitiate) {
+      // A cached caller has spent its point with the stamp check: nothing is left to await.
+      next(settle(res, limits.partner.spec, resolution.limited.state, resolution.limited.over));
+      return;
+    }
     const picked: Array<{ limit: Limit; key: string }> = [];
     if (!principal) {
       picked.push({ limit: limits.anonymous, key: `ip:${deps.clientIp(req)}` });
@@ -157,14 +163,13 @@ export function authenticate(deps: AuthDeps): RequestHandler {
       } else {
         picked.push({ limit: limits.partner, key: principal.limitKey });
       }
-      if (req.method === 'POST' && req.path === '/payments/initiate') {
+      if (paymentsInitiate) {
         picked.push({
           limit: limits.paymentsInitiate,
           key: organizationLimitKey(principal.organization._id),
         });
       }
     }
-    // A cached caller has spent its point with the stamp check: nothing is left to await.
     next(picked.length === 0 ? undefined : await consumeAll(res, picked, deps.logger));
   };
 }

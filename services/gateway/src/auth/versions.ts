@@ -113,6 +113,14 @@ export function authVersions(options: {
   redis.defineCommand('gatewayAuthVersion', { numberOfKeys: 1, lua: CURRENT });
   redis.defineCommand('gatewayAuthCheck', { numberOfKeys: 2, lua: CHECK_AND_CONSUME });
   const commands = redis as unknown as VersionCommands;
+  // A client whose own command timeout (libs/redis/src/fail-fast.ts, the one the gateway runs
+  // with) is within `timeoutMs` already rejects a command Redis does not answer in time: a
+  // second timer and promise per stamp check would bound nothing more.
+  const ownTimeout = redis.options.commandTimeout;
+  const bounded: <T>(promise: Promise<T>) => Promise<T> =
+    ownTimeout !== undefined && ownTimeout > 0 && ownTimeout <= options.timeoutMs
+      ? (promise) => promise
+      : (promise) => within(promise, options.timeoutMs);
   const keyOf = (organizationId: string) => `${prefix}:auth:org:${organizationId}`;
   const retries = new Set<NodeJS.Timeout>();
 
@@ -138,12 +146,9 @@ export function authVersions(options: {
 
   return {
     current: (organizationId) =>
-      within(
-        commands.gatewayAuthVersion(keyOf(organizationId), randomUUID(), VERSION_TTL_SECONDS),
-        options.timeoutMs,
-      ),
+      bounded(commands.gatewayAuthVersion(keyOf(organizationId), randomUUID(), VERSION_TTL_SECONDS)),
     async check(organizationId, expected, limit, limitKey) {
-      const reply = await within(
+      const reply = await bounded(
         commands.gatewayAuthCheck(
           keyOf(organizationId),
           limit.limiter.getKey(limitKey),
@@ -153,7 +158,6 @@ export function authVersions(options: {
           expected ?? '',
           limit.spec.durationSeconds,
         ),
-        options.timeoutMs,
       );
       const [version, consumed, pttl] = reply;
       if (consumed === undefined || pttl === undefined) return { version };
@@ -180,7 +184,8 @@ export function authVersions(options: {
 }
 
 /**
- * `promise`, or a rejection after `ms` (the Redis client has no command timeout of its own).
+ * `promise`, or a rejection after `ms` (for a client without a command timeout of its own, or
+ * with a longer one).
  * One promise and one timer per call: this bounds the stamp check of every authenticated
  * request, where `Promise.race` and `finally` cost three more promises each time.
  */

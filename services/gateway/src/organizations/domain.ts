@@ -145,12 +145,29 @@ function sandboxKyb(organizationId: string, now: Date) {
   };
 }
 
+type OrganizationRead = ReturnType<typeof organizationView> & { webhookUrl: string | null };
+
+/**
+ * The last view made of each organization document, with the URL it was made with. A cached
+ * caller (services/gateway/src/auth/principal.ts) carries the same document on every request
+ * until the organization's stamp changes, and a change reads a new document from MongoDB, so
+ * the view goes with the document it was made from and is made once per document and URL, not
+ * on every `GET /organizations/me`. Documents are read-only once read (`lean`), and the view
+ * is only serialized.
+ */
+const reads = new WeakMap<OrganizationDoc, OrganizationRead>();
+
 /** The organization with its webhook URL, which the webhooks service owns. */
 async function readOrganization(
   organization: OrganizationDoc,
   webhookUrlOf: (organizationId: string) => Promise<string | null>,
-) {
-  return { ...organizationView(organization), webhookUrl: await webhookUrlOf(organization._id) };
+): Promise<OrganizationRead> {
+  const webhookUrl = await webhookUrlOf(organization._id);
+  const made = reads.get(organization);
+  if (made !== undefined && made.webhookUrl === webhookUrl) return made;
+  const read = { ...organizationView(organization), webhookUrl };
+  reads.set(organization, read);
+  return read;
 }
 
 /** Sets the writable settings given (`null` clears one); other keys never reach here. */
