@@ -186,4 +186,6 @@ HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
 STOPSIGNAL SIGTERM
 # `exec` replaces the shell with node, so node is PID 1 and receives SIGTERM itself (the
 # services shut down gracefully on it). No shell stays around. Compiled JavaScript: no tsx.
-CMD ["/bin/sh", "-c", "exec node \"services/${SERVICE}/src/main.js\""]
+# The flags are every service's, as npm start gives them (tools/topology SERVICE_NODE_FLAGS says
+# why; test/deploy/dockerfile.test.ts keeps the two the same).
+CMD ["/bin/sh", "-c", "exec node --no-allocation-site-pretenuring \"services/${SERVICE}/src/main.js\""]

@@ -41,6 +41,7 @@ import {
   MPESA_CREDENTIAL_ENV,
   type Ports,
   type ProcessName,
+  SERVICE_NODE_FLAGS,
   SERVICES,
   STAND_INS,
   type StandInName,
@@ -549,7 +550,9 @@ async function main(): Promise<void> {
       ...localWiring(spec.name, ports),
       ...LOCAL_SETTINGS[spec.name],
     };
-    supervisor.spawnNode(spec.name, ['--import', 'tsx', path.join(root, spec.main)], { env });
+    supervisor.spawnNode(spec.name, [...SERVICE_NODE_FLAGS, '--import', 'tsx', path.join(root, spec.main)], {
+      env,
+    });
   }
   await Promise.all(
     [...SERVICES, ...STAND_INS].flatMap((spec) =>

@@ -3,6 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { appendFileSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
+import { SERVICE_NODE_FLAGS } from '@parametric/topology';
 
 const root = path.resolve(__dirname, '..', '..');
 
@@ -12,7 +13,10 @@ export function median(values: number[]): number {
 }
 
 /**
- * A TypeScript entry point (e.g. `services/gateway/src/main.ts`) as its own process.
+ * A TypeScript entry point (e.g. `services/gateway/src/main.ts`) as its own process, with the
+ * flags `npm start` and the images give every service's node (tools/topology
+ * `SERVICE_NODE_FLAGS`): the services as they run, and the floors and bare express beside them on
+ * the same runtime settings, so a ratio measures code, not flags.
  * `BENCH_CPU_PROF=policy` (any part of the script's path) runs the matching processes with
  * `--cpu-prof`, writing profiles to `BENCH_CPU_PROF_DIR` (default `bench/profiles`) as they exit.
  */
@@ -25,7 +29,7 @@ export function startProcess(script: string, env: NodeJS.ProcessEnv): ChildProce
           `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR ?? path.join(root, 'bench', 'profiles')}`,
         ]
       : [];
-  return spawn(process.execPath, [...profile, '--import', 'tsx', script], {
+  return spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...profile, '--import', 'tsx', script], {
     cwd: root,
     env,
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { SERVICE_NODE_FLAGS } from '@parametric/topology';
 import { DASHBOARD_BUILD_DIR } from '../../services/gateway/src/dashboard/static';
 import { lineageIn, parseDockerfile, type Stage } from './dockerfile';
 import { at, readListedResources, readRepoFile, repoRoot } from './support';
@@ -178,13 +179,16 @@ describe('Dockerfile', () => {
     }
   });
 
-  test('CMD runs the compiled services/<SERVICE>/src/main.js with node, no tsx, node as the process (exec)', () => {
+  test("CMD runs the compiled services/<SERVICE>/src/main.js with node and the services' node flags, no tsx, node as the process (exec)", () => {
     expect(instructionsOf(finalStage, 'ENTRYPOINT').filter((e) => !/^\[\s*\]$/.test(e))).toEqual([]);
     const cmd = instructionsOf(finalStage, 'CMD').at(-1);
     const argv = execForm(String(cmd));
     expect(argv).toBeDefined(); // exec form: no shell wrapped around it by Docker
     const command = (argv as string[]).join(' ');
-    expect(command).toMatch(/node "?services\/\$\{?SERVICE\}?\/src\/main\.js"?$/);
+    // The flags npm start gives every service (tools/topology), in the same order: a pod runs
+    // with what was measured.
+    const flags = SERVICE_NODE_FLAGS.map((flag) => `${flag} `).join('');
+    expect(command).toMatch(new RegExp(`node ${flags}"?services\\/\\$\\{?SERVICE\\}?\\/src\\/main\\.js"?$`));
     expect(command).not.toMatch(/tsx|--import|--require|\.ts\b/);
     if ((argv as string[])[0]?.endsWith('sh')) {
       // Through a shell only to expand $SERVICE, which must then exec node to hand it PID 1.

@@ -6,7 +6,13 @@ import { policyRefOf, policyRegistryAbi } from '@parametric/chain';
 import { createEvent } from '@parametric/events';
 import { signContext } from '@parametric/http';
 import { eventually, testMongoUrl } from '@parametric/test-harness';
-import { localWiring, type Ports, type ServiceName, service as topologyService } from '@parametric/topology';
+import {
+  localWiring,
+  type Ports,
+  SERVICE_NODE_FLAGS,
+  type ServiceName,
+  service as topologyService,
+} from '@parametric/topology';
 import type { WebhookReceiver } from '@parametric/webhook-receiver';
 import type { Queue } from 'bullmq';
 import { createPublicClient, http } from 'viem';
@@ -55,11 +61,15 @@ export function faultTable(): FaultRow[] {
  * (libs/runtime) instead of outliving the run; the channel does not keep this process alive.
  */
 export function service(name: ServiceName, env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', topologyService(name).main], {
-    cwd: root,
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'error', ...env },
-  });
+  const child = spawn(
+    process.execPath,
+    [...SERVICE_NODE_FLAGS, '--import', 'tsx', topologyService(name).main],
+    {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'error', ...env },
+    },
+  );
   child.channel?.unref();
   return child;
 }

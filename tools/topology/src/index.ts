@@ -227,6 +227,21 @@ const payments: ServiceSpec = {
   optionalSecrets: [],
 };
 
+/**
+ * What every service's `node` is started with, wherever it runs: `npm start` (scripts/start.ts),
+ * the image's CMD (Dockerfile; test/deploy/dockerfile.test.ts holds it to this list), the fault
+ * suite's stacks and the benchmarks' processes (bench/support/run.ts).
+ *
+ * `--no-allocation-site-pretenuring`: V8 otherwise learns, from the requests that happen to be in
+ * flight when the young generation is collected, to allocate a request's objects straight into the
+ * old generation; those dead old objects then keep the young objects they point to alive through
+ * the next collections, so about a quarter of what a gateway request allocates was copied and
+ * promoted (10.6 MB per young collection, 13-18 ms each, against 3.3 MB and 5-6 ms without it),
+ * and garbage collection was the largest cost of `GET /api/organizations/me` after socket writes
+ * (docs/performance.md, "Young-generation collections: V8's pretenuring").
+ */
+export const SERVICE_NODE_FLAGS: readonly string[] = ['--no-allocation-site-pretenuring'];
+
 /** The deployed services, in the order `npm start` lists them. */
 export const SERVICES: readonly ServiceSpec[] = [gateway, webhooks, policy, determinations, payments];
 
