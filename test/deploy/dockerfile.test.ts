@@ -187,7 +187,9 @@ describe('Dockerfile', () => {
     const command = (argv as string[]).join(' ');
     // The flags npm start gives every service (tools/topology), in the same order: a pod runs
     // with what was measured.
-    const flags = SERVICE_NODE_FLAGS.map((flag) => `${flag} `).join('');
+    const flags = SERVICE_NODE_FLAGS.map((flag) => `${flag.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} `).join(
+      '',
+    );
     expect(command).toMatch(new RegExp(`node ${flags}"?services\\/\\$\\{?SERVICE\\}?\\/src\\/main\\.js"?$`));
     expect(command).not.toMatch(/tsx|--import|--require|\.ts\b/);
     if ((argv as string[])[0]?.endsWith('sh')) {

@@ -232,12 +232,12 @@ const payments: ServiceSpec = {
  * the image's CMD (Dockerfile; test/deploy/dockerfile.test.ts holds it to this list), the fault
  * suite's stacks and the benchmarks' processes (bench/support/run.ts).
  *
- * `--no-allocation-site-pretenuring`: V8 otherwise learns, from the requests that happen to be in
- * flight when the young generation is collected, to allocate a request's objects straight into the
- * old generation; those dead old objects then keep the young objects they point to alive through
- * the next collections, so about a quarter of what a gateway request allocates was copied and
- * promoted (10.6 MB per young collection, 13-18 ms each, against 3.3 MB and 5-6 ms without it),
- * and garbage collection was the largest cost of `GET /api/organizations/me` after socket writes
+ * `--no-allocation-site-pretenuring`: without it, about a quarter of what a gateway request
+ * allocates survived each young collection and was promoted (10.6 MB per collection, 13-18 ms each,
+ * against 3.5 MB and 5-6 ms with it) though nothing kept the requests: what fits is V8 allocating
+ * request-scoped objects straight into the old generation, whose dead copies keep the young
+ * objects they point to alive; garbage collection was the largest cost of
+ * `GET /api/organizations/me` after socket writes
  * (docs/performance.md, "Young-generation collections: V8's pretenuring").
  */
 export const SERVICE_NODE_FLAGS: readonly string[] = ['--no-allocation-site-pretenuring'];
