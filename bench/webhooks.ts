@@ -46,7 +46,7 @@ import { signContext } from '@parametric/http';
 import { freePort } from '@parametric/local-process';
 import { startLocalRedis } from '@parametric/local-redis';
 import { createProducer } from '@parametric/queue';
-import { SERVICE_NODE_FLAGS } from '@parametric/topology';
+import { serviceNodeArgs } from '@parametric/topology';
 import { startWebhookReceiver, type WebhookReceiver } from '@parametric/webhook-receiver';
 import { Queue } from 'bullmq';
 import { createSender } from '../services/webhooks/src/delivery/send';
@@ -86,17 +86,12 @@ async function main(): Promise<void> {
   const port = await freePort();
   const service: ChildProcess = spawn(
     process.execPath,
-    [
-      // As npm start runs it (tools/topology SERVICE_NODE_FLAGS).
-      ...SERVICE_NODE_FLAGS,
-      // BENCH_PROFILE_DIR=/tmp/x: a CPU profile of the service process, written when it stops.
-      ...(process.env.BENCH_PROFILE_DIR
-        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]
-        : []),
-      '--import',
-      'tsx',
+    // As npm start runs it; BENCH_PROFILE_DIR=/tmp/x: a CPU profile of the service process,
+    // written when it stops.
+    serviceNodeArgs(
       'services/webhooks/src/main.ts',
-    ],
+      process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [],
+    ),
     {
       cwd: root,
       stdio: ['ignore', 'ignore', 'inherit'],

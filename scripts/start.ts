@@ -41,12 +41,12 @@ import {
   MPESA_CREDENTIAL_ENV,
   type Ports,
   type ProcessName,
-  SERVICE_NODE_FLAGS,
   SERVICES,
   STAND_INS,
   type StandInName,
   type StoreName,
   secretNames,
+  serviceNodeArgs,
   storeEnv,
 } from '@parametric/topology';
 import { WEBHOOK_RECEIVER_BIN } from '@parametric/webhook-receiver';
@@ -550,7 +550,7 @@ async function main(): Promise<void> {
       ...localWiring(spec.name, ports),
       ...LOCAL_SETTINGS[spec.name],
     };
-    supervisor.spawnNode(spec.name, [...SERVICE_NODE_FLAGS, '--import', 'tsx', path.join(root, spec.main)], {
+    supervisor.spawnNode(spec.name, serviceNodeArgs(path.join(root, spec.main)), {
       env,
     });
   }

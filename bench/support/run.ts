@@ -3,7 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { appendFileSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
-import { SERVICE_NODE_FLAGS } from '@parametric/topology';
+import { serviceNodeArgs } from '@parametric/topology';
 
 const root = path.resolve(__dirname, '..', '..');
 
@@ -29,7 +29,7 @@ export function startProcess(script: string, env: NodeJS.ProcessEnv): ChildProce
           `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR ?? path.join(root, 'bench', 'profiles')}`,
         ]
       : [];
-  return spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...profile, '--import', 'tsx', script], {
+  return spawn(process.execPath, serviceNodeArgs(script, profile), {
     cwd: root,
     env,
     stdio: ['ignore', 'ignore', 'inherit'],

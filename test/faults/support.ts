@@ -9,8 +9,8 @@ import { eventually, testMongoUrl } from '@parametric/test-harness';
 import {
   localWiring,
   type Ports,
-  SERVICE_NODE_FLAGS,
   type ServiceName,
+  serviceNodeArgs,
   service as topologyService,
 } from '@parametric/topology';
 import type { WebhookReceiver } from '@parametric/webhook-receiver';
@@ -61,15 +61,11 @@ export function faultTable(): FaultRow[] {
  * (libs/runtime) instead of outliving the run; the channel does not keep this process alive.
  */
 export function service(name: ServiceName, env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(
-    process.execPath,
-    [...SERVICE_NODE_FLAGS, '--import', 'tsx', topologyService(name).main],
-    {
-      cwd: root,
-      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-      env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'error', ...env },
-    },
-  );
+  const child = spawn(process.execPath, serviceNodeArgs(topologyService(name).main), {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'error', ...env },
+  });
   child.channel?.unref();
   return child;
 }

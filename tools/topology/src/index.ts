@@ -242,6 +242,16 @@ const payments: ServiceSpec = {
  */
 export const SERVICE_NODE_FLAGS: readonly string[] = ['--no-allocation-site-pretenuring'];
 
+/**
+ * `node`'s arguments for a TypeScript entry point run from source as a service runs: the
+ * service flags, `extra` (e.g. a benchmark's `--cpu-prof`), then tsx and the entry. The one
+ * spelling of it for `npm start`, the fault suite and the benchmarks (the image runs compiled
+ * JavaScript with the same flags: its CMD).
+ */
+export function serviceNodeArgs(entry: string, extra: readonly string[] = []): string[] {
+  return [...SERVICE_NODE_FLAGS, ...extra, '--import', 'tsx', entry];
+}
+
 /** The deployed services, in the order `npm start` lists them. */
 export const SERVICES: readonly ServiceSpec[] = [gateway, webhooks, policy, determinations, payments];
 

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import {
@@ -5,11 +6,13 @@ import {
   localPorts,
   localWiring,
   type ProcessName,
+  SERVICE_NODE_FLAGS,
   SERVICES,
   STAND_INS,
   STORES,
   secretNames,
   service,
+  serviceNodeArgs,
   usersOf,
   usesOf,
 } from '../src';
@@ -90,6 +93,23 @@ describe('the topology', () => {
       }
     }
     expect(STORES.map((s) => s.name)).toEqual(['mongo', 'redis', 'chain']);
+  });
+});
+
+describe('serviceNodeArgs', () => {
+  it('starts node with the service flags and the extras as its own options, running the entry from source', () => {
+    const entry = path.join(__dirname, 'fixtures', 'print-node-args.ts');
+    const run = spawnSync(process.execPath, serviceNodeArgs(entry, ['--stack-size=2000']), {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(run.stderr).toBe('');
+    const started = JSON.parse(run.stdout) as { execArgv: string[]; script: string };
+    expect(started.script).toBe(entry);
+    // Options node itself took (a flag placed after the entry would reach the script instead).
+    for (const flag of [...SERVICE_NODE_FLAGS, '--stack-size=2000']) expect(started.execArgv).toContain(flag);
+    expect(started.execArgv).toEqual(expect.arrayContaining(['--import', 'tsx']));
   });
 });
 
