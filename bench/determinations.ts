@@ -41,12 +41,19 @@
  *   same organizations (90,000 seeded in bulk besides each round's), the other only each round's
  *   (10,000): the previous round's policies are EXPIRED before each round in both, so the active
  *   store is exactly that. Rounds alternate; target: end-to-end rate ≥ 0.8 of the smaller store's.
+ * - `idle` (target 4's fixed part): what the platform costs at rest, with the services' own
+ *   intervals (relay polls, sweeps, queue workers' waits, metrics), on 1 and then on 2 processes
+ *   each of determinations, webhooks, payments and policy, one platform at a time: 10 partners and
+ *   2 Tier 2 ones registered, BENCH_IDLE_SETTLE_SECONDS (10) to settle, then the CPU of every
+ *   platform process over BENCH_IDLE_SECONDS (30), in ms of CPU per second. A replica's rest is
+ *   paid for the whole of a round whatever its work, so it is part of the growth `replicas` shows.
  *
  *   npm run bench:determinations                                   # day: 3 rounds of 10,000
  *   BENCH_DETERMINATIONS=2000 BENCH_ROUNDS=1 npm run bench:determinations
  *   BENCH_MODE=tier2 BENCH_PAYOUTS=500 npm run bench:determinations
  *   BENCH_MODE=replicas BENCH_DETERMINATIONS=1000 BENCH_ROUNDS=1 npm run bench:determinations
  *   BENCH_MODE=scale BENCH_DETERMINATIONS=1000 BENCH_SCALE_POLICIES=10000 BENCH_ROUNDS=1 npm run bench:determinations
+ *   BENCH_MODE=idle BENCH_IDLE_SECONDS=60 npm run bench:determinations
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { canonicalBytes, verifyDetermination } from '@parametric/determination-verify';
@@ -67,6 +74,7 @@ import { startFloorDay } from './support/floor-day-platform';
 import {
   type BenchPolicy,
   byService,
+  cpuPer,
   insertPolicies,
   type Partner,
   type Platform,
@@ -95,6 +103,8 @@ const FAST_SWEEPS = {
   PAYOUT_ORIGINATION_SWEEP_SECONDS: '5',
 };
 const SWEEP_QUEUES = ['policy-sweeps', 'determination-sweeps', 'payment-sweeps'];
+const IDLE_SETTLE_SECONDS = Number(process.env.BENCH_IDLE_SETTLE_SECONDS ?? 10);
+const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 30);
 
 /** The bare rate: canonicalize + SHA-256 + Ed25519 sign of the same kind of record, in process. */
 function bareSigningRate(policies: BenchPolicy[]): number {
@@ -447,7 +457,46 @@ ${sides.map((s) => `  ${s.label}: ${rate(s.rounds).toFixed(0)} determinations/s 
   }
 }
 
-const MODES: Record<string, () => Promise<void>> = { day, tier2, replicas, scale };
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function idle(): Promise<void> {
+  const sides: Array<{ replicas: number; cpu: Record<string, number> }> = [];
+  for (const count of [1, 2]) {
+    const platform = await startPlatform({ payments: true, b2cPerSecond: B2C_PER_SECOND, replicas: count });
+    try {
+      await platform.registerPartners(ORGANIZATIONS);
+      await platform.registerPartners(2, { tier2: true });
+      await sleep(IDLE_SETTLE_SECONDS * 1000);
+      const before = platform.cpuNow();
+      await sleep(IDLE_SECONDS * 1000);
+      // µs of CPU per ms of the window: ms of CPU per second.
+      sides.push({ replicas: count, cpu: cpuPer(before, platform.cpuNow(), IDLE_SECONDS * 1000) });
+    } finally {
+      await platform.stop();
+    }
+  }
+  const [one, two] = sides as [(typeof sides)[0], (typeof sides)[0]];
+  const perProcess = (cpu: Record<string, number>) =>
+    Object.entries(cpu)
+      .map(([name, ms]) => `${name} ${ms.toFixed(1)}`)
+      .join(', ');
+  console.log(`
+At rest: the platform with nothing to do, CPU of every platform process over ${IDLE_SECONDS} s, ms of CPU per second
+  1 replica: ${sumOf(one.cpu).toFixed(1)} (${perProcess(one.cpu)})
+  2 replicas: ${sumOf(two.cpu).toFixed(1)} (${perProcess(two.cpu)})`);
+  report([
+    {
+      benchmark: 'determinations:idle',
+      figure: 'platform CPU at rest, 2 replicas of determinations, webhooks, payments and policy against 1',
+      value: sumOf(two.cpu),
+      unit: 'ms CPU/s',
+      baseline: sumOf(one.cpu),
+      ratio: sumOf(two.cpu) / sumOf(one.cpu),
+    },
+  ]);
+}
+
+const MODES: Record<string, () => Promise<void>> = { day, tier2, replicas, scale, idle };
 
 const run = MODES[MODE];
 if (!run) {

@@ -41,13 +41,14 @@ const PREFERRED = [
   'determinations:tier2',
   'determinations:replicas',
   'determinations:scale',
+  'determinations:idle',
   'payments',
 ];
 /**
  * Benchmarks that are a mode of another's script (BENCH_MODE, bench/determinations.ts): each is
  * reported as `<script's name>:<mode>` and selectable as such (`--only determinations:tier2`).
  */
-const MODES: Record<string, string[]> = { determinations: ['tier2', 'replicas', 'scale'] };
+const MODES: Record<string, string[]> = { determinations: ['tier2', 'replicas', 'scale', 'idle'] };
 
 interface Benchmark {
   name: string;
