@@ -36,7 +36,8 @@
  *   payouts per determination beyond one, B2C requests repeated, each sweep's ticks and the most
  *   runs one tick had (BullMQ's jobs, bench/support/drought.ts `sweepTicks`; the sweeps run every
  *   5 s here so a short run sees many ticks), and the CPU per determination of 2 replicas against
- *   1 (target: grows ≤ 20%).
+ *   1 (target: grows ≤ 20%). BENCH_REPLICATED=webhooks (a comma-separated subset of the four)
+ *   doubles only those on the second platform: a service's own growth, apart from the machine's.
  * - `scale` (target 5): two platforms, one holding SCALE_POLICIES (100,000) ACTIVE policies of the
  *   same organizations (90,000 seeded in bulk besides each round's), the other only each round's
  *   (10,000): the previous round's policies are EXPIRED before each round in both, so the active
@@ -103,6 +104,13 @@ const FAST_SWEEPS = {
   PAYOUT_ORIGINATION_SWEEP_SECONDS: '5',
 };
 const SWEEP_QUEUES = ['policy-sweeps', 'determination-sweeps', 'payment-sweeps'];
+const SCALED_OUT = ['policy', 'determinations', 'webhooks', 'payments'] as const;
+/** The services the replicas mode doubles (BENCH_REPLICATED; default all four). */
+const REPLICATED = (process.env.BENCH_REPLICATED?.split(',') ?? [...SCALED_OUT]).map((name) => {
+  const known = SCALED_OUT.find((s) => s === name.trim());
+  if (!known) throw new Error(`BENCH_REPLICATED: ${name} is not one of ${SCALED_OUT.join(', ')}`);
+  return known;
+});
 const IDLE_SETTLE_SECONDS = Number(process.env.BENCH_IDLE_SETTLE_SECONDS ?? 10);
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 30);
 
@@ -331,7 +339,8 @@ async function replicas(): Promise<void> {
   const sides: Side[] = [];
   try {
     sides.push(await side('1 replica', { ...options, replicas: 1 }, 2));
-    sides.push(await side('2 replicas', { ...options, replicas: 2 }, 2));
+    const doubled = REPLICATED.length === SCALED_OUT.length ? '' : ` (${REPLICATED.join(', ')} only)`;
+    sides.push(await side(`2 replicas${doubled}`, { ...options, replicas: 2, replicated: REPLICATED }, 2));
     for (let round = 1; round <= ROUNDS; round++)
       for (const s of sides) {
         const r = await droughtRound(s.platform, s.partners, `2026R${round}`, TOTAL, REPORT_EVERY);
@@ -372,11 +381,11 @@ async function replicas(): Promise<void> {
     console.log(`
 Replicas: the drought day (${TOTAL.toLocaleString('en')} determinations, ${REPLICA_PAYOUTS} Tier 2 payouts) on 1 and on 2 processes each of determinations, webhooks, payments and policy; rounds alternating, medians of ${ROUNDS}
 ${lines.map((l) => `  ${l}`).join('\n')}
-  CPU per determination, 2 replicas / 1: ${growth.toFixed(3)} (target <= 1.2)`);
+  CPU per determination, 2 replicas / 1: ${growth.toFixed(3)}${doubled ? '' : ' (target <= 1.2)'}`);
     report([
       {
         benchmark: 'determinations:replicas',
-        figure: `2 replicas: duplicate determination.delivered, payouts or B2C requests (1 replica: ${one.duplicates})`,
+        figure: `2 replicas${doubled}: duplicate determination.delivered, payouts or B2C requests (1 replica: ${one.duplicates})`,
         value: two.duplicates,
         unit: 'duplicates',
         target: '0',
@@ -384,7 +393,7 @@ ${lines.map((l) => `  ${l}`).join('\n')}
       },
       {
         benchmark: 'determinations:replicas',
-        figure: `2 replicas: every sweep tick run once (1 replica: ${one.sweepsOnce ? 'yes' : 'no'})`,
+        figure: `2 replicas${doubled}: every sweep tick run once (1 replica: ${one.sweepsOnce ? 'yes' : 'no'})`,
         value: two.sweepsOnce ? 1 : 0,
         unit: '(1 = yes)',
         target: 'every tick once',
@@ -392,13 +401,13 @@ ${lines.map((l) => `  ${l}`).join('\n')}
       },
       {
         benchmark: 'determinations:replicas',
-        figure: 'platform CPU per determination, 2 replicas against 1',
+        figure: `platform CPU per determination, 2 replicas${doubled} against 1`,
         value: two.cpu,
         unit: 'ms',
         baseline: one.cpu,
         ratio: growth,
-        target: '<= 1.2 of 1 replica',
-        met: growth <= 1.2,
+        // Target 4 is about all four doubled; a subset is a diagnosis, not the target.
+        ...(doubled ? {} : { target: '<= 1.2 of 1 replica', met: growth <= 1.2 }),
       },
     ]);
   } finally {

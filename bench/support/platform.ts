@@ -49,6 +49,12 @@ export function serviceEnv(
 export interface PlatformOptions {
   /** Processes each of policy, determinations, webhooks and payments run as (default 1). */
   replicas?: number;
+  /**
+   * Which of those services get `replicas` processes (default all four); the others run one.
+   * Doubling one service alone tells its own growth from the machine's (more processes on the
+   * same cores).
+   */
+  replicated?: ReadonlyArray<'policy' | 'determinations' | 'webhooks' | 'payments'>;
   /** Payments too, with the M-Pesa and rate simulators (default false). */
   payments?: boolean;
   /** `MPESA_B2C_MAX_PER_SECOND` given to payments (default: the service's own, 20). */
@@ -153,12 +159,24 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     const signingKeys = generateSigningKeyPem();
     const callbackToken = randomBytes(16).toString('hex');
     const url = (port: number | undefined) => `http://127.0.0.1:${port}`;
-    const start = (name: string, script: string, env: NodeJS.ProcessEnv) => {
+    const startOne = (name: string, script: string, env: NodeJS.ProcessEnv) => {
       children.push(startProcess(script, { ...shared, ...env }));
       names.push(name);
     };
+    const replicated = new Set(options.replicated ?? ['policy', 'determinations', 'webhooks', 'payments']);
+    /** The ports of the replicas started: a service not replicated has its first only. */
+    const started = (service: string, servicePorts: number[]) =>
+      replicated.has(service as never) ? servicePorts : servicePorts.slice(0, 1);
     for (let r = 0; r < replicas; r++) {
       const suffix = replicas > 1 ? `#${r + 1}` : '';
+      const start = (name: string, script: string, env: NodeJS.ProcessEnv) => {
+        if (r === 0 || replicated.has(serviceOf(name) as never)) startOne(name, script, env);
+      };
+      /** The replica of `service` of this rank, or its only one. */
+      const peer = (service: string, servicePorts: number[]) => {
+        const up = started(service, servicePorts);
+        return up[r % up.length];
+      };
       start(`webhooks${suffix}`, 'services/webhooks/src/main.ts', {
         WEBHOOKS_HOST: '127.0.0.1',
         WEBHOOKS_PORT: String(webhooksPorts[r]),
@@ -176,7 +194,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       start(`determinations${suffix}`, 'services/determinations/src/main.ts', {
         DETERMINATIONS_HOST: '127.0.0.1',
         DETERMINATIONS_PORT: String(determinationsPorts[r]),
-        POLICY_URL: url(policyPorts[r]),
+        POLICY_URL: url(peer('policy', policyPorts)),
         DETERMINATION_SIGNING_KEYS: signingKeys,
       });
       if (simulator && rates)
@@ -187,8 +205,8 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
           PAYMENTS_CALLBACK_PORT: String(callbackPorts[r]),
           PAYMENTS_CALLBACK_BASE_URL: url(callbackPorts[r]),
           PAYMENTS_CALLBACK_TOKEN: callbackToken,
-          POLICY_URL: url(policyPorts[r]),
-          DETERMINATIONS_URL: url(determinationsPorts[r]),
+          POLICY_URL: url(peer('policy', policyPorts)),
+          DETERMINATIONS_URL: url(peer('determinations', determinationsPorts)),
           MPESA_BASE_URL: simulator.url,
           MPESA_CONSUMER_KEY: MPESA.consumerKey,
           MPESA_CONSUMER_SECRET: MPESA.consumerSecret,
@@ -204,7 +222,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     // The gateway forwards to the first replica of each service: it takes one URL per service
     // (services/gateway/src/config.ts). What replicas must prove is in the work they share
     // behind it (queue workers, outbox relays, sweeps), which every replica runs.
-    start('gateway', 'services/gateway/src/main.ts', {
+    startOne('gateway', 'services/gateway/src/main.ts', {
       GATEWAY_PORT: String(gatewayPort),
       OPS_PORT: String(opsPort),
       OPS_TOKEN: opsToken,
@@ -219,7 +237,13 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       REGISTRATION_LIMIT_POINTS: '1000',
     });
     // Up to 5 minutes: a loaded machine starting a dozen processes takes longer than run.ts's 60 s.
-    const ready = [gatewayPort, ...policyPorts, ...determinationsPorts, ...webhooksPorts, ...paymentsPorts];
+    const ready = [
+      gatewayPort,
+      ...started('policy', policyPorts),
+      ...started('determinations', determinationsPorts),
+      ...started('webhooks', webhooksPorts),
+      ...started('payments', paymentsPorts),
+    ];
     for (let attempt = 1; ; attempt++) {
       try {
         await waitReady(ready);
