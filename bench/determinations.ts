@@ -379,7 +379,7 @@ async function replicas(): Promise<void> {
     const [one, two] = checks as [(typeof checks)[0], (typeof checks)[0]];
     const growth = two.cpu / one.cpu;
     console.log(`
-Replicas: the drought day (${TOTAL.toLocaleString('en')} determinations, ${REPLICA_PAYOUTS} Tier 2 payouts) on 1 and on 2 processes each of determinations, webhooks, payments and policy; rounds alternating, medians of ${ROUNDS}
+Replicas: the drought day (${TOTAL.toLocaleString('en')} determinations, ${REPLICA_PAYOUTS} Tier 2 payouts) on 1 and on 2 processes each of ${REPLICATED.join(', ')}; rounds alternating, medians of ${ROUNDS}
 ${lines.map((l) => `  ${l}`).join('\n')}
   CPU per determination, 2 replicas / 1: ${growth.toFixed(3)}${doubled ? '' : ' (target <= 1.2)'}`);
     report([

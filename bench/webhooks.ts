@@ -32,26 +32,24 @@
  *
  *   npm run bench:webhooks                # 6,000 events per round, 5 rounds (two to three minutes)
  *   BENCH_EVENTS=300 BENCH_ROUNDS=1 BENCH_SCALES=1,50 npm run bench:webhooks
- *   BENCH_PROFILE_DIR=/tmp/prof npm run bench:webhooks   # plus a CPU profile of the service
+ *   BENCH_CPU_PROF=services/webhooks BENCH_CPU_PROF_DIR=/tmp/prof npm run bench:webhooks   # plus a CPU profile of the service
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { lookup } from 'node:dns';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { startLocalMongo } from '@parametric/embedded-mongo';
 import { createEvent } from '@parametric/events';
 import { signContext } from '@parametric/http';
 import { freePort } from '@parametric/local-process';
 import { startLocalRedis } from '@parametric/local-redis';
 import { createProducer } from '@parametric/queue';
-import { serviceNodeArgs } from '@parametric/topology';
 import { startWebhookReceiver, type WebhookReceiver } from '@parametric/webhook-receiver';
 import { Queue } from 'bullmq';
 import { createSender } from '../services/webhooks/src/delivery/send';
 import { deliveryHeaders } from '../services/webhooks/src/delivery/sign';
-import { type BenchFigure, median, report } from './support/run';
+import { type BenchFigure, median, report, startProcess } from './support/run';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 6000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -59,7 +57,6 @@ const CONCURRENCY = 50;
 const PER_ORG = 10;
 /** BENCH_SCALES=1,50 runs some of them (the report then leaves out what needs the others). */
 const SCALES = (process.env.BENCH_SCALES ?? '1,50,1000').split(',').map(Number);
-const root = path.resolve(__dirname, '..');
 
 /** CPU time a process has used, in ms (Linux /proc; NaN elsewhere). utime + stime, 100 ticks/s. */
 function cpuMs(pid: number | undefined): number {
@@ -84,33 +81,21 @@ async function main(): Promise<void> {
   const signing = randomBytes(24).toString('hex');
   const prefix = `bench-${randomBytes(3).toString('hex')}`;
   const port = await freePort();
-  const service: ChildProcess = spawn(
-    process.execPath,
-    // As npm start runs it; BENCH_PROFILE_DIR=/tmp/x: a CPU profile of the service process,
-    // written when it stops.
-    serviceNodeArgs(
-      'services/webhooks/src/main.ts',
-      process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [],
-    ),
-    {
-      cwd: root,
-      stdio: ['ignore', 'ignore', 'inherit'],
-      env: {
-        ...process.env,
-        LOG_LEVEL: 'warn',
-        WEBHOOKS_HOST: '127.0.0.1',
-        WEBHOOKS_PORT: String(port),
-        MONGO_URL: mongo.url,
-        REDIS_URL: redis.url,
-        REDIS_PREFIX: prefix,
-        INTERNAL_SIGNING_SECRET: signing,
-        WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
-        ALLOW_INSECURE_WEBHOOKS: 'true',
-        DELIVERY_CONCURRENCY: String(CONCURRENCY),
-        DELIVERY_CONCURRENCY_PER_ORG: String(PER_ORG),
-      },
-    },
-  );
+  // As npm start runs it (bench/support/run.ts; BENCH_CPU_PROF=services/webhooks profiles it).
+  const service: ChildProcess = startProcess('services/webhooks/src/main.ts', {
+    ...process.env,
+    LOG_LEVEL: 'warn',
+    WEBHOOKS_HOST: '127.0.0.1',
+    WEBHOOKS_PORT: String(port),
+    MONGO_URL: mongo.url,
+    REDIS_URL: redis.url,
+    REDIS_PREFIX: prefix,
+    INTERNAL_SIGNING_SECRET: signing,
+    WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
+    ALLOW_INSECURE_WEBHOOKS: 'true',
+    DELIVERY_CONCURRENCY: String(CONCURRENCY),
+    DELIVERY_CONCURRENCY_PER_ORG: String(PER_ORG),
+  });
   const events = createProducer('events', { connection: redis.url, prefix });
   // Only to pause and resume the queue (see `pipeline`); events go through the producer.
   const eventsQueue = new Queue('events', { connection: { url: redis.url }, prefix });

@@ -163,14 +163,16 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       children.push(startProcess(script, { ...shared, ...env }));
       names.push(name);
     };
-    const replicated = new Set(options.replicated ?? ['policy', 'determinations', 'webhooks', 'payments']);
+    const replicated = new Set<string>(
+      options.replicated ?? ['policy', 'determinations', 'webhooks', 'payments'],
+    );
     /** The ports of the replicas started: a service not replicated has its first only. */
     const started = (service: string, servicePorts: number[]) =>
-      replicated.has(service as never) ? servicePorts : servicePorts.slice(0, 1);
+      replicated.has(service) ? servicePorts : servicePorts.slice(0, 1);
     for (let r = 0; r < replicas; r++) {
       const suffix = replicas > 1 ? `#${r + 1}` : '';
       const start = (name: string, script: string, env: NodeJS.ProcessEnv) => {
-        if (r === 0 || replicated.has(serviceOf(name) as never)) startOne(name, script, env);
+        if (r === 0 || replicated.has(serviceOf(name))) startOne(name, script, env);
       };
       /** The replica of `service` of this rank, or its only one. */
       const peer = (service: string, servicePorts: number[]) => {
