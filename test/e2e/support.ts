@@ -31,6 +31,21 @@ if ([...topologyPorts].sort().join() !== [...PORT_NAMES].sort().join())
 const PLATFORM_PORTS = { from: 20_000, to: 32_767 };
 
 /**
+ * This jest worker's own slice of PLATFORM_PORTS. A port is checked free by binding and releasing
+ * it, so two workers checking at once could both be handed the same one and the second platform to
+ * bind it would fail (`listen EADDRINUSE`, seen once in a CI run of test/e2e/stop.test.ts): a worker
+ * only draws from its own slice. Jest numbers its workers from 1 (jest.config.js runs 2); more
+ * workers than slices would share slices again, so the count leaves room.
+ */
+const SLICES = 8;
+function workerSlice(): { from: number; to: number } {
+  const worker = Number(process.env.JEST_WORKER_ID ?? '1');
+  const index = (Number.isInteger(worker) && worker > 0 ? worker - 1 : 0) % SLICES;
+  const size = Math.floor((PLATFORM_PORTS.to - PLATFORM_PORTS.from + 1) / SLICES);
+  return { from: PLATFORM_PORTS.from + index * size, to: PLATFORM_PORTS.from + (index + 1) * size - 1 };
+}
+
+/**
  * A port for one of the platform's processes, bindable now, outside the ephemeral range: the
  * stores `npm start` starts pick theirs from the ephemeral range (listen on port 0), and so does
  * every outgoing connection on the machine, so a port taken from that range and released until
@@ -38,9 +53,9 @@ const PLATFORM_PORTS = { from: 20_000, to: 32_767 };
  * got the policy service's port).
  */
 async function platformPort(taken: Set<number>): Promise<number> {
+  const slice = workerSlice();
   for (;;) {
-    const port =
-      PLATFORM_PORTS.from + Math.floor(Math.random() * (PLATFORM_PORTS.to - PLATFORM_PORTS.from + 1));
+    const port = slice.from + Math.floor(Math.random() * (slice.to - slice.from + 1));
     if (taken.has(port) || !(await bindable(port))) continue;
     taken.add(port);
     return port;
