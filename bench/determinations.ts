@@ -57,6 +57,7 @@
  *   BENCH_MODE=idle BENCH_IDLE_SECONDS=60 npm run bench:determinations
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { canonicalBytes, verifyDetermination } from '@parametric/determination-verify';
 import { owedFigure } from '../services/determinations/src/determinations/amount';
 import { generateSigningKeyPem, loadSigningKeys } from '../services/determinations/src/signing/keys';
@@ -80,6 +81,7 @@ import {
   type Partner,
   type Platform,
   type PlatformOptions,
+  SCALED_OUT,
   startPlatform,
   sumOf,
 } from './support/platform';
@@ -104,7 +106,6 @@ const FAST_SWEEPS = {
   PAYOUT_ORIGINATION_SWEEP_SECONDS: '5',
 };
 const SWEEP_QUEUES = ['policy-sweeps', 'determination-sweeps', 'payment-sweeps'];
-const SCALED_OUT = ['policy', 'determinations', 'webhooks', 'payments'] as const;
 /** The services the replicas mode doubles (BENCH_REPLICATED; default all four). */
 const REPLICATED = (process.env.BENCH_REPLICATED?.split(',') ?? [...SCALED_OUT]).map((name) => {
   const known = SCALED_OUT.find((s) => s === name.trim());
@@ -465,8 +466,6 @@ ${sides.map((s) => `  ${s.label}: ${rate(s.rounds).toFixed(0)} determinations/s 
     for (const s of sides) await s.platform.stop();
   }
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function idle(): Promise<void> {
   const sides: Array<{ replicas: number; cpu: Record<string, number> }> = [];

@@ -46,6 +46,10 @@ export function serviceEnv(
   };
 }
 
+/** The services a Kubernetes deployment runs more than one process of (issue 24, target 4). */
+export const SCALED_OUT = ['policy', 'determinations', 'webhooks', 'payments'] as const;
+export type ScaledOutService = (typeof SCALED_OUT)[number];
+
 export interface PlatformOptions {
   /** Processes each of policy, determinations, webhooks and payments run as (default 1). */
   replicas?: number;
@@ -54,7 +58,7 @@ export interface PlatformOptions {
    * Doubling one service alone tells its own growth from the machine's (more processes on the
    * same cores).
    */
-  replicated?: ReadonlyArray<'policy' | 'determinations' | 'webhooks' | 'payments'>;
+  replicated?: ReadonlyArray<ScaledOutService>;
   /** Payments too, with the M-Pesa and rate simulators (default false). */
   payments?: boolean;
   /** `MPESA_B2C_MAX_PER_SECOND` given to payments (default: the service's own, 20). */
@@ -163,29 +167,28 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       children.push(startProcess(script, { ...shared, ...env }));
       names.push(name);
     };
-    const replicated = new Set<string>(
-      options.replicated ?? ['policy', 'determinations', 'webhooks', 'payments'],
-    );
+    const replicated = new Set<string>(options.replicated ?? SCALED_OUT);
     /** The ports of the replicas started: a service not replicated has its first only. */
     const started = (service: string, servicePorts: number[]) =>
       replicated.has(service) ? servicePorts : servicePorts.slice(0, 1);
     for (let r = 0; r < replicas; r++) {
-      const suffix = replicas > 1 ? `#${r + 1}` : '';
-      const start = (name: string, script: string, env: NodeJS.ProcessEnv) => {
-        if (r === 0 || replicated.has(serviceOf(name))) startOne(name, script, env);
+      /** Replica `r` of `service`, named `service#n` only where the service runs more than one. */
+      const start = (service: string, script: string, env: NodeJS.ProcessEnv) => {
+        const doubled = replicas > 1 && replicated.has(service);
+        if (r === 0 || doubled) startOne(doubled ? `${service}#${r + 1}` : service, script, env);
       };
       /** The replica of `service` of this rank, or its only one. */
       const peer = (service: string, servicePorts: number[]) => {
         const up = started(service, servicePorts);
         return up[r % up.length];
       };
-      start(`webhooks${suffix}`, 'services/webhooks/src/main.ts', {
+      start('webhooks', 'services/webhooks/src/main.ts', {
         WEBHOOKS_HOST: '127.0.0.1',
         WEBHOOKS_PORT: String(webhooksPorts[r]),
         WEBHOOK_SECRET_KEY: webhookSecretKey,
         ALLOW_INSECURE_WEBHOOKS: 'true',
       });
-      start(`policy${suffix}`, 'services/policy/src/main.ts', {
+      start('policy', 'services/policy/src/main.ts', {
         POLICY_HOST: '127.0.0.1',
         POLICY_PORT: String(policyPorts[r]),
         CHAIN_RPC_URL: chain.rpcUrl,
@@ -193,14 +196,14 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
         CHAIN_PRIVATE_KEY: chain.ownerPrivateKey,
       });
       // Each replica calls the policy replica of its own rank: the spread a Service would give.
-      start(`determinations${suffix}`, 'services/determinations/src/main.ts', {
+      start('determinations', 'services/determinations/src/main.ts', {
         DETERMINATIONS_HOST: '127.0.0.1',
         DETERMINATIONS_PORT: String(determinationsPorts[r]),
         POLICY_URL: url(peer('policy', policyPorts)),
         DETERMINATION_SIGNING_KEYS: signingKeys,
       });
       if (simulator && rates)
-        start(`payments${suffix}`, 'services/payments/src/main.ts', {
+        start('payments', 'services/payments/src/main.ts', {
           PAYMENTS_HOST: '127.0.0.1',
           PAYMENTS_PORT: String(paymentsPorts[r]),
           PAYMENTS_CALLBACK_HOST: '127.0.0.1',
