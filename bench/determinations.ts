@@ -36,8 +36,13 @@
  *   payouts per determination beyond one, B2C requests repeated, each sweep's ticks and the most
  *   runs one tick had (BullMQ's jobs, bench/support/drought.ts `sweepTicks`; the sweeps run every
  *   5 s here so a short run sees many ticks), and the CPU per determination of 2 replicas against
- *   1 (target: grows ≤ 20%). BENCH_REPLICATED=webhooks (a comma-separated subset of the four)
- *   doubles only those on the second platform: a service's own growth, apart from the machine's.
+ *   1 (target: grows ≤ 20%). Each platform first runs BENCH_WARMUP_ROUNDS (1) unmeasured rounds
+ *   of the same size, printed apart: a process compiles its hot paths once in its life, so the
+ *   first round of a platform that has just started charges its determinations with the
+ *   compilation of every process (twice as many on the second platform), which a pod running for
+ *   weeks pays once (docs/performance.md, "Warm platforms"). BENCH_REPLICATED=webhooks (a
+ *   comma-separated subset of the four) doubles only those on the second platform: a service's own
+ *   growth, apart from the machine's.
  * - `scale` (target 5): two platforms, one holding SCALE_POLICIES (100,000) ACTIVE policies of the
  *   same organizations (90,000 seeded in bulk besides each round's), the other only each round's
  *   (10,000): the previous round's policies are EXPIRED before each round in both, so the active
@@ -92,6 +97,7 @@ const TOTAL = Number(process.env.BENCH_DETERMINATIONS ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PAYOUTS = Number(process.env.BENCH_PAYOUTS ?? 2_000);
 const REPLICA_PAYOUTS = Number(process.env.BENCH_REPLICA_PAYOUTS ?? 200);
+const WARMUP_ROUNDS = Number(process.env.BENCH_WARMUP_ROUNDS ?? 1);
 const SCALE_POLICIES = Number(process.env.BENCH_SCALE_POLICIES ?? 100_000);
 const B2C_PER_SECOND = Number(process.env.MPESA_B2C_MAX_PER_SECOND ?? 20);
 const ORGANIZATIONS = 10;
@@ -319,7 +325,9 @@ interface Side {
   platform: Platform;
   partners: Partner[];
   tier2: Partner[];
+  /** The measured rounds (not the warm-up). */
   rounds: DroughtRound[];
+  /** Every payout burst, the warm-up's too: what the correctness checks count. */
   bursts: PayoutBurst[];
 }
 
@@ -342,6 +350,17 @@ async function replicas(): Promise<void> {
     sides.push(await side('1 replica', { ...options, replicas: 1 }, 2));
     const doubled = REPLICATED.length === SCALED_OUT.length ? '' : ` (${REPLICATED.join(', ')} only)`;
     sides.push(await side(`2 replicas${doubled}`, { ...options, replicas: 2, replicated: REPLICATED }, 2));
+    for (let warmup = 1; warmup <= WARMUP_ROUNDS; warmup++)
+      for (const s of sides) {
+        const r = await droughtRound(s.platform, s.partners, `2026W${warmup}`, TOTAL, REPORT_EVERY);
+        console.log(roundLine(`warm-up ${warmup} (not counted), ${s.label}`, r));
+        if (REPLICA_PAYOUTS > 0) {
+          const b = await payoutBurst(s.platform, s.tier2, `W${warmup}`, REPLICA_PAYOUTS);
+          // Its payouts count in the correctness checks like every other round's.
+          s.bursts.push(b);
+          console.log(burstLine(`warm-up ${warmup} (not counted), ${s.label}`, b, B2C_PER_SECOND));
+        }
+      }
     for (let round = 1; round <= ROUNDS; round++)
       for (const s of sides) {
         const r = await droughtRound(s.platform, s.partners, `2026R${round}`, TOTAL, REPORT_EVERY);
