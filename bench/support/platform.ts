@@ -63,6 +63,12 @@ export interface PlatformOptions {
   payments?: boolean;
   /** `MPESA_B2C_MAX_PER_SECOND` given to payments (default: the service's own, 20). */
   b2cPerSecond?: number;
+  /**
+   * The M-Pesa simulator's spike arrest at `b2cPerSecond`, over all its routes (default true).
+   * Off for a bench whose load is not paced by the platform: premium prompts are sent as
+   * partners ask for them (bench/payments.ts).
+   */
+  spikeArrest?: boolean;
   /** Extra environment for every service (e.g. shorter sweep intervals). */
   env?: Record<string, string>;
 }
@@ -129,7 +135,11 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     ? // Daraja's spike arrest at the very limit payments paces itself to: a request beyond it is
       // refused (THROTTLED, services/payments/src/provider/errors.ts) and retried later, so a
       // pacing that bursts above the limit shows up as a slower pace, as it would in production.
-      await startMpesaSimulator({ ...MPESA, callbackDelayMs: 50, maxRequestsPerSecond: b2cPerSecond })
+      await startMpesaSimulator({
+        ...MPESA,
+        callbackDelayMs: 50,
+        maxRequestsPerSecond: options.spikeArrest === false ? undefined : b2cPerSecond,
+      })
     : undefined;
   const rates = options.payments ? await startRateSimulator() : undefined;
   const children: ChildProcess[] = [];
