@@ -350,28 +350,24 @@ async function replicas(): Promise<void> {
     sides.push(await side('1 replica', { ...options, replicas: 1 }, 2));
     const doubled = REPLICATED.length === SCALED_OUT.length ? '' : ` (${REPLICATED.join(', ')} only)`;
     sides.push(await side(`2 replicas${doubled}`, { ...options, replicas: 2, replicated: REPLICATED }, 2));
-    for (let warmup = 1; warmup <= WARMUP_ROUNDS; warmup++)
+    // The warm-up rounds first, then the measured ones; every round's payouts count in the
+    // correctness checks, only the measured rounds in the CPU figure.
+    for (let round = 1; round <= WARMUP_ROUNDS + ROUNDS; round++) {
+      const warm = round <= WARMUP_ROUNDS;
+      const n = warm ? round : round - WARMUP_ROUNDS;
+      const tag = warm ? `W${n}` : `R${n}`;
+      const label = warm ? `warm-up ${n} (not counted)` : `round ${n}`;
       for (const s of sides) {
-        const r = await droughtRound(s.platform, s.partners, `2026W${warmup}`, TOTAL, REPORT_EVERY);
-        console.log(roundLine(`warm-up ${warmup} (not counted), ${s.label}`, r));
+        const r = await droughtRound(s.platform, s.partners, `2026${tag}`, TOTAL, REPORT_EVERY);
+        if (!warm) s.rounds.push(r);
+        console.log(roundLine(`${label}, ${s.label}`, r));
         if (REPLICA_PAYOUTS > 0) {
-          const b = await payoutBurst(s.platform, s.tier2, `W${warmup}`, REPLICA_PAYOUTS);
-          // Its payouts count in the correctness checks like every other round's.
+          const b = await payoutBurst(s.platform, s.tier2, tag, REPLICA_PAYOUTS);
           s.bursts.push(b);
-          console.log(burstLine(`warm-up ${warmup} (not counted), ${s.label}`, b, B2C_PER_SECOND));
+          console.log(burstLine(`${label}, ${s.label}`, b, B2C_PER_SECOND));
         }
       }
-    for (let round = 1; round <= ROUNDS; round++)
-      for (const s of sides) {
-        const r = await droughtRound(s.platform, s.partners, `2026R${round}`, TOTAL, REPORT_EVERY);
-        s.rounds.push(r);
-        console.log(roundLine(`round ${round}, ${s.label}`, r));
-        if (REPLICA_PAYOUTS > 0) {
-          const b = await payoutBurst(s.platform, s.tier2, `R${round}`, REPLICA_PAYOUTS);
-          s.bursts.push(b);
-          console.log(burstLine(`round ${round}, ${s.label}`, b, B2C_PER_SECOND));
-        }
-      }
+    }
     const lines: string[] = [];
     const checks: Array<{ label: string; duplicates: number; sweepsOnce: boolean; cpu: number }> = [];
     for (const s of sides) {

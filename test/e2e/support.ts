@@ -38,12 +38,12 @@ const PLATFORM_PORTS = { from: 20_000, to: 32_767 };
  * workers than slices would share slices again, so the count leaves room.
  */
 const SLICES = 8;
-function workerSlice(): { from: number; to: number } {
+const WORKER_PORTS = ((): { from: number; to: number } => {
   const worker = Number(process.env.JEST_WORKER_ID ?? '1');
   const index = (Number.isInteger(worker) && worker > 0 ? worker - 1 : 0) % SLICES;
   const size = Math.floor((PLATFORM_PORTS.to - PLATFORM_PORTS.from + 1) / SLICES);
   return { from: PLATFORM_PORTS.from + index * size, to: PLATFORM_PORTS.from + (index + 1) * size - 1 };
-}
+})();
 
 /**
  * A port for one of the platform's processes, bindable now, outside the ephemeral range: the
@@ -53,9 +53,8 @@ function workerSlice(): { from: number; to: number } {
  * got the policy service's port).
  */
 async function platformPort(taken: Set<number>): Promise<number> {
-  const slice = workerSlice();
   for (;;) {
-    const port = slice.from + Math.floor(Math.random() * (slice.to - slice.from + 1));
+    const port = WORKER_PORTS.from + Math.floor(Math.random() * (WORKER_PORTS.to - WORKER_PORTS.from + 1));
     if (taken.has(port) || !(await bindable(port))) continue;
     taken.add(port);
     return port;
