@@ -22,6 +22,7 @@ import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import { EMBEDDED_MONGOD_BIN } from '@parametric/embedded-mongo';
+import { findOneLean } from '@parametric/mongo';
 import { ObjectId, serialize, UUID } from 'bson';
 import mongoose from 'mongoose';
 import { runFind } from '../tools/embedded-mongo/src/query';
@@ -332,7 +333,12 @@ async function main(): Promise<void> {
     }));
     const trips = await interleaved(
       LOOKUPS,
-      { ping, findById: () => Farmer.findById(ids[randomInt(ids.length)]).lean() },
+      {
+        ping,
+        findById: () => Farmer.findById(ids[randomInt(ids.length)]).lean(),
+        // The same read without a mongoose query, as tenant bindings' `readById` makes it.
+        findOneLean: () => findOneLean(Farmer, { _id: ids[randomInt(ids.length)] }),
+      },
       child.pid,
     );
     // Each round creates new documents, so the unique keys carry the round number.
@@ -418,6 +424,15 @@ async function main(): Promise<void> {
         met: findById >= 3 * ISSUE_FIND_BY_ID,
       }),
       ...cpu('findById().lean()', trips.findById, trips.ping),
+      ...(trips.findOneLean && trips.findById
+        ? [
+            figure(
+              'findOneLean (the driver alone): client CPU per call, vs findById().lean()',
+              trips.findOneLean.clientCpu,
+              { unit: 'µs', ...vs(trips.findById.clientCpu, trips.findOneLean.clientCpu) },
+            ),
+          ]
+        : []),
       figure('create(), one document per round trip, vs ping', rateOf(creates, 'create'), {
         ...vs(rateOf(creates, 'ping'), rateOf(creates, 'create')),
       }),

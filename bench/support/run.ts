@@ -17,18 +17,18 @@ export function median(values: number[]): number {
  * flags `npm start` and the images give every service's node (tools/topology
  * `SERVICE_NODE_FLAGS`): the services as they run, and the floors and bare express beside them on
  * the same runtime settings, so a ratio measures code, not flags.
- * `BENCH_CPU_PROF=policy` (any part of the script's path) runs the matching processes with
+ * `BENCH_CPU_PROF=policy` (any part of the script's path; several separated by commas, e.g.
+ * `policy,gateway` for both sides of the policy read) runs the matching processes with
  * `--cpu-prof`, writing profiles to `BENCH_CPU_PROF_DIR` (default `bench/profiles`) as they exit.
  */
 export function startProcess(script: string, env: NodeJS.ProcessEnv): ChildProcess {
   const profiled = process.env.BENCH_CPU_PROF;
-  const profile =
-    profiled && script.includes(profiled)
-      ? [
-          '--cpu-prof',
-          `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR ?? path.join(root, 'bench', 'profiles')}`,
-        ]
-      : [];
+  const profile = profiled?.split(',').some((part) => part !== '' && script.includes(part))
+    ? [
+        '--cpu-prof',
+        `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR ?? path.join(root, 'bench', 'profiles')}`,
+      ]
+    : [];
   return spawn(process.execPath, serviceNodeArgs(script, profile), {
     cwd: root,
     env,

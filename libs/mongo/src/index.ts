@@ -16,6 +16,7 @@ export {
   migrateIndexes,
   missingUniqueIndexes,
 } from './indexes';
+export { castId, findOneLean, onLeanRead } from './lean';
 export {
   acrossOrganizations,
   type OrganizationDocument,

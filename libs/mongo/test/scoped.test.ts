@@ -1,6 +1,6 @@
 import { scopedTo, type TenantScope } from '@parametric/mongo';
 import { connectMongoose, type MongooseHandle } from '@parametric/test-harness';
-import { type Model, Schema, type Types } from 'mongoose';
+import { type Model, Schema, Types } from 'mongoose';
 
 interface Policy {
   organizationId: string;
@@ -132,6 +132,27 @@ describe('scopedTo(model, orgA)', () => {
     it('returns an orgA document by id', async () => {
       expect((await scopedA.findById(a1))?.name).toBe('a-maize');
       expect((await scopedA.findById(String(a1)))?.name).toBe('a-maize');
+    });
+  });
+
+  describe('readById (the driver, no mongoose query)', () => {
+    it("returns null for orgB's document id, as an ObjectId or a string", async () => {
+      expect(await scopedA.readById(b1)).toBeNull();
+      expect(await scopedA.readById(String(b1))).toBeNull();
+    });
+
+    it('returns an orgA document by id, as a lean read of it does', async () => {
+      const lean = await Policies.findById(a1).lean();
+      expect(await scopedA.readById(a1)).toEqual(lean);
+      expect(await scopedA.readById(String(a1))).toEqual(lean);
+    });
+
+    it('returns null for an id nothing has', async () => {
+      expect(await scopedA.readById(new Types.ObjectId())).toBeNull();
+    });
+
+    it('refuses an id that is not one, as a query would', async () => {
+      await expect(scopedA.readById('not-an-object-id')).rejects.toThrow(/Cast to ObjectId failed/);
     });
   });
 

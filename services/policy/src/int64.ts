@@ -1,3 +1,4 @@
+import { onLeanRead } from '@parametric/mongo';
 import { mongo, type Schema } from 'mongoose';
 
 function asBigint(value: unknown, path: string): unknown {
@@ -16,17 +17,14 @@ function asBigint(value: unknown, path: string): unknown {
  * and code handles it as `bigint`. Reads do not always give one back: lean reads (every
  * tenant-scope `findOneAndUpdate` among them) get what the driver deserialised, a JS number
  * below 2^53 or a `Long` above, and documents written before money was int64 hold doubles.
- * This turns those paths into `bigint` on every read of the model, lean or not.
+ * This turns those paths into `bigint` on every read of the model, lean or not, and on the
+ * driver's reads that stand in for lean ones (`findOneLean`, libs/mongo/src/lean.ts).
  */
 export function readAsBigint(schema: Schema, paths: readonly string[]): void {
-  schema.post(['find', 'findOne', 'findOneAndUpdate'], (result: unknown) => {
-    for (const doc of Array.isArray(result) ? result : [result]) {
-      if (doc === null || typeof doc !== 'object') continue;
-      const fields = doc as Record<string, unknown>;
-      for (const path of paths) {
-        const value = fields[path];
-        if (value !== undefined && typeof value !== 'bigint') fields[path] = asBigint(value, path);
-      }
+  onLeanRead(schema, (fields) => {
+    for (const path of paths) {
+      const value = fields[path];
+      if (value !== undefined && typeof value !== 'bigint') fields[path] = asBigint(value, path);
     }
   });
 }

@@ -252,6 +252,9 @@ describe('JSON numbers against decimal.js', () => {
       minor,
       fc.bigInt({ min: 2n ** 52n, max: 2n ** 53n + 10n }),
       fc.bigInt({ min: 2n ** 45n * 100n, max: 2n ** 47n * 100n }),
+      // Where numberFromMinor stops taking 15 significant digits as exact without checking.
+      fc.bigInt({ min: 10n ** 15n - 1_000n, max: 10n ** 15n + 1_000n }),
+      fc.bigInt({ min: -(10n ** 15n) - 1_000n, max: -(10n ** 15n) + 1_000n }),
     );
     fc.assert(
       fc.property(near2p53, exponent, (m, e) => {

@@ -1,6 +1,7 @@
 import { isoOrNull, type policiesQuery } from '@parametric/contracts';
 import { AppError } from '@parametric/http';
 import { numberFromMinor } from '@parametric/money';
+import { findOneLean } from '@parametric/mongo';
 import type { z } from 'zod';
 import { DAY_MS } from '../clock';
 import type { TenantPolicyData } from '../repositories';
@@ -102,7 +103,7 @@ export function policyStatusView(p: PolicyDoc, now: Date) {
 }
 
 async function load(tenant: Tenant, policyId: string): Promise<PolicyDoc> {
-  const policy = await tenant.policies.findById(policyId).lean<PolicyDoc>();
+  const policy = await tenant.policies.readById(policyId);
   if (!policy) throw AppError.notFound('Policy');
   return policy;
 }
@@ -132,7 +133,7 @@ export async function readPolicyForOps(
   now: Date,
 ) {
   const filter = 'id' in key ? { _id: key.id } : { policyNumber: key.policyNumber };
-  const policy = await policies.findOne(filter).lean<PolicyDoc>();
+  const policy = await findOneLean(policies, filter);
   if (!policy) throw AppError.notFound('Policy');
   return opsPolicyView(policy, now);
 }

@@ -1,0 +1,48 @@
+import type { Model, QueryFilter, Schema } from 'mongoose';
+
+type LeanFix = (doc: Record<string, unknown>) => void;
+
+/** Each schema's lean-read fixes, in the order they were registered. */
+const fixes = new WeakMap<Schema, LeanFix[]>();
+
+/**
+ * Registers what a lean read of a schema's documents must fix in what the driver gave back (a
+ * lean read skips mongoose's casting: int64 money comes back as a number or a `Long`,
+ * services/policy/src/int64.ts). Applied to every lean `find`, `findOne` and
+ * `findOneAndUpdate` of the schema's models (mongoose post hooks) and to `findOneLean`'s reads
+ * alike, so a document reads the same whichever way it was read.
+ */
+export function onLeanRead(schema: Schema, fix: LeanFix): void {
+  const registered = fixes.get(schema);
+  if (registered) registered.push(fix);
+  else fixes.set(schema, [fix]);
+  schema.post(['find', 'findOne', 'findOneAndUpdate'], (result: unknown) => {
+    for (const doc of Array.isArray(result) ? result : [result]) {
+      if (doc !== null && typeof doc === 'object') fix(doc as Record<string, unknown>);
+    }
+  });
+}
+
+/**
+ * One document, read by the driver alone and fixed as a lean mongoose read would be: what a
+ * read on a hot path uses. A mongoose query (building the query, casting the filter, merging
+ * options, running hooks) cost about 45 µs of CPU more per read than the driver's `findOne` on
+ * the same filter (docs/performance.md, "The policy read's own work"), a third of the read's
+ * client-side cost. The filter is sent as given, not cast: callers give values of the stored
+ * types (ids as the schema's `_id` type casts them, see `castId`).
+ */
+export async function findOneLean<T>(model: Model<T>, filter: QueryFilter<T>): Promise<T | null> {
+  const doc = (await model.collection.findOne(filter as Record<string, unknown>)) as Record<
+    string,
+    unknown
+  > | null;
+  if (doc === null) return null;
+  for (const fix of fixes.get(model.schema) ?? []) fix(doc);
+  return doc as T;
+}
+
+/** An id as the model's `_id` path stores it (a string stays a string; an ObjectId's hex becomes one), as a query would cast it. */
+export function castId<T>(model: Model<T>, id: unknown): unknown {
+  const path = model.schema.path('_id') as unknown as { cast(value: unknown): unknown } | undefined;
+  return path ? path.cast(id) : id;
+}
