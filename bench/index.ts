@@ -37,6 +37,7 @@ const PREFERRED = [
   'policy',
   'webhooks',
   'mongo',
+  'redis',
   'determinations',
   'determinations:tier2',
   'determinations:replicas',

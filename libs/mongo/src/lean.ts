@@ -2,6 +2,9 @@ import type { Model, QueryFilter, Schema } from 'mongoose';
 
 type LeanFix = (doc: Record<string, unknown>) => void;
 
+/** What a driver read needs of a model (any model of `T`, whatever its other type parameters). */
+type LeanReadable<T> = Pick<Model<T>, 'collection' | 'schema'>;
+
 /** Each schema's lean-read fixes, in the order they were registered. */
 const fixes = new WeakMap<Schema, LeanFix[]>();
 
@@ -31,7 +34,7 @@ export function onLeanRead(schema: Schema, fix: LeanFix): void {
  * client-side cost. The filter is sent as given, not cast: callers give values of the stored
  * types (ids as the schema's `_id` type casts them, see `castId`).
  */
-export async function findOneLean<T>(model: Model<T>, filter: QueryFilter<T>): Promise<T | null> {
+export async function findOneLean<T>(model: LeanReadable<T>, filter: QueryFilter<T>): Promise<T | null> {
   const doc = (await model.collection.findOne(filter as Record<string, unknown>)) as Record<
     string,
     unknown
@@ -42,7 +45,7 @@ export async function findOneLean<T>(model: Model<T>, filter: QueryFilter<T>): P
 }
 
 /** An id as the model's `_id` path stores it (a string stays a string; an ObjectId's hex becomes one), as a query would cast it. */
-export function castId<T>(model: Model<T>, id: unknown): unknown {
+export function castId<T>(model: LeanReadable<T>, id: unknown): unknown {
   const path = model.schema.path('_id') as unknown as { cast(value: unknown): unknown } | undefined;
   return path ? path.cast(id) : id;
 }

@@ -1,3 +1,4 @@
+import { BoundedRedis } from '@parametric/redis';
 import { Redis, type RedisOptions } from 'ioredis';
 
 /** An ioredis client the caller owns, or a Redis URL for which we create (and close) one. */
@@ -63,16 +64,25 @@ export interface ResolvedConnection {
   owned: boolean;
 }
 
-export function resolveConnection(connection: RedisConnection, options: RedisOptions): ResolvedConnection {
-  // disconnectTimeout: closing a client whose socket is already gone (Redis died) makes
-  // ioredis wait this long, on an uncleared timer, to end that socket; keep it short.
+/**
+ * The caller's client, or one we create for a URL; given `commandTimeoutMs`, its commands fail
+ * once they have waited that long (`BoundedRedis`, `@parametric/redis`: one timer per client,
+ * not one per command as ioredis's `commandTimeout` arms).
+ */
+export function resolveConnection(
+  connection: RedisConnection,
+  options: Omit<RedisOptions, 'commandTimeout'> & { commandTimeoutMs?: number },
+): ResolvedConnection {
   if (typeof connection === 'string') {
+    const { commandTimeoutMs, ...rest } = options;
+    // disconnectTimeout: closing a client whose socket is already gone (Redis died) makes
+    // ioredis wait this long, on an uncleared timer, to end that socket; keep it short.
+    const redisOptions = { disconnectTimeout: 100, connectTimeout: QUEUE_CONNECT_TIMEOUT_MS, ...rest };
     return {
-      client: new Redis(connection, {
-        disconnectTimeout: 100,
-        connectTimeout: QUEUE_CONNECT_TIMEOUT_MS,
-        ...options,
-      }),
+      client:
+        commandTimeoutMs === undefined
+          ? new Redis(connection, redisOptions)
+          : new BoundedRedis(connection, { ...redisOptions, commandTimeoutMs }),
       owned: true,
     };
   }

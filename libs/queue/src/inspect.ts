@@ -24,7 +24,7 @@ export function openQueues(
 ): InspectedQueues {
   const connection = resolveConnection(options.connection, {
     connectionName: `${options.prefix ?? 'bull'}:inspect`,
-    commandTimeout: QUEUE_COMMAND_TIMEOUT_MS,
+    commandTimeoutMs: QUEUE_COMMAND_TIMEOUT_MS,
     connectTimeout: QUEUE_CONNECT_TIMEOUT_MS,
     maxRetriesPerRequest: 1,
   });

@@ -75,7 +75,7 @@ export function createPacer(options: PacerOptions): Pacer {
   if (!(options.intervalMs > 0)) throw new Error('createPacer: intervalMs must be positive');
   const connection = resolveConnection(options.connection, {
     maxRetriesPerRequest: 1,
-    commandTimeout: QUEUE_COMMAND_TIMEOUT_MS,
+    commandTimeoutMs: QUEUE_COMMAND_TIMEOUT_MS,
     connectionName: `${options.key}:pacer`,
   });
   const client = connection.client as PacingClient;

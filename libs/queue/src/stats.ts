@@ -36,7 +36,7 @@ export function createQueueStats(names: readonly QueueName[], options: QueueStat
   const timeoutMs = options.timeoutMs ?? QUEUE_STATS_TIMEOUT_MS;
   const connection = resolveConnection(options.connection, {
     connectionName: `${options.prefix ?? 'bull'}:metrics`,
-    commandTimeout: timeoutMs,
+    commandTimeoutMs: timeoutMs,
     connectTimeout: Math.min(timeoutMs, QUEUE_CONNECT_TIMEOUT_MS),
   });
   const queues = names.map((name) => {

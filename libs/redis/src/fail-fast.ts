@@ -1,7 +1,8 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { BoundedRedis } from './bounded';
 
 /**
- * How long one command may wait for Redis. A Redis that is down refuses at once; one that
+ * How long one command may wait for Redis (at most a tenth more, see BoundedRedis). A Redis that is down refuses at once; one that
  * hangs (paused, overloaded, a network black hole) would otherwise hold every request that
  * touches it for as long as it hangs.
  */
@@ -20,12 +21,12 @@ export async function connectFailFast(
   log: { warn(obj: object, msg: string): void },
   purpose: string,
 ): Promise<Redis> {
-  const client = new Redis(url, {
+  const client = new BoundedRedis(url, {
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
     lazyConnect: true,
     disconnectTimeout: 100,
-    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    commandTimeoutMs: REDIS_COMMAND_TIMEOUT_MS,
     // Commands issued in the same tick (concurrent requests' limiter calls) go out in one
     // write: on loopback a socket write costs more CPU than the command it carries.
     enableAutoPipelining: true,

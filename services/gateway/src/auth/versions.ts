@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@parametric/logger';
+import { commandBoundOf } from '@parametric/redis';
 import type { Redis } from 'ioredis';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { Limit } from '../rate-limit/limits';
@@ -113,10 +114,10 @@ export function authVersions(options: {
   redis.defineCommand('gatewayAuthVersion', { numberOfKeys: 1, lua: CURRENT });
   redis.defineCommand('gatewayAuthCheck', { numberOfKeys: 2, lua: CHECK_AND_CONSUME });
   const commands = redis as unknown as VersionCommands;
-  // A client whose own command timeout (libs/redis/src/fail-fast.ts, the one the gateway runs
+  // A client whose own command bound (libs/redis/src/fail-fast.ts, the one the gateway runs
   // with) is within `timeoutMs` already rejects a command Redis does not answer in time: a
   // second timer and promise per stamp check would bound nothing more.
-  const ownTimeout = redis.options.commandTimeout;
+  const ownTimeout = commandBoundOf(redis);
   const bounded: <T>(promise: Promise<T>) => Promise<T> =
     ownTimeout !== undefined && ownTimeout > 0 && ownTimeout <= options.timeoutMs
       ? (promise) => promise
