@@ -29,9 +29,9 @@ export function onLeanRead(schema: Schema, fix: LeanFix): void {
 /**
  * One document, read by the driver alone and fixed as a lean mongoose read would be: what a
  * read on a hot path uses. A mongoose query (building the query, casting the filter, merging
- * options, running hooks) cost about 45 µs of CPU more per read than the driver's `findOne` on
- * the same filter (docs/performance.md, "The policy read's own work"), a third of the read's
- * client-side cost. The filter is sent as given, not cast: callers give values of the stored
+ * options, running hooks) cost 35 to 50 µs of CPU more per read than the driver's `findOne` on
+ * the same filter, a sixth to a third of the read's client-side cost (docs/performance.md, "The
+ * policy read without a mongoose query"). The filter is sent as given, not cast: callers give values of the stored
  * types (ids as the schema's `_id` type casts them, see `castId`).
  */
 export async function findOneLean<T>(model: LeanReadable<T>, filter: QueryFilter<T>): Promise<T | null> {
