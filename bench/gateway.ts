@@ -15,6 +15,7 @@
  *
  *   npm run bench:gateway                       # 3 rounds x 10 s, 10 connections
  *   BENCH_SECONDS=5 BENCH_CONNECTIONS=20 BENCH_ORGANIZATIONS=2000 npm run bench:gateway
+ *   BENCH_ROUNDS=9 BENCH_SECONDS=5 npm run bench:gateway   # more alternating rounds, a noisy machine
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -36,7 +37,7 @@ import {
   waitReady,
 } from './support/run';
 
-const ROUNDS = 3;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const ORGANIZATIONS = Number(process.env.BENCH_ORGANIZATIONS ?? 10_000);

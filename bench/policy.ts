@@ -21,7 +21,8 @@
  *
  *   npm run bench:policy                  # 3 rounds x 10 s, 10 connections
  *   BENCH_SECONDS=5 BENCH_LARGE_STORE=20000 npm run bench:policy
- *   BENCH_READS_ONLY=1 BENCH_CPU_PROF=policy/src npm run bench:policy   # profile the reads
+ *   BENCH_READS_ONLY=1 BENCH_CPU_PROF=policy,gateway npm run bench:policy   # profile both sides of the reads
+ *   BENCH_ROUNDS=9 BENCH_SECONDS=5 BENCH_READS_ONLY=1 npm run bench:policy   # more alternating rounds
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -47,7 +48,7 @@ import {
   waitReady,
 } from './support/run';
 
-const ROUNDS = 3;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const SMALL_STORE = 1_000;
