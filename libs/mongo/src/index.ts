@@ -16,7 +16,7 @@ export {
   migrateIndexes,
   missingUniqueIndexes,
 } from './indexes';
-export { castId, findOneLean, onLeanRead } from './lean';
+export { findOneLean, onLeanRead } from './lean';
 export {
   acrossOrganizations,
   type OrganizationDocument,

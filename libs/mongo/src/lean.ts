@@ -31,8 +31,8 @@ export function onLeanRead(schema: Schema, fix: LeanFix): void {
  * read on a hot path uses. A mongoose query (building the query, casting the filter, merging
  * options, running hooks) cost 35 to 50 µs of CPU more per read than the driver's `findOne` on
  * the same filter, a sixth to a third of the read's client-side cost (docs/performance.md, "The
- * policy read without a mongoose query"). The filter is sent as given, not cast: callers give values of the stored
- * types (ids as the schema's `_id` type casts them, see `castId`).
+ * policy read without a mongoose query"). The filter is sent as given, not cast: callers give
+ * values of the stored types (ids as the schema's `_id` type casts them, see `castId`).
  */
 export async function findOneLean<T>(model: LeanReadable<T>, filter: QueryFilter<T>): Promise<T | null> {
   const doc = (await model.collection.findOne(filter as Record<string, unknown>)) as Record<
@@ -44,7 +44,10 @@ export async function findOneLean<T>(model: LeanReadable<T>, filter: QueryFilter
   return doc as T;
 }
 
-/** An id as the model's `_id` path stores it (a string stays a string; an ObjectId's hex becomes one), as a query would cast it. */
+/**
+ * An id as the model's `_id` path stores it, as a query would cast it (a string stays a string;
+ * an ObjectId's hex becomes one; what the type cannot hold throws).
+ */
 export function castId<T>(model: LeanReadable<T>, id: unknown): unknown {
   const path = model.schema.path('_id') as unknown as { cast(value: unknown): unknown } | undefined;
   return path ? path.cast(id) : id;

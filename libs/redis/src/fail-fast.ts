@@ -2,9 +2,9 @@ import type { Redis } from 'ioredis';
 import { BoundedRedis } from './bounded';
 
 /**
- * How long one command may wait for Redis (at most a tenth more, see BoundedRedis). A Redis that is down refuses at once; one that
- * hangs (paused, overloaded, a network black hole) would otherwise hold every request that
- * touches it for as long as it hangs.
+ * How long one command may wait for Redis (at most a tenth more, see BoundedRedis). A Redis that
+ * is down refuses at once; one that hangs (paused, overloaded, a network black hole) would
+ * otherwise hold every request that touches it for as long as it hangs.
  */
 export const REDIS_COMMAND_TIMEOUT_MS = 500;
 export const REDIS_CONNECT_TIMEOUT_MS = 2_000;

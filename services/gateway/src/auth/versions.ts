@@ -119,7 +119,7 @@ export function authVersions(options: {
   // second timer and promise per stamp check would bound nothing more.
   const ownTimeout = commandBoundOf(redis);
   const bounded: <T>(promise: Promise<T>) => Promise<T> =
-    ownTimeout !== undefined && ownTimeout > 0 && ownTimeout <= options.timeoutMs
+    ownTimeout !== undefined && ownTimeout <= options.timeoutMs
       ? (promise) => promise
       : (promise) => within(promise, options.timeoutMs);
   const keyOf = (organizationId: string) => `${prefix}:auth:org:${organizationId}`;
