@@ -50,9 +50,13 @@
  * - `idle` (target 4's fixed part): what the platform costs at rest, with the services' own
  *   intervals (relay polls, sweeps, queue workers' waits, metrics), on 1 and then on 2 processes
  *   each of determinations, webhooks, payments and policy, one platform at a time: 10 partners and
- *   2 Tier 2 ones registered, BENCH_IDLE_SETTLE_SECONDS (10) to settle, then the CPU of every
+ *   2 Tier 2 ones registered, BENCH_IDLE_SETTLE_SECONDS (90) to settle, then the CPU of every
  *   platform process over BENCH_IDLE_SECONDS (30), in ms of CPU per second. A replica's rest is
  *   paid for the whole of a round whatever its work, so it is part of the growth `replicas` shows.
+ *   The settling is long because a freshly started process that falls idle gets full collections
+ *   from V8's memory reducer (`Mark-Compact (reduce)` under `--trace-gc`, every 9 s in the policy
+ *   process): measured from 10 s, policy rested at 25 ms of CPU per second, from 90 s at 12
+ *   (docs/performance.md, "Warm platforms on a slow machine: 1.29"); a pod rests for hours.
  *
  *   npm run bench:determinations                                   # day: 3 rounds of 10,000
  *   BENCH_DETERMINATIONS=2000 BENCH_ROUNDS=1 npm run bench:determinations
@@ -118,7 +122,7 @@ const REPLICATED = (process.env.BENCH_REPLICATED?.split(',') ?? [...SCALED_OUT])
   if (!known) throw new Error(`BENCH_REPLICATED: ${name} is not one of ${SCALED_OUT.join(', ')}`);
   return known;
 });
-const IDLE_SETTLE_SECONDS = Number(process.env.BENCH_IDLE_SETTLE_SECONDS ?? 10);
+const IDLE_SETTLE_SECONDS = Number(process.env.BENCH_IDLE_SETTLE_SECONDS ?? 90);
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 30);
 
 /** The bare rate: canonicalize + SHA-256 + Ed25519 sign of the same kind of record, in process. */
