@@ -188,4 +188,4 @@ STOPSIGNAL SIGTERM
 # services shut down gracefully on it). No shell stays around. Compiled JavaScript: no tsx.
 # The flags are every service's, as npm start gives them (tools/topology SERVICE_NODE_FLAGS says
 # why; test/deploy/dockerfile.test.ts keeps the two the same).
-CMD ["/bin/sh", "-c", "exec node --no-allocation-site-pretenuring \"services/${SERVICE}/src/main.js\""]
+CMD ["/bin/sh", "-c", "exec node --no-allocation-site-pretenuring --no-memory-reducer \"services/${SERVICE}/src/main.js\""]

@@ -239,8 +239,24 @@ const payments: ServiceSpec = {
  * objects they point to alive; garbage collection was the largest cost of
  * `GET /api/organizations/me` after socket writes
  * (docs/performance.md, "Young-generation collections: V8's pretenuring").
+ *
+ * `--no-memory-reducer`: V8's memory reducer, once a process has been quiet for a few seconds,
+ * runs full collections to hand memory back, shrinking the young generation with the rest. A
+ * service's next burst then starts with a young generation of a megabyte or so: young
+ * collections every 20-35 ms, and full collections of the whole heap (about 60 MB of code,
+ * schemas and pools in the policy service) every second or two until it has grown back. Served
+ * in bursts with quiet spells between them, `GET /api/policies/{id}` cost the gateway and the
+ * policy service together 2,160-2,420 µs of CPU with the reducer and 1,690-1,960 without; a
+ * second process of each scaled-out service grew the drought day's CPU per determination
+ * 1.26-1.29 times with it and 1.13-1.15 without; and an idle policy process spent 25 ms of CPU a
+ * second in its first minute of rest, 40 % of it in those collections (docs/performance.md,
+ * "Bursts after a quiet spell: V8's memory reducer"). A pod keeps the heap its last burst needed
+ * instead; V8's heap limits and the pod's memory limit still bound it.
  */
-export const SERVICE_NODE_FLAGS: readonly string[] = ['--no-allocation-site-pretenuring'];
+export const SERVICE_NODE_FLAGS: readonly string[] = [
+  '--no-allocation-site-pretenuring',
+  '--no-memory-reducer',
+];
 
 /**
  * `node`'s arguments for a TypeScript entry point run from source as a service runs: the
