@@ -99,7 +99,7 @@ export function createProducer<N extends QueueName>(name: N, options: ProducerOp
   const commandTimeoutMs = options.commandTimeoutMs ?? QUEUE_COMMAND_TIMEOUT_MS;
   const connection = resolveConnection(options.connection, {
     connectionName: `${options.prefix ?? 'bull'}:${name}:producer`,
-    commandTimeoutMs: commandTimeoutMs,
+    commandTimeoutMs,
   });
   const deadlineMs = options.operationTimeoutMs ?? QUEUE_OPERATION_TIMEOUT_MS;
   const bounded = <T>(what: string, operation: () => Promise<T>): Promise<T> =>

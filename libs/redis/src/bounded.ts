@@ -11,9 +11,10 @@ const TICKS_PER_TIMEOUT = 10;
  * ioredis's `commandTimeout` arms a timer for every command and, when the answer comes, deletes
  * it from the command with `delete`, which leaves every command object in V8's dictionary mode:
  * on the gateway's hot path that cost about 2 µs of a request's 50 (docs/performance.md, "a
- * second machine: where the gateway's 19 µs go"; `npm run bench:redis` measures it). Here each command sent is only noted, with the tick it was sent in,
- * in a queue; while any is noted, a timer ticks `TICKS_PER_TIMEOUT` times per timeout, fails the
- * unanswered ones that have waited a whole timeout, and forgets the answered ones. Redis answers
+ * second machine: where the gateway's 19 µs go"; `npm run bench:redis` measures it). Here each
+ * command sent is only noted, with the tick it was sent in, in a queue; while any is noted, a
+ * timer ticks `TICKS_PER_TIMEOUT` times per timeout, fails the unanswered ones that have waited a
+ * whole timeout, and forgets the answered ones. Redis answers
  * a connection's commands in order, so answered commands leave from the front of the queue as
  * new ones are sent, and the queue holds about one tick's commands. An idle client has no timer.
  *
