@@ -21,7 +21,14 @@ export function median(values: number[]): number {
  * `policy,gateway` for both sides of the policy read) runs the matching processes with
  * `--cpu-prof`, writing profiles to `BENCH_CPU_PROF_DIR` (default `bench/profiles`) as they exit.
  */
-export function startProcess(script: string, env: NodeJS.ProcessEnv): ChildProcess {
+export function startProcess(
+  script: string,
+  env: NodeJS.ProcessEnv,
+  /** A command the node process runs under (e.g. `valgrind` and its options, bench/instructions.ts). */
+  under: readonly string[] = [],
+  /** Node flags beside the service flags (e.g. `--perf-basic-prof-only-functions`). */
+  nodeFlags: readonly string[] = [],
+): ChildProcess {
   const profiled = process.env.BENCH_CPU_PROF;
   const profile = profiled?.split(',').some((part) => part !== '' && script.includes(part))
     ? [
@@ -29,7 +36,12 @@ export function startProcess(script: string, env: NodeJS.ProcessEnv): ChildProce
         `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR ?? path.join(root, 'bench', 'profiles')}`,
       ]
     : [];
-  return spawn(process.execPath, serviceNodeArgs(script, profile), {
+  const [command, ...args] = [
+    ...under,
+    process.execPath,
+    ...serviceNodeArgs(script, [...profile, ...nodeFlags]),
+  ];
+  return spawn(command as string, args, {
     cwd: root,
     env,
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -58,9 +70,9 @@ export async function json<T = unknown>(url: string, init: RequestInit & { body?
   return body.data;
 }
 
-/** Waits until every local port answers `/readyz` (60 s at most). */
-export async function waitReady(ports: ReadonlyArray<number | undefined>): Promise<void> {
-  for (let i = 0; i < 600; i++) {
+/** Waits until every local port answers `/readyz` (`seconds`, 60 by default, at most). */
+export async function waitReady(ports: ReadonlyArray<number | undefined>, seconds = 60): Promise<void> {
+  for (let i = 0; i < seconds * 10; i++) {
     const ready = await Promise.all(
       ports.map((port) =>
         fetch(`http://127.0.0.1:${port}/readyz`)
