@@ -18,6 +18,9 @@ export interface BeforeBodyStages {
 }
 
 const API = /^\/api(?=\/|\?|$)/i;
+
+/** parseurl's cache on a request (express reads `req.path` and `req.query` through it). */
+type ParsedRequest = Request & { _parsedUrl?: unknown };
 const REGISTRATION = /^\/auth\/register-organization\/?$/i;
 
 /**
@@ -49,11 +52,16 @@ export function beforeBody(stages: BeforeBodyStages): RequestHandler {
             ? anonymous
             : caller;
     const baseUrl = req.baseUrl;
+    // The parse of the full URL, put back with it: parseurl keeps one parse per request and
+    // parses again whenever `req.url` is not the one it parsed, which the next path read after
+    // the stages would otherwise do.
+    const parsed = (req as ParsedRequest)._parsedUrl;
     req.url = inner.startsWith('/') ? inner : `/${inner}`;
     req.baseUrl = `${baseUrl}${url.slice(0, 4)}`;
     chain(req, res, (err?: unknown) => {
       req.url = url;
       req.baseUrl = baseUrl;
+      (req as ParsedRequest)._parsedUrl = parsed;
       next(err);
     });
   };
