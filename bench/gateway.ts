@@ -18,13 +18,12 @@
  *   BENCH_ROUNDS=9 BENCH_SECONDS=5 npm run bench:gateway   # more alternating rounds, a noisy machine
  */
 import type { ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { startLocalMongo } from '@parametric/embedded-mongo';
 import { freePort } from '@parametric/local-process';
 import { startLocalRedis } from '@parametric/local-redis';
 import autocannon from 'autocannon';
-import { againstFloor, assertOnePointEach, assertSameBody } from './support/floors';
-import { serviceEnv } from './support/platform';
+import { againstFloor } from './support/floors';
+import { KEY_PATH_ADMIN, startKeyPath } from './support/key-path';
 import {
   cpuPerRequest,
   cpuSplit,
@@ -34,7 +33,6 @@ import {
   report,
   startProcess,
   stopProcesses,
-  waitReady,
 } from './support/run';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -42,8 +40,6 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const ORGANIZATIONS = Number(process.env.BENCH_ORGANIZATIONS ?? 10_000);
 const SIGN_IN_SAMPLES = Number(process.env.BENCH_SIGN_INS ?? 100);
-const ADMIN_EMAIL = 'admin@bench.example';
-const ADMIN_PASSWORD = 'sorghum-rains-bench-2026';
 
 interface Load {
   rps: number;
@@ -90,62 +86,24 @@ async function main(): Promise<void> {
   const [mongo, redis] = await Promise.all([startLocalMongo(), startLocalRedis()]);
   const children: ChildProcess[] = [];
   try {
-    const [gatewayPort, opsPort, webhooksPort, barePort] = await Promise.all([
-      freePort(),
-      freePort(),
-      freePort(),
-      freePort(),
-    ]);
-    const shared = serviceEnv(mongo.url, redis.url);
-    // The duty floor hashes API keys with the gateway's own pepper.
-    const pepper = randomBytes(24).toString('hex');
-    const webhooksProcess = startProcess('services/webhooks/src/main.ts', {
-      ...shared,
-      WEBHOOKS_HOST: '127.0.0.1',
-      WEBHOOKS_PORT: String(webhooksPort),
-      WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
-      // The bench points the webhook at a local address, as npm start lets a developer do.
-      ALLOW_INSECURE_WEBHOOKS: 'true',
-    });
-    const gatewayProcess = startProcess('services/gateway/src/main.ts', {
-      ...shared,
-      GATEWAY_PORT: String(gatewayPort),
-      OPS_PORT: String(opsPort),
-      OPS_TOKEN: randomBytes(24).toString('hex'),
-      API_KEY_PEPPER: pepper,
-      WEBHOOKS_URL: `http://127.0.0.1:${webhooksPort}`,
-      // Every request still goes through the Redis limiter; the budgets are just too big to hit.
-      RATE_LIMIT_POINTS: '1000000000',
-      REGISTRATION_LIMIT_POINTS: '1000000000',
-      // The timing comparison makes hundreds of failed sign-ins on purpose.
-      LOGIN_ACCOUNT_FAILURES: '1000000000',
-      LOGIN_IP_FAILURES: '1000000000',
-      ANONYMOUS_LIMIT_POINTS: '1000000000',
-    });
+    const barePort = await freePort();
     const bareProcess = startProcess('bench/support/bare-express.ts', {
       ...process.env,
       PORT: String(barePort),
     });
-    children.push(webhooksProcess, gatewayProcess, bareProcess);
-    const api = `http://127.0.0.1:${gatewayPort}/api`;
+    children.push(bareProcess);
     const bare = `http://127.0.0.1:${barePort}`;
-    await waitReady([gatewayPort, webhooksPort]);
+    // The gateway, the webhooks service and both floors, checked against each other before anything is measured.
+    const keyPath = await startKeyPath({ mongoUrl: mongo.url, redisUrl: redis.url }, children, {
+      webhookUrl: `${bare}/hook`,
+    });
+    const { api, organization, body: sameJson } = keyPath;
+    const key = { 'x-api-key': organization.apiKey };
     const register = (body: Record<string, string>) =>
       json<{ organization: { id: string; apiKey: string } }>(`${api}/auth/register-organization`, {
         method: 'POST',
         body: JSON.stringify({ type: 'COOPERATIVE', countryCode: 'KE', ...body }),
       });
-    const { organization } = await register({
-      name: 'Bench Co-op',
-      adminEmail: ADMIN_EMAIL,
-      adminPassword: ADMIN_PASSWORD,
-    });
-    const key = { 'x-api-key': organization.apiKey };
-    await json(`${api}/organizations/me/webhook`, {
-      method: 'PUT',
-      headers: key,
-      body: JSON.stringify({ url: `${bare}/hook` }),
-    });
     const signIn = (email: string, password: string) =>
       fetch(`${api}/auth/login`, {
         method: 'POST',
@@ -153,59 +111,15 @@ async function main(): Promise<void> {
         body: JSON.stringify({ email, password }),
       });
     const { accessToken } = (
-      (await (await signIn(ADMIN_EMAIL, ADMIN_PASSWORD)).json()) as { data: { accessToken: string } }
+      (await (await signIn(KEY_PATH_ADMIN.email, KEY_PATH_ADMIN.password)).json()) as {
+        data: { accessToken: string };
+      }
     ).data;
-    const sameJson = await (await fetch(`${api}/organizations/me`, { headers: key })).text();
-    if (!sameJson.includes(`${bare}/hook`)) throw new Error(`unexpected organization: ${sameJson}`);
     await waitFor(`${bare}/me`);
     await fetch(`${bare}/body`, {
       method: 'POST',
       body: sameJson,
       headers: { 'content-type': 'application/json' },
-    });
-
-    // The floor of this read, on the same Redis, with the gateway's partner limit (its budget
-    // as big as the gateway's here), answering the body the gateway answered.
-    const floorPort = await freePort();
-    const floorProcess = startProcess('bench/support/floor-gateway.ts', {
-      ...process.env,
-      PORT: String(floorPort),
-      REDIS_URL: redis.url,
-      RATE_LIMIT_POINTS: '1000000000',
-      FLOOR_ORGANIZATION_ID: organization.id,
-      FLOOR_ME_BODY: sameJson,
-    });
-    // The same floor with the per-request duties on (docs/performance.md, "The duty floor").
-    const dutiesPort = await freePort();
-    const dutiesProcess = startProcess('bench/support/floor-gateway.ts', {
-      ...process.env,
-      PORT: String(dutiesPort),
-      REDIS_URL: redis.url,
-      RATE_LIMIT_POINTS: '1000000000',
-      FLOOR_ORGANIZATION_ID: organization.id,
-      FLOOR_ME_BODY: sameJson,
-      FLOOR_DUTIES: '1',
-      FLOOR_API_KEY_PEPPER: pepper,
-      FLOOR_API_KEY: organization.apiKey,
-    });
-    children.push(floorProcess, dutiesProcess);
-    const floor = `http://127.0.0.1:${floorPort}`;
-    const duties = `http://127.0.0.1:${dutiesPort}`;
-    await waitReady([floorPort, dutiesPort]);
-    assertSameBody(
-      'GET /api/organizations/me',
-      sameJson,
-      await (await fetch(`${floor}/api/organizations/me`, { headers: key })).text(),
-    );
-    assertSameBody(
-      'GET /api/organizations/me (duty floor)',
-      sameJson,
-      await (await fetch(`${duties}/api/organizations/me`, { headers: key })).text(),
-    );
-    await assertOnePointEach(redis.url, organization.id, {
-      gateway: () => fetch(`${api}/organizations/me`, { headers: key }),
-      floor: () => fetch(`${floor}/api/organizations/me`, { headers: key }),
-      'duty floor': () => fetch(`${duties}/api/organizations/me`, { headers: key }),
     });
 
     // The other organizations, registered as partners do, and every key used once (warm).
@@ -229,8 +143,8 @@ async function main(): Promise<void> {
     const allKeys: Load[] = [];
     const pids = {
       bench: process.pid,
-      gateway: gatewayProcess.pid,
-      webhooks: webhooksProcess.pid,
+      gateway: keyPath.gateway.pid,
+      webhooks: keyPath.webhooks.pid,
       mongo: pidListeningOn(Number(new URL(mongo.url).port)),
       redis: redis.pid,
     };
@@ -238,21 +152,19 @@ async function main(): Promise<void> {
     const bareCpu: Array<Record<string, number>> = [];
     const floored: Load[] = [];
     const floorCpu: Array<Record<string, number>> = [];
-    const floorPids = { bench: process.pid, floor: floorProcess.pid, redis: redis.pid };
+    const floorPids = { bench: process.pid, floor: keyPath.floor.child.pid, redis: redis.pid };
     const dutied: Load[] = [];
     const dutiesCpu: Array<Record<string, number>> = [];
-    const dutiesPids = { bench: process.pid, floor: dutiesProcess.pid, redis: redis.pid };
+    const dutiesPids = { bench: process.pid, floor: keyPath.duties.child.pid, redis: redis.pid };
     for (let round = 0; round < ROUNDS; round++) {
       // Alternate so that machine noise hits every side alike.
       const keyed = await cpuPerRequest(pids, () => load(`${api}/organizations/me`, () => key));
       gateway.push(keyed.result);
       cpu.push(keyed.perRequest);
-      const atFloor = await cpuPerRequest(floorPids, () => load(`${floor}/api/organizations/me`, () => key));
+      const atFloor = await cpuPerRequest(floorPids, () => load(keyPath.floor.url, () => key));
       floored.push(atFloor.result);
       floorCpu.push(atFloor.perRequest);
-      const atDuties = await cpuPerRequest(dutiesPids, () =>
-        load(`${duties}/api/organizations/me`, () => key),
-      );
+      const atDuties = await cpuPerRequest(dutiesPids, () => load(keyPath.duties.url, () => key));
       dutied.push(atDuties.result);
       dutiesCpu.push(atDuties.perRequest);
       bearer.push(await load(`${api}/organizations/me`, () => ({ authorization: `Bearer ${accessToken}` })));
@@ -283,7 +195,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < SIGN_IN_SAMPLES; i++) {
       for (const [email, into] of [
         [`nobody-${i}@bench.example`, unknown],
-        [ADMIN_EMAIL, wrong],
+        [KEY_PATH_ADMIN.email, wrong],
       ] as const) {
         const started = process.hrtime.bigint();
         const reply = await signIn(email, 'not-the-password-at-all');

@@ -1,6 +1,8 @@
 /**
- * Instructions per request on the gateway's key path (`GET /api/organizations/me` with an API
- * key), the gateway against its design floor and the duty floor: each server runs under
+ * Instructions per request on a hot path against its design floor (docs/performance.md, "Hot
+ * paths against their design floors"): `GET /api/organizations/me` with an API key (the gateway,
+ * its floor and the duty floor; the default) or, with `INSTR_PATH=policy`, `GET /api/policies/{id}`
+ * (the gateway and the policy service, against the floor's two processes). Each server runs under
  * valgrind's callgrind, which counts every instruction the process executes (its JIT's code, its
  * compiler and collector threads included) while counting is switched on, and only then. On
  * these noisy two-core machines a server's CPU per request moves by ±15 % from one round to the
@@ -14,6 +16,7 @@
  *   npm run instructions                                  # 3 rounds of 4,000 requests a server
  *   INSTR_FUNCTIONS=40 npm run instructions               # and where each server's count goes
  *   INSTR_NODE_FLAGS='--max-semi-space-size=32' npm run instructions
+ *   INSTR_PATH=policy INSTR_FUNCTIONS=40 npm run instructions   # the policy read
  *
  * Settings: `INSTR_WARM` requests before counting (default 20,000: the first thousands run while
  * V8 still compiles), `INSTR_REQUESTS` per counted round, `INSTR_ROUNDS`, `INSTR_CONNECTIONS`
@@ -22,23 +25,24 @@
  * each server's last round, the JIT's code named from V8's perf map: the servers then run with
  * `--perf-basic-prof-only-functions`, which makes every young collection report each object it
  * moves (`Heap::OnMoveEvent`, 2 % of the gateway's count), so compare counts from runs alike.
- * `INSTR_NODE_FLAGS`: node flags for all three servers beside the services' own (a runtime setting
- * tried on both sides at once). Needs `valgrind` (Debian's package) on PATH; the dumps stay in
+ * `INSTR_NODE_FLAGS`: node flags for every server beside the services' own (a runtime setting
+ * tried on both sides at once). `INSTR_POLICIES` (default 200): the policies the policy read
+ * cycles over, bought through the API. Needs `valgrind` (Debian's package) on PATH; the dumps stay in
  * `INSTR_DIR` (default a temporary directory, printed) for `callgrind_annotate`.
  */
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startLocalMongo } from '@parametric/embedded-mongo';
-import { freePort } from '@parametric/local-process';
+import { startLocalChain } from '@parametric/local-chain';
 import { startLocalRedis } from '@parametric/local-redis';
 import autocannon from 'autocannon';
 import { assertOnePointEach, assertSameBody } from './support/floors';
-import { serviceEnv } from './support/platform';
-import { json, median, report, startProcess, stopProcesses, waitReady } from './support/run';
+import { startKeyPath } from './support/key-path';
+import { buyPolicies, startPolicyFloor, startPolicyPlatform } from './support/policy-read';
+import { median, report, stopProcesses } from './support/run';
 
 const WARM = Number(process.env.INSTR_WARM ?? 20_000);
 const REQUESTS = Number(process.env.INSTR_REQUESTS ?? 4_000);
@@ -46,13 +50,31 @@ const ROUNDS = Number(process.env.INSTR_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.INSTR_CONNECTIONS ?? 10);
 const REST_SECONDS = Number(process.env.INSTR_REST_SECONDS ?? 10);
 const FUNCTIONS = Number(process.env.INSTR_FUNCTIONS ?? 0);
+const POLICIES = Number(process.env.INSTR_POLICIES ?? 200);
+const PATH = process.env.INSTR_PATH ?? 'me';
 const dir = process.env.INSTR_DIR ?? mkdtempSync(path.join(tmpdir(), 'instructions-'));
 
 /** A server run under callgrind with counting off until asked. */
 interface Counted {
   name: string;
-  url: string;
   child: ChildProcess;
+}
+
+/** One side of the comparison: where its requests go, and the servers they pass through. */
+interface Side {
+  name: string;
+  /** The URL of each request, in turn. */
+  urls: string[];
+  servers: Counted[];
+}
+
+/** A measured path: its sides (the floor among them) and the side the difference is taken against. */
+interface Setup {
+  figure: string;
+  sides: Side[];
+  key: string;
+  /** The side the last column of the areas' table subtracts (the duty floor, else the floor). */
+  against: string;
 }
 
 function callgrind(name: string): string[] {
@@ -82,28 +104,40 @@ function lastDump(server: Counted): string {
   return path.join(dir, `${prefix}${Math.max(...parts)}`);
 }
 
-/** Instructions the server executed while `phase` ran (counting on, then off, then dumped). */
-async function count(server: Counted, phase: () => Promise<void>): Promise<number> {
-  control(server, '-z');
-  control(server, '-i', 'on');
+/** Instructions the servers executed while `phase` ran (counting on, then off, then dumped), each. */
+async function count(servers: Counted[], phase: () => Promise<unknown>): Promise<number[]> {
+  for (const server of servers) {
+    control(server, '-z');
+    control(server, '-i', 'on');
+  }
   await phase();
-  control(server, '-i', 'off');
-  control(server, '-d');
-  const totals = /^totals: (\d+)/m.exec(readFileSync(lastDump(server), 'utf8'));
-  if (!totals?.[1]) throw new Error(`${server.name}: no totals in ${lastDump(server)}`);
-  return Number(totals[1]);
+  return servers.map((server) => {
+    control(server, '-i', 'off');
+    control(server, '-d');
+    const totals = /^totals: (\d+)/m.exec(readFileSync(lastDump(server), 'utf8'));
+    if (!totals?.[1]) throw new Error(`${server.name}: no totals in ${lastDump(server)}`);
+    return Number(totals[1]);
+  });
 }
 
-async function load(url: string, key: string, amount: number): Promise<void> {
+async function load(urls: string[], key: string, amount: number): Promise<void> {
+  const base = new URL(urls[0] as string);
+  const paths = urls.map((url) => new URL(url).pathname);
+  let i = 0;
   const result = await autocannon({
-    url,
+    url: base.origin,
     connections: CONNECTIONS,
     amount,
     timeout: 60,
     headers: { 'x-api-key': key },
+    requests: [
+      { method: 'GET', setupRequest: (req) => ({ ...req, path: paths[i++ % paths.length] as string }) },
+    ],
   });
   if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0)
-    throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+    throw new Error(
+      `${base.origin}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`,
+    );
 }
 
 /** V8's perf map of a process: code address ranges and the function each holds. */
@@ -202,201 +236,209 @@ function areaOf(name: string): string {
   return 'native: libc and other';
 }
 
+/** The key path: the gateway (the webhooks service it asks is not counted), its floor and its duty floor. */
+async function organizationRead(
+  stores: { mongoUrl: string; redisUrl: string },
+  children: ChildProcess[],
+  nodeFlags: string[],
+): Promise<Setup> {
+  const keyPath = await startKeyPath(stores, children, {
+    // Nothing is delivered to it while the reads are counted.
+    webhookUrl: 'http://127.0.0.1:9/hook',
+    wrap: (name) => (name === 'webhooks' ? {} : { under: callgrind(name), nodeFlags }),
+    readySeconds: READY_SECONDS,
+  });
+  return {
+    figure: 'GET /api/organizations/me (API key)',
+    sides: [
+      {
+        name: 'gateway',
+        urls: [`${keyPath.api}/organizations/me`],
+        servers: [{ name: 'gateway', child: keyPath.gateway }],
+      },
+      { name: 'floor', urls: [keyPath.floor.url], servers: [{ name: 'floor', child: keyPath.floor.child }] },
+      {
+        name: 'duties',
+        urls: [keyPath.duties.url],
+        servers: [{ name: 'duties', child: keyPath.duties.child }],
+      },
+    ],
+    key: keyPath.organization.apiKey,
+    against: 'duties',
+  };
+}
+
+/** The policy read: the gateway and the policy service against the floor's two processes. */
+async function policyRead(
+  stores: { mongoUrl: string; redisUrl: string; redisPid: number | undefined },
+  children: ChildProcess[],
+  nodeFlags: string[],
+): Promise<Setup> {
+  const chain = await startLocalChain();
+  stopChain = () => chain.stop();
+  const withChain = { ...stores, chain };
+  const wrap = (name: string) => ({ under: callgrind(name), nodeFlags });
+  const stack = await startPolicyPlatform(withChain, children, { wrap, readySeconds: READY_SECONDS });
+  const ids = await buyPolicies(stack, POLICIES);
+  const floor = await startPolicyFloor(withChain, stack, children, { wrap, readySeconds: READY_SECONDS });
+  const platform: Side = {
+    name: 'platform',
+    urls: ids.map((id) => `${stack.api}/policies/${id}`),
+    servers: [
+      { name: 'gateway', child: stack.gateway },
+      { name: 'policy', child: stack.policy },
+    ],
+  };
+  const floorSide: Side = {
+    name: 'floor',
+    urls: ids.map((id) => `${floor.url}/api/policies/${id}`),
+    servers: [
+      { name: 'floor-gateway', child: floor.gateway },
+      { name: 'floor-policy', child: floor.policy },
+    ],
+  };
+  const read = (side: Side) => fetch(side.urls[0] as string, { headers: stack.key });
+  assertSameBody(
+    'GET /api/policies/{id}',
+    await (await read(platform)).text(),
+    await (await read(floorSide)).text(),
+  );
+  await assertOnePointEach(stores.redisUrl, stack.organizationId, {
+    platform: () => read(platform),
+    floor: () => read(floorSide),
+  });
+  return {
+    figure: 'GET /api/policies/{id}',
+    sides: [platform, floorSide],
+    key: stack.key['x-api-key'],
+    against: 'floor',
+  };
+}
+
+/** Under valgrind a service starts 10-20 times slower than it does alone. */
+const READY_SECONDS = 600;
+let stopChain: () => Promise<void> = async () => {};
+
 async function main(): Promise<void> {
   execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
+  if (PATH !== 'me' && PATH !== 'policy') throw new Error(`INSTR_PATH must be me or policy, not ${PATH}`);
   const [mongo, redis] = await Promise.all([startLocalMongo(), startLocalRedis()]);
   const children: ChildProcess[] = [];
   try {
-    const [gatewayPort, opsPort, webhooksPort, floorPort, dutiesPort] = await Promise.all(
-      Array.from({ length: 5 }, () => freePort()),
-    );
-    const shared = serviceEnv(mongo.url, redis.url);
-    const pepper = randomBytes(24).toString('hex');
     const nodeFlags = [
       ...(FUNCTIONS > 0 ? ['--perf-basic-prof-only-functions'] : []),
       ...(process.env.INSTR_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
     ];
-    const webhooks = startProcess('services/webhooks/src/main.ts', {
-      ...shared,
-      WEBHOOKS_HOST: '127.0.0.1',
-      WEBHOOKS_PORT: String(webhooksPort),
-      WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
-      ALLOW_INSECURE_WEBHOOKS: 'true',
-    });
-    children.push(webhooks);
-    const gateway: Counted = {
-      name: 'gateway',
-      url: `http://127.0.0.1:${gatewayPort}/api/organizations/me`,
-      child: startProcess(
-        'services/gateway/src/main.ts',
-        {
-          ...shared,
-          GATEWAY_PORT: String(gatewayPort),
-          OPS_PORT: String(opsPort),
-          OPS_TOKEN: randomBytes(24).toString('hex'),
-          API_KEY_PEPPER: pepper,
-          WEBHOOKS_URL: `http://127.0.0.1:${webhooksPort}`,
-          RATE_LIMIT_POINTS: '1000000000',
-        },
-        callgrind('gateway'),
-        nodeFlags,
-      ),
-    };
-    children.push(gateway.child);
-    // Under valgrind a service starts 10-20 times slower than it does alone.
-    await waitReady([gatewayPort, webhooksPort], 600);
-    const api = `http://127.0.0.1:${gatewayPort}/api`;
-    const { organization } = await json<{ organization: { id: string; apiKey: string } }>(
-      `${api}/auth/register-organization`,
-      {
-        method: 'POST',
-        body: JSON.stringify({
-          type: 'COOPERATIVE',
-          countryCode: 'KE',
-          name: 'Instruction Co-op',
-          adminEmail: 'admin@instructions.example',
-          adminPassword: 'sorghum-rains-instructions',
-        }),
-      },
-    );
-    const key = organization.apiKey;
-    await json(`${api}/organizations/me/webhook`, {
-      method: 'PUT',
-      headers: { 'x-api-key': key },
-      body: JSON.stringify({ url: `http://127.0.0.1:${floorPort}/hook` }),
-    });
-    const body = await (await fetch(gateway.url, { headers: { 'x-api-key': key } })).text();
-    const floorEnv = {
-      ...process.env,
-      REDIS_URL: redis.url,
-      RATE_LIMIT_POINTS: '1000000000',
-      FLOOR_ORGANIZATION_ID: organization.id,
-      FLOOR_ME_BODY: body,
-    };
-    const floor: Counted = {
-      name: 'floor',
-      url: `http://127.0.0.1:${floorPort}/api/organizations/me`,
-      child: startProcess(
-        'bench/support/floor-gateway.ts',
-        { ...floorEnv, PORT: String(floorPort) },
-        callgrind('floor'),
-        nodeFlags,
-      ),
-    };
-    const duties: Counted = {
-      name: 'duties',
-      url: `http://127.0.0.1:${dutiesPort}/api/organizations/me`,
-      child: startProcess(
-        'bench/support/floor-gateway.ts',
-        {
-          ...floorEnv,
-          PORT: String(dutiesPort),
-          FLOOR_DUTIES: '1',
-          FLOOR_API_KEY_PEPPER: pepper,
-          FLOOR_API_KEY: key,
-        },
-        callgrind('duties'),
-        nodeFlags,
-      ),
-    };
-    children.push(floor.child, duties.child);
-    await waitReady([floorPort, dutiesPort], 600);
-    const servers = [gateway, floor, duties];
-    for (const server of servers.slice(1)) {
-      assertSameBody(
-        `GET /api/organizations/me (${server.name})`,
-        body,
-        await (await fetch(server.url, { headers: { 'x-api-key': key } })).text(),
-      );
-    }
-    await assertOnePointEach(
-      redis.url,
-      organization.id,
-      Object.fromEntries(servers.map((s) => [s.name, () => fetch(s.url, { headers: { 'x-api-key': key } })])),
-    );
-
+    const stores = { mongoUrl: mongo.url, redisUrl: redis.url, redisPid: redis.pid };
+    const setup =
+      PATH === 'policy'
+        ? await policyRead(stores, children, nodeFlags)
+        : await organizationRead(stores, children, nodeFlags);
+    const { sides, key } = setup;
+    const servers = sides.flatMap((side) => side.servers);
     console.log(
-      `instructions: ${ROUNDS} rounds x ${REQUESTS} requests a server after ${WARM} to warm, ${CONNECTIONS} connections; dumps in ${dir}`,
+      `instructions, ${setup.figure}: ${ROUNDS} rounds x ${REQUESTS} requests a side after ${WARM} to warm, ${CONNECTIONS} connections; dumps in ${dir}`,
     );
-    for (const server of servers) await load(server.url, key, WARM);
-    const rest: Record<string, number> = {};
-    for (const server of servers) {
-      rest[server.name] = await count(server, () => new Promise((r) => setTimeout(r, REST_SECONDS * 1000)));
-    }
-    const perRequest: Record<string, number[]> = Object.fromEntries(servers.map((s) => [s.name, []]));
-    const seconds: Record<string, number[]> = Object.fromEntries(servers.map((s) => [s.name, []]));
+    for (const side of sides) await load(side.urls, key, WARM);
+    const rest = await count(servers, () => new Promise((r) => setTimeout(r, REST_SECONDS * 1000)));
+    const restRate = new Map(servers.map((server, i) => [server.name, (rest[i] ?? 0) / REST_SECONDS]));
+    const perRequest = new Map<string, number[]>(servers.map((server) => [server.name, []]));
+    const seconds = new Map<string, number[]>(sides.map((side) => [side.name, []]));
     for (let round = 0; round < ROUNDS; round++) {
       // Alternating, as the throughput benchmarks do, though counts do not feel the machine's noise.
-      for (const server of servers) {
+      for (const side of sides) {
         const started = performance.now();
-        const total = await count(server, () => load(server.url, key, REQUESTS));
-        seconds[server.name]?.push((performance.now() - started) / 1000);
-        perRequest[server.name]?.push(total / REQUESTS);
+        const totals = await count(side.servers, () => load(side.urls, key, REQUESTS));
+        seconds.get(side.name)?.push((performance.now() - started) / 1000);
+        side.servers.forEach((server, i) => {
+          perRequest.get(server.name)?.push((totals[i] ?? 0) / REQUESTS);
+        });
       }
     }
     const n = (x: number) => Math.round(x).toLocaleString('en');
+    const sideRounds = (side: Side) =>
+      Array.from({ length: ROUNDS }, (_, round) =>
+        side.servers.reduce((sum, server) => sum + (perRequest.get(server.name)?.[round] ?? 0), 0),
+      );
+    const floorMedian = median(sideRounds(sides.find((side) => side.name === 'floor') as Side));
     console.log(
-      '\n| server | instructions per request (rounds) | median | vs floor | at rest, per second | of which at rest (a round lasted) |',
+      '\n| side | server | instructions per request (rounds) | median | side vs floor | at rest, per second | of which at rest (a round lasted) |',
     );
-    console.log('| --- | --- | --- | --- | --- | --- |');
-    const floorMedian = median(perRequest.floor ?? []);
-    for (const server of servers) {
-      const rounds = perRequest[server.name] ?? [];
-      const restRate = (rest[server.name] ?? 0) / REST_SECONDS;
-      const window = median(seconds[server.name] ?? []);
-      console.log(
-        `| ${server.name} | ${rounds.map(n).join(', ')} | ${n(median(rounds))} | ${(median(rounds) / floorMedian).toFixed(3)} | ${n(restRate)} | ${n((restRate * window) / REQUESTS)} (${window.toFixed(1)} s) |`,
-      );
-    }
-    if (FUNCTIONS > 0) {
-      const own = servers.map((server) => ownInstructions(server));
-      const areas = own.map((functions) => {
-        const byArea = new Map<string, number>();
-        for (const [name, ir] of functions) byArea.set(areaOf(name), (byArea.get(areaOf(name)) ?? 0) + ir);
-        return byArea;
-      });
-      const perReq = (byArea: Map<string, number> | undefined, area: string) =>
-        (byArea?.get(area) ?? 0) / REQUESTS;
-      const names = [...new Set(areas.flatMap((byArea) => [...byArea.keys()]))].sort(
-        (a, b) => perReq(areas[0], b) - perReq(areas[2], b) - (perReq(areas[0], a) - perReq(areas[2], a)),
-      );
-      console.log(
-        `\nWhere each server's instructions go, per request, last round (sorted by gateway − duty floor; areas under 500 on every side left out):\n`,
-      );
-      console.log(`| area | ${servers.map((s) => s.name).join(' | ')} | gateway − duties |`);
-      console.log(`| --- | ${servers.map(() => '---').join(' | ')} | --- |`);
-      for (const area of names) {
-        const values = areas.map((byArea) => perReq(byArea, area));
-        if (values.every((v) => v < 500)) continue;
-        console.log(`| ${area} | ${values.map(n).join(' | ')} | ${n((values[0] ?? 0) - (values[2] ?? 0))} |`);
-      }
-      servers.forEach((server, i) => {
+    console.log('| --- | --- | --- | --- | --- | --- | --- |');
+    for (const side of sides) {
+      const window = median(seconds.get(side.name) ?? []);
+      const ratio = (median(sideRounds(side)) / floorMedian).toFixed(3);
+      for (const server of side.servers) {
+        const rounds = perRequest.get(server.name) ?? [];
+        const atRest = restRate.get(server.name) ?? 0;
         console.log(
-          `\n${server.name}: the ${FUNCTIONS} functions with most instructions of their own, per request:`,
+          `| ${side.name} | ${server.name} | ${rounds.map(n).join(', ')} | ${n(median(rounds))} | ${side.servers.length === 1 ? ratio : ''} | ${n(atRest)} | ${n((atRest * window) / REQUESTS)} (${window.toFixed(1)} s) |`,
         );
-        for (const [name, ir] of [...(own[i] ?? new Map<string, number>()).entries()]
-          .sort((a, b) => b[1] - a[1])
-          .slice(0, FUNCTIONS))
-          console.log(`${n(ir / REQUESTS).padStart(8)}  ${name.slice(0, 160)}`);
-      });
+      }
+      if (side.servers.length > 1) {
+        const rounds = sideRounds(side);
+        console.log(
+          `| ${side.name} | all | ${rounds.map(n).join(', ')} | ${n(median(rounds))} | ${ratio} |  |  |`,
+        );
+      }
     }
+    if (FUNCTIONS > 0) printWhere(sides, setup.against);
     report(
-      servers
-        .slice(0, 1)
-        .concat(servers.slice(2))
-        .map((server) => ({
+      sides
+        .filter((side) => side.name !== 'floor')
+        .map((side) => ({
           benchmark: 'instructions',
-          figure: `GET /api/organizations/me (API key), ${CONNECTIONS} connections, instructions per request, ${server.name} vs its design floor`,
-          value: median(perRequest[server.name] ?? []),
+          figure: `${setup.figure}, ${CONNECTIONS} connections, instructions per request, ${side.name} vs its design floor`,
+          value: median(sideRounds(side)),
           unit: 'instructions',
           baseline: floorMedian,
-          ratio: median(perRequest[server.name] ?? []) / floorMedian,
+          ratio: median(sideRounds(side)) / floorMedian,
         })),
     );
   } finally {
     await stopProcesses(children);
-    await Promise.all([mongo.stop(), redis.stop()]);
+    await Promise.all([mongo.stop(), redis.stop(), stopChain()]);
   }
+}
+
+/** Where each server's instructions went in its last round: by area, side by side, then its top functions. */
+function printWhere(sides: Side[], against: string): void {
+  const n = (x: number) => Math.round(x).toLocaleString('en');
+  const servers = sides.flatMap((side) => side.servers);
+  const own = servers.map((server) => ownInstructions(server));
+  const areas = own.map((functions) => {
+    const byArea = new Map<string, number>();
+    for (const [name, ir] of functions) byArea.set(areaOf(name), (byArea.get(areaOf(name)) ?? 0) + ir);
+    return byArea;
+  });
+  const sideArea = (side: Side, area: string) =>
+    side.servers.reduce(
+      (sum, server) => sum + (areas[servers.indexOf(server)]?.get(area) ?? 0) / REQUESTS,
+      0,
+    );
+  const first = sides[0] as Side;
+  const reference = sides.find((side) => side.name === against) as Side;
+  const gap = (area: string) => sideArea(first, area) - sideArea(reference, area);
+  const names = [...new Set(areas.flatMap((byArea) => [...byArea.keys()]))].sort((a, b) => gap(b) - gap(a));
+  console.log(
+    `\nWhere each server's instructions go, per request, last round (sorted by ${first.name} − ${reference.name}; areas under 500 on every server left out):\n`,
+  );
+  console.log(`| area | ${servers.map((s) => s.name).join(' | ')} | ${first.name} − ${reference.name} |`);
+  console.log(`| --- | ${servers.map(() => '---').join(' | ')} | --- |`);
+  for (const area of names) {
+    const values = areas.map((byArea) => (byArea.get(area) ?? 0) / REQUESTS);
+    if (values.every((v) => v < 500)) continue;
+    console.log(`| ${area} | ${values.map(n).join(' | ')} | ${n(gap(area))} |`);
+  }
+  servers.forEach((server, i) => {
+    console.log(
+      `\n${server.name}: the ${FUNCTIONS} functions with most instructions of their own, per request:`,
+    );
+    for (const [name, ir] of [...(own[i] ?? new Map<string, number>()).entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, FUNCTIONS))
+      console.log(`${n(ir / REQUESTS).padStart(8)}  ${name.slice(0, 160)}`);
+  });
 }
 
 main().catch((err) => {

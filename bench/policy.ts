@@ -34,18 +34,15 @@ import { startLocalRedis } from '@parametric/local-redis';
 import autocannon from 'autocannon';
 import { MongoClient } from 'mongodb';
 import { againstFloor, assertOnePointEach, assertSameBody, type SideRounds } from './support/floors';
-import { serviceEnv } from './support/platform';
+import { buyPolicies, startPolicyFloor, startPolicyPlatform } from './support/policy-read';
 import {
   type BenchFigure,
   cpuPerRequest,
   cpuSplit,
-  json,
   median,
-  pidListeningOn,
   report,
   startProcess,
   stopProcesses,
-  waitReady,
 } from './support/run';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -62,132 +59,18 @@ interface Load {
   requests: number;
 }
 
-/** The gateway and the policy service, with a sellable organization. */
-interface Platform {
-  api: string;
-  organizationId: string;
-  key: { 'x-api-key': string };
-  /** The processes a read passes through, for the CPU split. */
-  pids: Record<string, number | undefined>;
-  purchase: string;
-  policyDb: string;
-}
-
 async function main(): Promise<void> {
   const [mongo, redis, chain] = await Promise.all([startLocalMongo(), startLocalRedis(), startLocalChain()]);
   const children: ChildProcess[] = [];
   const client = await MongoClient.connect(mongo.url);
   try {
-    const signing = randomBytes(24).toString('hex');
-    const startPlatform = async (): Promise<Platform> => {
-      const [gatewayPort, opsPort, policyPort] = await Promise.all([freePort(), freePort(), freePort()]);
-      const opsToken = randomBytes(24).toString('hex');
-      const shared = serviceEnv(mongo.url, redis.url, signing);
-      const policyDb = 'policy';
-      const policyProcess = startProcess('services/policy/src/main.ts', {
-        ...shared,
-        MONGO_DB: policyDb,
-        POLICY_PORT: String(policyPort),
-        CHAIN_RPC_URL: chain.rpcUrl,
-        CHAIN_REGISTRY_ADDRESS: chain.registryAddress,
-        CHAIN_PRIVATE_KEY: chain.ownerPrivateKey,
-      });
-      const gatewayProcess = startProcess('services/gateway/src/main.ts', {
-        ...shared,
-        GATEWAY_PORT: String(gatewayPort),
-        OPS_PORT: String(opsPort),
-        OPS_TOKEN: opsToken,
-        API_KEY_PEPPER: randomBytes(24).toString('hex'),
-        POLICY_URL: `http://127.0.0.1:${policyPort}`,
-        RATE_LIMIT_POINTS: '1000000000',
-      });
-      children.push(policyProcess, gatewayProcess);
-      const api = `http://127.0.0.1:${gatewayPort}/api`;
-      const ops = `http://127.0.0.1:${opsPort}/ops`;
-      await waitReady([gatewayPort, policyPort]);
-      const auth = { authorization: `Bearer ${opsToken}` };
-      const { organization } = await json<{ organization: { id: string; apiKey: string } }>(
-        `${api}/auth/register-organization`,
-        {
-          method: 'POST',
-          body: JSON.stringify({ name: 'Bench Co-op', type: 'COOPERATIVE', countryCode: 'KE' }),
-        },
-      );
-      const key = { 'x-api-key': organization.apiKey };
-      const asOps = (path: string, body: unknown) =>
-        json(`${ops}${path}`, { method: 'POST', headers: auth, body: JSON.stringify(body) });
-      await asOps(`/organizations/${organization.id}/kyb`, { status: 'VERIFIED' });
-      await asOps(`/organizations/${organization.id}/licences`, {
-        market: 'KE',
-        licenceNumber: 'IRA-BENCH',
-        expiresAt: '2099-01-01T00:00:00Z',
-      });
-      await asOps(`/organizations/${organization.id}/capacity`, {
-        amount: 1e12,
-        currency: 'KES',
-        solvencyAttestedUntil: '2099-01-01T00:00:00Z',
-      });
-      const farmer = await json<{ id: string }>(`${api}/farmers`, {
-        method: 'POST',
-        headers: key,
-        body: JSON.stringify({
-          firstName: 'A',
-          lastName: 'B',
-          phoneNumber: '+254700000001',
-          nationalId: 'BENCH0001',
-          region: 'Nakuru',
-        }),
-      });
-      await asOps(`/farmers/${farmer.id}/kyc`, { status: 'APPROVED' });
-      const plot = await json<{ id: string }>(`${api}/plots`, {
-        method: 'POST',
-        headers: key,
-        body: JSON.stringify({
-          farmerId: farmer.id,
-          name: 'P',
-          latitude: -0.3,
-          longitude: 36.1,
-          areaHectares: 1,
-          cropType: 'MAIZE',
-        }),
-      });
-      const purchase = JSON.stringify({
-        farmerId: farmer.id,
-        productType: 'CROP',
-        plotId: plot.id,
-        sumInsured: 50_000,
-        coverageType: 'DROUGHT',
-        durationDays: 180,
-      });
-      const pids = {
-        bench: process.pid,
-        gateway: gatewayProcess.pid,
-        policy: policyProcess.pid,
-        mongo: pidListeningOn(Number(new URL(mongo.url).port)),
-        redis: redis.pid,
-      };
-      return { api, organizationId: organization.id, key, purchase, policyDb, pids };
+    const stores = {
+      mongoUrl: mongo.url,
+      redisUrl: redis.url,
+      redisPid: redis.pid,
+      chain,
     };
-
-    /** Buys `n` pending policies through the API (10 at a time). */
-    const buy = async (stack: Platform, n: number) => {
-      const ids: string[] = [];
-      while (ids.length < n) {
-        const batch = await Promise.all(
-          Array.from({ length: Math.min(10, n - ids.length) }, () =>
-            json<{ policy: { id: string } }>(`${stack.api}/policies/purchase`, {
-              method: 'POST',
-              headers: stack.key,
-              body: stack.purchase,
-            }),
-          ),
-        );
-        ids.push(...batch.map((b) => b.policy.id));
-      }
-      return ids;
-    };
-
-    const stack = await startPlatform();
+    const stack = await startPolicyPlatform(stores, children);
     const barePort = await freePort();
     const bareProcess = startProcess('bench/support/bare-express.ts', {
       ...process.env,
@@ -196,7 +79,7 @@ async function main(): Promise<void> {
     children.push(bareProcess);
     const bare = `http://127.0.0.1:${barePort}`;
 
-    const bought = await buy(stack, SMALL_STORE);
+    const bought = await buyPolicies(stack, SMALL_STORE);
     const sameJson = await (await fetch(`${stack.api}/policies/${bought[0]}`, { headers: stack.key })).text();
     await fetch(`${bare}/body`, {
       method: 'POST',
@@ -204,26 +87,10 @@ async function main(): Promise<void> {
       headers: { 'content-type': 'application/json' },
     });
 
-    // The floor of the read: its gateway on the same Redis with the gateway's partner limit (its
-    // budget as big as the gateway's here), its policy service on the policy service's database.
-    const [floorGatewayPort, floorPolicyPort] = await Promise.all([freePort(), freePort()]);
-    const floorPolicyProcess = startProcess('bench/support/floor-policy.ts', {
-      ...process.env,
-      PORT: String(floorPolicyPort),
-      MONGO_URL: mongo.url,
-      MONGO_DB: stack.policyDb,
-    });
-    const floorGatewayProcess = startProcess('bench/support/floor-gateway.ts', {
-      ...process.env,
-      PORT: String(floorGatewayPort),
-      REDIS_URL: redis.url,
-      RATE_LIMIT_POINTS: '1000000000',
-      FLOOR_ORGANIZATION_ID: stack.organizationId,
-      FLOOR_POLICY_URL: `http://127.0.0.1:${floorPolicyPort}`,
-    });
-    children.push(floorPolicyProcess, floorGatewayProcess);
-    const floor = `http://127.0.0.1:${floorGatewayPort}`;
-    await waitReady([floorGatewayPort, floorPolicyPort]);
+    // The floor of the read (bench/support/policy-read.ts): its gateway on the same Redis with the
+    // gateway's partner limit, its policy service on the policy service's database.
+    const floorSide = await startPolicyFloor(stores, stack, children);
+    const floor = floorSide.url;
     const firstRead = `/policies/${bought[0]}`;
     assertSameBody(
       'GET /api/policies/{id}',
@@ -236,8 +103,8 @@ async function main(): Promise<void> {
     });
     const floorPids = {
       bench: process.pid,
-      gateway: floorGatewayProcess.pid,
-      policy: floorPolicyProcess.pid,
+      gateway: floorSide.gateway.pid,
+      policy: floorSide.policy.pid,
       mongo: stack.pids.mongo,
       redis: redis.pid,
     };
@@ -386,7 +253,7 @@ async function main(): Promise<void> {
     const activations: Load[] = [];
     const registrations: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      activations.push(await activateAll(await buy(stack, ACTIVATIONS)));
+      activations.push(await activateAll(await buyPolicies(stack, ACTIVATIONS)));
       registrations.push(await bareRegistrations(ACTIVATIONS));
     }
 

@@ -48,6 +48,23 @@ export function startProcess(
   });
 }
 
+/** How a named process runs: under a command, with extra node flags (both none by default). */
+export type Wrap = (name: string) => { under?: readonly string[]; nodeFlags?: readonly string[] };
+
+/** Every process as the platform runs it. */
+export const unwrapped: Wrap = () => ({});
+
+/** `startProcess` with what `wrap` gives the process called `name`. */
+export function startNamed(
+  script: string,
+  name: string,
+  env: NodeJS.ProcessEnv,
+  wrap: Wrap = unwrapped,
+): ChildProcess {
+  const { under = [], nodeFlags = [] } = wrap(name);
+  return startProcess(script, env, under, nodeFlags);
+}
+
 /** SIGTERM to each, waiting for each to exit (graceful shutdown is part of the platform). */
 export async function stopProcesses(children: ChildProcess[]): Promise<void> {
   for (const child of children) {
