@@ -7,13 +7,13 @@
  * compiler and collector threads included) while counting is switched on, and only then. On
  * these noisy two-core machines a server's CPU per request moves by ±15 % from one round to the
  * next (docs/performance.md, "The key path on a fourth machine"); a warm server's instruction
- * count over a fixed number of requests repeats to a fraction of a per cent, so a change worth
- * 2 % shows. It is an instrument for comparing code, not a throughput figure: instructions are not
+ * count over a fixed number of requests repeated within 0.2 % (the gateway) to 2.4 % (the floors)
+ * from one run to the next, and its areas show where a change of a few per cent went. It is an instrument for comparing code, not a throughput figure: instructions are not
  * time (a cache miss costs more than an add), and under valgrind everything runs 20-50 times
  * slower, so a timer that fires per second weighs more per request than it does at full speed —
  * which is why each server's count at rest is printed beside it.
  *
- *   npm run instructions                                  # 3 rounds of 4,000 requests a server
+ *   npm run instructions                                  # 3 rounds of 4,000 requests a side
  *   INSTR_FUNCTIONS=40 npm run instructions               # and where each server's count goes
  *   INSTR_NODE_FLAGS='--max-semi-space-size=32' npm run instructions
  *   INSTR_PATH=policy INSTR_FUNCTIONS=40 npm run instructions   # the policy read
