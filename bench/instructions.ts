@@ -41,7 +41,7 @@ import { startLocalRedis } from '@parametric/local-redis';
 import autocannon from 'autocannon';
 import { assertOnePointEach, assertSameBody } from './support/floors';
 import { startKeyPath } from './support/key-path';
-import { buyPolicies, startPolicyFloor, startPolicyPlatform } from './support/policy-read';
+import { buyPolicies, type Stores, startPolicyFloor, startPolicyPlatform } from './support/policy-read';
 import { median, report, stopProcesses } from './support/run';
 
 const WARM = Number(process.env.INSTR_WARM ?? 20_000);
@@ -53,6 +53,9 @@ const FUNCTIONS = Number(process.env.INSTR_FUNCTIONS ?? 0);
 const POLICIES = Number(process.env.INSTR_POLICIES ?? 200);
 const PATH = process.env.INSTR_PATH ?? 'me';
 const dir = process.env.INSTR_DIR ?? mkdtempSync(path.join(tmpdir(), 'instructions-'));
+
+/** A count as the tables print it: whole, with thousands separated. */
+const n = (x: number) => Math.round(x).toLocaleString('en');
 
 /** A server run under callgrind with counting off until asked. */
 interface Counted {
@@ -156,8 +159,9 @@ function perfMap(pid: number | undefined): Array<{ start: bigint; end: bigint; n
       const start = BigInt(`0x${m[1]}`);
       return { start, end: start + BigInt(`0x${m[2]}`), name: m[3] as string };
     });
-  // A later entry for the same address is newer code: keep the last one written.
-  return entries.reverse().sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
+  // Sorted by address; the sort is stable, so of entries at one address (code moved or compiled
+  // again there) the newest, written last, stays last: the one the search below lands on.
+  return entries.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
 }
 
 /** Instructions of each function's own (not its callees') in the server's last dump. */
@@ -269,18 +273,11 @@ async function organizationRead(
 }
 
 /** The policy read: the gateway and the policy service against the floor's two processes. */
-async function policyRead(
-  stores: { mongoUrl: string; redisUrl: string; redisPid: number | undefined },
-  children: ChildProcess[],
-  nodeFlags: string[],
-): Promise<Setup> {
-  const chain = await startLocalChain();
-  stopChain = () => chain.stop();
-  const withChain = { ...stores, chain };
+async function policyRead(stores: Stores, children: ChildProcess[], nodeFlags: string[]): Promise<Setup> {
   const wrap = (name: string) => ({ under: callgrind(name), nodeFlags });
-  const stack = await startPolicyPlatform(withChain, children, { wrap, readySeconds: READY_SECONDS });
+  const stack = await startPolicyPlatform(stores, children, { wrap, readySeconds: READY_SECONDS });
   const ids = await buyPolicies(stack, POLICIES);
-  const floor = await startPolicyFloor(withChain, stack, children, { wrap, readySeconds: READY_SECONDS });
+  const floor = await startPolicyFloor(stores, stack, children, { wrap, readySeconds: READY_SECONDS });
   const platform: Side = {
     name: 'platform',
     urls: ids.map((id) => `${stack.api}/policies/${id}`),
@@ -317,23 +314,26 @@ async function policyRead(
 
 /** Under valgrind a service starts 10-20 times slower than it does alone. */
 const READY_SECONDS = 600;
-let stopChain: () => Promise<void> = async () => {};
 
 async function main(): Promise<void> {
   execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
   if (PATH !== 'me' && PATH !== 'policy') throw new Error(`INSTR_PATH must be me or policy, not ${PATH}`);
-  const [mongo, redis] = await Promise.all([startLocalMongo(), startLocalRedis()]);
+  // The policy service needs its chain to start, though a read never touches it.
+  const [mongo, redis, chain] = await Promise.all([
+    startLocalMongo(),
+    startLocalRedis(),
+    PATH === 'policy' ? startLocalChain() : undefined,
+  ]);
   const children: ChildProcess[] = [];
   try {
     const nodeFlags = [
       ...(FUNCTIONS > 0 ? ['--perf-basic-prof-only-functions'] : []),
       ...(process.env.INSTR_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
     ];
-    const stores = { mongoUrl: mongo.url, redisUrl: redis.url, redisPid: redis.pid };
-    const setup =
-      PATH === 'policy'
-        ? await policyRead(stores, children, nodeFlags)
-        : await organizationRead(stores, children, nodeFlags);
+    const stores = { mongoUrl: mongo.url, redisUrl: redis.url };
+    const setup = chain
+      ? await policyRead({ ...stores, redisPid: redis.pid, chain }, children, nodeFlags)
+      : await organizationRead(stores, children, nodeFlags);
     const { sides, key } = setup;
     const servers = sides.flatMap((side) => side.servers);
     console.log(
@@ -355,7 +355,6 @@ async function main(): Promise<void> {
         });
       }
     }
-    const n = (x: number) => Math.round(x).toLocaleString('en');
     const sideRounds = (side: Side) =>
       Array.from({ length: ROUNDS }, (_, round) =>
         side.servers.reduce((sum, server) => sum + (perRequest.get(server.name)?.[round] ?? 0), 0),
@@ -397,13 +396,12 @@ async function main(): Promise<void> {
     );
   } finally {
     await stopProcesses(children);
-    await Promise.all([mongo.stop(), redis.stop(), stopChain()]);
+    await Promise.all([mongo.stop(), redis.stop(), chain?.stop()]);
   }
 }
 
 /** Where each server's instructions went in its last round: by area, side by side, then its top functions. */
 function printWhere(sides: Side[], against: string): void {
-  const n = (x: number) => Math.round(x).toLocaleString('en');
   const servers = sides.flatMap((side) => side.servers);
   const own = servers.map((server) => ownInstructions(server));
   const areas = own.map((functions) => {

@@ -18,10 +18,10 @@ export interface BeforeBodyStages {
 }
 
 const API = /^\/api(?=\/|\?|$)/i;
+const REGISTRATION = /^\/auth\/register-organization\/?$/i;
 
 /** parseurl's cache on a request (express reads `req.path` and `req.query` through it). */
 type ParsedRequest = Request & { _parsedUrl?: unknown };
-const REGISTRATION = /^\/auth\/register-organization\/?$/i;
 
 /**
  * One middleware, not a tree of routers: express's router leaves every router it exits on the
