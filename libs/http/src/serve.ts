@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import {
   type Express,
@@ -8,6 +8,7 @@ import {
   type Response,
   Router,
 } from 'express';
+import { messageClasses } from './message-shapes';
 
 /** A dependency check: true when the dependency answers (bounded by `healthRoutes`). */
 export type HealthCheck = () => Promise<boolean>;
@@ -116,7 +117,8 @@ const DRAIN_GRACE_MS = 500;
 
 /** Listens and resolves once bound (port 0 picks a free one). */
 export async function listen(app: Express, port: number, host: string): Promise<Listening> {
-  const server = app.listen(port, host);
+  const server = createServer(messageClasses(app), app);
+  server.listen(port, host);
   await new Promise((resolve, reject) => server.once('listening', resolve).once('error', reject));
   const bound = (server.address() as AddressInfo).port;
   let draining = false;
