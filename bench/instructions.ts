@@ -327,7 +327,9 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   try {
     const nodeFlags = [
-      ...(FUNCTIONS > 0 ? ['--perf-basic-prof-only-functions'] : []),
+      // The perf map names the JIT's code; the V8 log that flag also writes goes beside the dumps
+      // (by default it lands in the working directory, the repository's root).
+      ...(FUNCTIONS > 0 ? ['--perf-basic-prof-only-functions', `--logfile=${path.join(dir, 'v8.log')}`] : []),
       ...(process.env.INSTR_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
     ];
     const stores = { mongoUrl: mongo.url, redisUrl: redis.url };
