@@ -24,7 +24,9 @@
  * `INSTR_FUNCTIONS` (default 0): that many functions with the most instructions of their own in
  * each server's last round, the JIT's code named from V8's perf map: the servers then run with
  * `--perf-basic-prof-only-functions`, which makes every young collection report each object it
- * moves (`Heap::OnMoveEvent`, 2 % of the gateway's count), so compare counts from runs alike.
+ * moves (`Heap::OnMoveEvent`, 2 % of the gateway's count), so compare counts from runs alike; the
+ * report then also warns of a server still compiling (V8's optimizing compilers above 5 % of its
+ * count), whose figure is warm-up, not the path's steady cost.
  * `INSTR_NODE_FLAGS`: node flags for every server beside the services' own (a runtime setting
  * tried on both sides at once). `INSTR_POLICIES` (default 200): the policies the policy read
  * cycles over, bought through the API. Needs `valgrind` (Debian's package) on PATH; the dumps stay in
@@ -209,6 +211,14 @@ const GC =
   /Scaveng|Marking|Sweep|MarkCompact|Evacuat|RememberedSet|Heap::|HeapObject::SizeFromMap|ObjectCache|RootScavenge|RecordWrite|GCTracer|MinorMS|heap::base|cppgc/;
 const SHAPES =
   /MapUpdater|Map::|Transition|MigrateToMap|MigrateInstance|GeneralizeField|FieldType|DescriptorArray/;
+/** V8's optimizing compilers at work (their zones included): warm-up, or code being made again. */
+const COMPILER = /v8::internal::(compiler|maglev|turboshaft)::|v8::internal::Zone(::|List)/;
+const COMPILER_AREA = 'V8: optimizing compiler (TurboFan, Maglev)';
+/**
+ * A server whose optimizing compilers took more than this share of its count was still warming
+ * up (or recompiling): its figure is not the path's steady cost.
+ */
+const STILL_COMPILING = 0.05;
 
 /**
  * Where an instruction went, coarsely enough to compare two servers: the collector, property
@@ -220,6 +230,7 @@ function areaOf(name: string): string {
   if (GC.test(name)) return 'V8: garbage collection';
   if (/^Builtins_\w*IC/.test(name)) return 'V8: property access (inline cache builtins)';
   if (SHAPES.test(name)) return 'V8: object shapes (map updates, migrations)';
+  if (COMPILER.test(name)) return COMPILER_AREA;
   // `JS:<tier><name> <file>:<line>:<column>`; the file is the last word.
   const js = name.startsWith('JS:')
     ? name.slice(name.lastIndexOf(' ') + 1).replace(/:\d+:\d+$/, '')
@@ -430,6 +441,15 @@ function printWhere(sides: Side[], against: string): void {
     if (values.every((v) => v < 500)) continue;
     console.log(`| ${area} | ${values.map(n).join(' | ')} | ${n(gap(area))} |`);
   }
+  servers.forEach((server, i) => {
+    const byArea = areas[i] ?? new Map<string, number>();
+    const total = [...byArea.values()].reduce((sum, ir) => sum + ir, 0);
+    const compiling = (byArea.get(COMPILER_AREA) ?? 0) / total;
+    if (compiling > STILL_COMPILING)
+      console.log(
+        `\nWARNING: ${server.name} spent ${(compiling * 100).toFixed(0)} % of its count in V8's optimizing compilers: still warming up, so its figure is not the path's steady cost (a larger INSTR_WARM).`,
+      );
+  });
   servers.forEach((server, i) => {
     console.log(
       `\n${server.name}: the ${FUNCTIONS} functions with most instructions of their own, per request:`,
