@@ -11,7 +11,7 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { freePort } from '@parametric/local-process';
 import { assertOnePointEach, assertSameBody } from './floors';
-import { serviceEnv } from './platform';
+import { serviceEnv, startBenchGateway } from './platform';
 import { json, startNamed, type Wrap, waitReady } from './run';
 
 /** The dashboard admin the organization is registered with (bench/gateway.ts signs in as it). */
@@ -43,9 +43,13 @@ export async function startKeyPath(
   options: { webhookUrl: string; wrap?: Wrap; readySeconds?: number },
 ): Promise<KeyPath> {
   const { wrap } = options;
-  const [gatewayPort, opsPort, webhooksPort, floorPort, dutiesPort] = await Promise.all(
-    Array.from({ length: 5 }, () => freePort()),
-  );
+  const [gatewayPort, opsPort, webhooksPort, floorPort, dutiesPort] = await Promise.all([
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+  ]);
   const shared = serviceEnv(stores.mongoUrl, stores.redisUrl);
   const pepper = randomBytes(24).toString('hex');
   const webhooks = startNamed(
@@ -62,26 +66,14 @@ export async function startKeyPath(
     wrap,
   );
   children.push(webhooks);
-  const gateway = startNamed(
-    'services/gateway/src/main.ts',
-    'gateway',
-    {
-      ...shared,
-      GATEWAY_PORT: String(gatewayPort),
-      OPS_PORT: String(opsPort),
-      OPS_TOKEN: randomBytes(24).toString('hex'),
-      API_KEY_PEPPER: pepper,
-      WEBHOOKS_URL: `http://127.0.0.1:${webhooksPort}`,
-      // Every request still goes through the Redis limiter; the budgets are just too big to hit.
-      RATE_LIMIT_POINTS: '1000000000',
-      REGISTRATION_LIMIT_POINTS: '1000000000',
-      // bench/gateway.ts's timing comparison makes hundreds of failed sign-ins on purpose.
-      LOGIN_ACCOUNT_FAILURES: '1000000000',
-      LOGIN_IP_FAILURES: '1000000000',
-      ANONYMOUS_LIMIT_POINTS: '1000000000',
-    },
+  const gateway = startBenchGateway(shared, {
+    gatewayPort,
+    opsPort,
+    opsToken: randomBytes(24).toString('hex'),
+    pepper,
+    calls: { WEBHOOKS_URL: `http://127.0.0.1:${webhooksPort}` },
     wrap,
-  );
+  });
   children.push(gateway);
   await waitReady([gatewayPort, webhooksPort], options.readySeconds);
   const api = `http://127.0.0.1:${gatewayPort}/api`;

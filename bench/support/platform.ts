@@ -16,7 +16,16 @@ import { startRateSimulator } from '@parametric/rate-simulator';
 import { startWebhookReceiver, type WebhookReceiver } from '@parametric/webhook-receiver';
 import mongoose from 'mongoose';
 import { generateSigningKeyPem } from '../../services/determinations/src/signing/keys';
-import { json, pidListeningOn, processCpuMicros, startProcess, stopProcesses, waitReady } from './run';
+import {
+  json,
+  pidListeningOn,
+  processCpuMicros,
+  startNamed,
+  startProcess,
+  stopProcesses,
+  type Wrap,
+  waitReady,
+} from './run';
 
 export const DAY = 86_400_000;
 
@@ -44,6 +53,44 @@ export function serviceEnv(
     REDIS_URL: redisUrl,
     INTERNAL_SIGNING_SECRET: internalSigningSecret,
   };
+}
+
+/**
+ * The gateway of a hot-path benchmark (bench/support/key-path.ts, bench/support/policy-read.ts),
+ * pointed at the services in `calls` (their URL variables). Every request still goes through the
+ * Redis limiters; their budgets are just too big to hit (bench/gateway.ts's timing comparison
+ * makes hundreds of failed sign-ins on purpose).
+ */
+export function startBenchGateway(
+  shared: NodeJS.ProcessEnv,
+  options: {
+    gatewayPort: number;
+    opsPort: number;
+    opsToken: string;
+    pepper: string;
+    calls: Record<string, string>;
+    wrap?: Wrap;
+  },
+): ChildProcess {
+  const unlimited = '1000000000';
+  return startNamed(
+    'services/gateway/src/main.ts',
+    'gateway',
+    {
+      ...shared,
+      GATEWAY_PORT: String(options.gatewayPort),
+      OPS_PORT: String(options.opsPort),
+      OPS_TOKEN: options.opsToken,
+      API_KEY_PEPPER: options.pepper,
+      ...options.calls,
+      RATE_LIMIT_POINTS: unlimited,
+      REGISTRATION_LIMIT_POINTS: unlimited,
+      LOGIN_ACCOUNT_FAILURES: unlimited,
+      LOGIN_IP_FAILURES: unlimited,
+      ANONYMOUS_LIMIT_POINTS: unlimited,
+    },
+    options.wrap,
+  );
 }
 
 /** The services a Kubernetes deployment runs more than one process of (issue 24, target 4). */

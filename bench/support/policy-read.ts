@@ -8,7 +8,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { freePort } from '@parametric/local-process';
-import { serviceEnv } from './platform';
+import { serviceEnv, startBenchGateway } from './platform';
 import { json, pidListeningOn, startNamed, type Wrap, waitReady } from './run';
 
 export interface Stores {
@@ -60,20 +60,14 @@ export async function startPolicyPlatform(
     wrap,
   );
   children.push(policy);
-  const gateway = startNamed(
-    'services/gateway/src/main.ts',
-    'gateway',
-    {
-      ...shared,
-      GATEWAY_PORT: String(gatewayPort),
-      OPS_PORT: String(opsPort),
-      OPS_TOKEN: opsToken,
-      API_KEY_PEPPER: randomBytes(24).toString('hex'),
-      POLICY_URL: `http://127.0.0.1:${policyPort}`,
-      RATE_LIMIT_POINTS: '1000000000',
-    },
+  const gateway = startBenchGateway(shared, {
+    gatewayPort,
+    opsPort,
+    opsToken,
+    pepper: randomBytes(24).toString('hex'),
+    calls: { POLICY_URL: `http://127.0.0.1:${policyPort}` },
     wrap,
-  );
+  });
   children.push(gateway);
   const api = `http://127.0.0.1:${gatewayPort}/api`;
   const ops = `http://127.0.0.1:${opsPort}/ops`;
