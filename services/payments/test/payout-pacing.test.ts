@@ -23,21 +23,6 @@ function busiestSecond(times: number[]): number {
   return busiest;
 }
 
-/** How many of `times` (ms, sorted) each full second starting at one of them holds. */
-function secondsFrom(times: number[]): number[] {
-  const last = times[times.length - 1] as number;
-  const counts: number[] = [];
-  for (let i = 0; i < times.length && (times[i] as number) + 1000 <= last; i++) {
-    let j = i;
-    while (j < times.length && (times[j] as number) - (times[i] as number) < 1000) j++;
-    counts.push(j - i);
-  }
-  return counts;
-}
-
-const median = (values: number[]) =>
-  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
-
 const payload = (n: number) => ({
   payoutId: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
   part: 1,
@@ -110,9 +95,10 @@ describe("Daraja's send schedule", () => {
     total: number,
     replicas: number,
     concurrency = 4,
-  ): Promise<number[]> {
+  ): Promise<{ slots: number[]; aheadMs: number }> {
     const prefix = uniqueRedisPrefix('pacing');
     const slots: number[] = [];
+    let aheadMs = 0;
     let allStarted: () => void = () => {};
     const done = new Promise<void>((resolve) => {
       allStarted = resolve;
@@ -122,7 +108,10 @@ describe("Daraja's send schedule", () => {
       const recorded: Pacer = {
         async take() {
           const slot = await pacer.take();
-          if (slot.granted) slots.push(slot.atUs / 1000);
+          if (slot.granted) {
+            slots.push(slot.atUs / 1000);
+            aheadMs = Math.max(aheadMs, slot.waitMs);
+          }
           return slot;
         },
         close: () => pacer.close(),
@@ -147,29 +136,33 @@ describe("Daraja's send schedule", () => {
       Array.from({ length: total - 1 }, (_, i) => producer.add(payload(i + 1), { jobId: `p-${i + 1}` })),
     );
     await done;
-    return slots.sort((a, b) => a - b);
+    return { slots: slots.sort((a, b) => a - b), aheadMs };
   }
 
   it('keeps any second of requests at the limit on two replicas, a burst arriving late in a second', async () => {
     const max = 10;
-    const slots = await slotsOfBurst(max, 3 * max, 2);
+    const { slots } = await slotsOfBurst(max, 3 * max, 2);
     expect(slots).toHaveLength(3 * max);
     expect(busiestSecond(slots)).toBeLessThanOrEqual(max);
   }, 30_000);
 
-  it('books a saturated queue one slot apart, not one slot plus a fetch apart (MPESA_B2C_MAX_PER_SECOND = 100)', async () => {
-    // At 100 a second a slot is 10.5 ms: a saturated second holds 95 or 96. BullMQ's limiter of
-    // one start per 10 ms, each start then waiting for the worker's next fetch, made a median
-    // second of 91 starts in this test on an idle machine at concurrency 4 (fewer on a busy
-    // one): each start waited for a fetch. Here the jobs in hand book ahead as far as the default
-    // settings do (`PAYOUT_CONCURRENCY` 4 at 20 a second: 200 ms; 20 jobs at 100 a second: 210),
-    // so a worker held off the CPU for less than that loses no slot. Eight jobs (84 ms ahead)
-    // made 91 at load average 9 on one machine, and 76 on a slower one running the whole suite.
+  it('books a saturated queue ahead: the jobs in hand hold later slots while one waits for its own (MPESA_B2C_MAX_PER_SECOND = 100)', async () => {
+    // At 100 a second a slot is 10.5 ms. BullMQ's limiter of one start per 10 ms, each start then
+    // waiting for the worker's next fetch, lost a slot per start (a median second of 91 where 95
+    // fit). Here every job the worker holds books its slot when it starts and waits for it, so
+    // a saturated queue has slots booked ahead of the one being sent and a start never waits for
+    // a fetch. Whether the machine then keeps that pace is a figure, not a rule: the drought
+    // day's saturated B2C pace against the limit is target 2 of `npm run bench:determinations`
+    // (bench/determinations.ts). What this test holds does not depend on the CPU: every job gets
+    // a slot, no second holds more than the limit, and some job was given a slot with two others
+    // still between it and the clock. A worker holding one job at a time books at most about
+    // one interval ahead (10.9 ms seen at concurrency 1: its timer runs on the process's clock,
+    // the schedule on Redis's); at concurrency 20 the furthest is about 200 ms.
     const max = 100;
-    const perSecond = Math.floor(1000 / darajaIntervalMs(max));
-    const slots = await slotsOfBurst(max, 4 * max, 1, 20);
+    const { slots, aheadMs } = await slotsOfBurst(max, 4 * max, 1, 20);
     expect(slots).toHaveLength(4 * max);
     expect(busiestSecond(slots)).toBeLessThanOrEqual(max);
-    expect(median(secondsFrom(slots.slice(1)))).toBeGreaterThanOrEqual(perSecond - 1);
+    expect(aheadMs).toBeGreaterThan(2 * darajaIntervalMs(max));
+    expect(aheadMs).toBeLessThanOrEqual(DARAJA_PACING_BOUND_MS);
   }, 30_000);
 });
