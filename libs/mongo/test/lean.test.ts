@@ -76,4 +76,21 @@ describe('findOneLean', () => {
   it('answers null when nothing matches', async () => {
     expect(await findOneLean(Accounts, { _id: 'nobody' })).toBeNull();
   });
+
+  it('reads the first of several matches, as findOne does', async () => {
+    expect(await findOneLean(Accounts, {})).toEqual(await Accounts.findOne({}).lean());
+    expect(await findOneLean(Accounts, { balance: { $gte: 0n } })).toEqual(
+      await Accounts.findOne({ balance: { $gte: 0n } }).lean(),
+    );
+  });
+
+  it("rejects with the server's refusal of a filter, never a null that reads as not found", async () => {
+    const refused = { _id: { $notAnOperator: 1 } } as never;
+    const driver = await Accounts.collection.findOne(refused).catch((err: Error) => err);
+    expect(driver).toBeInstanceOf(Error);
+    await expect(findOneLean(Accounts, refused)).rejects.toMatchObject({
+      name: (driver as Error).name,
+      message: (driver as Error).message,
+    });
+  });
 });
