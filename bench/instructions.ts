@@ -32,19 +32,23 @@
  * cycles over, bought through the API. Needs `valgrind` (Debian's package) on PATH; the dumps stay in
  * `INSTR_DIR` (default a temporary directory, printed) for `callgrind_annotate`.
  */
-import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startLocalMongo } from '@parametric/embedded-mongo';
-import { startLocalChain } from '@parametric/local-chain';
-import { startLocalRedis } from '@parametric/local-redis';
-import autocannon from 'autocannon';
-import { assertOnePointEach, assertSameBody } from './support/floors';
-import { startKeyPath } from './support/key-path';
-import { buyPolicies, type Stores, startPolicyFloor, startPolicyPlatform } from './support/policy-read';
-import { median, report, stopProcesses } from './support/run';
+import {
+  againstFloor,
+  areaOf,
+  COMPILER_AREA,
+  load,
+  perfMap,
+  printAreas,
+  type Server,
+  type Setup,
+  STILL_COMPILING,
+  startHotPath,
+} from './support/hot-path-sides';
+import { median } from './support/run';
 
 const WARM = Number(process.env.INSTR_WARM ?? 20_000);
 const REQUESTS = Number(process.env.INSTR_REQUESTS ?? 4_000);
@@ -60,28 +64,6 @@ const dir = process.env.INSTR_DIR ?? mkdtempSync(path.join(tmpdir(), 'instructio
 const n = (x: number) => Math.round(x).toLocaleString('en');
 
 /** A server run under callgrind with counting off until asked. */
-interface Counted {
-  name: string;
-  child: ChildProcess;
-}
-
-/** One side of the comparison: where its requests go, and the servers they pass through. */
-interface Side {
-  name: string;
-  /** The URL of each request, in turn. */
-  urls: string[];
-  servers: Counted[];
-}
-
-/** A measured path: its sides (the floor among them) and the side the difference is taken against. */
-interface Setup {
-  figure: string;
-  sides: Side[];
-  key: string;
-  /** The side the last column of the areas' table subtracts (the duty floor, else the floor). */
-  against: string;
-}
-
 function callgrind(name: string): string[] {
   return [
     'valgrind',
@@ -94,12 +76,12 @@ function callgrind(name: string): string[] {
 }
 
 /** `callgrind_control`: it waits for the process to act on the command. */
-function control(server: Counted, ...args: string[]): void {
+function control(server: Server, ...args: string[]): void {
   execFileSync('callgrind_control', [...args, String(server.child.pid)], { stdio: 'ignore' });
 }
 
 /** The newest dump of a server (callgrind numbers them `<name>.<pid>.<n>`). */
-function lastDump(server: Counted): string {
+function lastDump(server: Server): string {
   const prefix = `${server.name}.${server.child.pid}.`;
   const parts = readdirSync(dir)
     .filter((f) => f.startsWith(prefix))
@@ -110,7 +92,7 @@ function lastDump(server: Counted): string {
 }
 
 /** Instructions the servers executed while `phase` ran (counting on, then off, then dumped), each. */
-async function count(servers: Counted[], phase: () => Promise<unknown>): Promise<number[]> {
+async function count(servers: Server[], phase: () => Promise<unknown>): Promise<number[]> {
   for (const server of servers) {
     control(server, '-z');
     control(server, '-i', 'on');
@@ -125,64 +107,10 @@ async function count(servers: Counted[], phase: () => Promise<unknown>): Promise
   });
 }
 
-async function load(urls: string[], key: string, amount: number): Promise<void> {
-  const base = new URL(urls[0] as string);
-  const paths = urls.map((url) => new URL(url).pathname);
-  let i = 0;
-  const result = await autocannon({
-    url: base.origin,
-    connections: CONNECTIONS,
-    amount,
-    timeout: 60,
-    headers: { 'x-api-key': key },
-    requests: [
-      { method: 'GET', setupRequest: (req) => ({ ...req, path: paths[i++ % paths.length] as string }) },
-    ],
-  });
-  if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0)
-    throw new Error(
-      `${base.origin}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`,
-    );
-}
-
-/** V8's perf map of a process: code address ranges and the function each holds. */
-function perfMap(pid: number | undefined): Array<{ start: bigint; end: bigint; name: string }> {
-  let text = '';
-  try {
-    text = readFileSync(`/tmp/perf-${pid}.map`, 'utf8');
-  } catch {
-    return [];
-  }
-  const entries = text
-    .split('\n')
-    .map((line) => /^([0-9a-f]+) ([0-9a-f]+) (.*)$/.exec(line))
-    .filter((m): m is RegExpExecArray => m !== null)
-    .map((m) => {
-      const start = BigInt(`0x${m[1]}`);
-      return { start, end: start + BigInt(`0x${m[2]}`), name: m[3] as string };
-    });
-  // Sorted by address; the sort is stable, so of entries at one address (code moved or compiled
-  // again there) the newest, written last, stays last: the one the search below lands on.
-  return entries.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
-}
-
 /** Instructions of each function's own (not its callees') in the server's last dump. */
-function ownInstructions(server: Counted): Map<string, number> {
-  const map = perfMap(server.child.pid);
-  const nameOf = (address: bigint) => {
-    let low = 0;
-    let high = map.length - 1;
-    let found: string | undefined;
-    while (low <= high) {
-      const mid = (low + high) >> 1;
-      const entry = map[mid] as (typeof map)[number];
-      if (entry.start <= address) {
-        if (address < entry.end) found = entry.name;
-        low = mid + 1;
-      } else high = mid - 1;
-    }
-    return found ?? `(JIT code, unnamed) 0x${address.toString(16)}`;
-  };
+function ownInstructions(server: Server): Map<string, number> {
+  const named = perfMap(server.child.pid);
+  const nameOf = (address: bigint) => named(address) ?? `(JIT code, unnamed) 0x${address.toString(16)}`;
   const annotated = execFileSync(
     'callgrind_annotate',
     ['--inclusive=no', '--threshold=100', lastDump(server)],
@@ -207,152 +135,30 @@ function ownInstructions(server: Counted): Map<string, number> {
   return byName;
 }
 
-const GC =
-  /Scaveng|Marking|Sweep|MarkCompact|Evacuat|RememberedSet|Heap::|HeapObject::SizeFromMap|ObjectCache|RootScavenge|RecordWrite|GCTracer|MinorMS|heap::base|cppgc/;
-const SHAPES =
-  /MapUpdater|Map::|Transition|MigrateToMap|MigrateInstance|GeneralizeField|FieldType|DescriptorArray/;
-/** V8's optimizing compilers at work (their zones included): warm-up, or code being made again. */
-const COMPILER = /v8::internal::(compiler|maglev|turboshaft)::|v8::internal::Zone(::|List)/;
-const COMPILER_AREA = 'V8: optimizing compiler (TurboFan, Maglev)';
-/**
- * A server whose optimizing compilers took more than this share of its count was still warming
- * up (or recompiling): its figure is not the path's steady cost.
- */
-const STILL_COMPILING = 0.05;
-
-/**
- * Where an instruction went, coarsely enough to compare two servers: the collector, property
- * access through V8's inline caches, object shapes changing, each package's or platform file's
- * JavaScript (from the perf map's `JS:` names), Node's own JavaScript, V8's other builtins and
- * runtime, and native code (the HTTP parser, crypto, libc).
- */
-function areaOf(name: string): string {
-  if (GC.test(name)) return 'V8: garbage collection';
-  if (/^Builtins_\w*IC/.test(name)) return 'V8: property access (inline cache builtins)';
-  if (SHAPES.test(name)) return 'V8: object shapes (map updates, migrations)';
-  if (COMPILER.test(name)) return COMPILER_AREA;
-  // `JS:<tier><name> <file>:<line>:<column>`; the file is the last word.
-  const js = name.startsWith('JS:')
-    ? name.slice(name.lastIndexOf(' ') + 1).replace(/:\d+:\d+$/, '')
-    : undefined;
-  if (js !== undefined) {
-    const dependency = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(js)?.[1];
-    if (dependency) return `js: ${dependency}`;
-    if (js.startsWith('node:')) return `js: ${js.replace(/^node:(internal\/)?/, 'node:').split('/')[0]}`;
-    const own = /\/((?:services|libs|bench)\/.*)$/.exec(js)?.[1];
-    return own ? `js: ${own.replace(/\/src\//, '/')}` : `js: ${js}`;
-  }
-  if (name.startsWith('(JIT code, unnamed)')) return 'JIT code, unnamed';
-  if (name.startsWith('Builtins_')) return 'V8: other builtins';
-  if (/v8::|Runtime_|^v8_/.test(name)) return 'V8: runtime (C++)';
-  if (/llhttp/.test(name)) return 'native: HTTP parser';
-  if (/sha256|OPENSSL|EVP_|HMAC|CRYPTO|ossl_/.test(name)) return 'native: crypto';
-  if (/^node::|uv_/.test(name)) return 'native: node and libuv';
-  return 'native: libc and other';
-}
-
-/** The key path: the gateway (the webhooks service it asks is not counted), its floor and its duty floor. */
-async function organizationRead(
-  stores: { mongoUrl: string; redisUrl: string },
-  children: ChildProcess[],
-  nodeFlags: string[],
-): Promise<Setup> {
-  const keyPath = await startKeyPath(stores, children, {
-    // Nothing is delivered to it while the reads are counted.
-    webhookUrl: 'http://127.0.0.1:9/hook',
-    wrap: (name) => (name === 'webhooks' ? {} : { under: callgrind(name), nodeFlags }),
-    readySeconds: READY_SECONDS,
-  });
-  return {
-    figure: 'GET /api/organizations/me (API key)',
-    sides: [
-      {
-        name: 'gateway',
-        urls: [`${keyPath.api}/organizations/me`],
-        servers: [{ name: 'gateway', child: keyPath.gateway }],
-      },
-      { name: 'floor', urls: [keyPath.floor.url], servers: [{ name: 'floor', child: keyPath.floor.child }] },
-      {
-        name: 'duties',
-        urls: [keyPath.duties.url],
-        servers: [{ name: 'duties', child: keyPath.duties.child }],
-      },
-    ],
-    key: keyPath.organization.apiKey,
-    against: 'duties',
-  };
-}
-
-/** The policy read: the gateway and the policy service against the floor's two processes. */
-async function policyRead(stores: Stores, children: ChildProcess[], nodeFlags: string[]): Promise<Setup> {
-  const wrap = (name: string) => ({ under: callgrind(name), nodeFlags });
-  const stack = await startPolicyPlatform(stores, children, { wrap, readySeconds: READY_SECONDS });
-  const ids = await buyPolicies(stack, POLICIES);
-  const floor = await startPolicyFloor(stores, stack, children, { wrap, readySeconds: READY_SECONDS });
-  const platform: Side = {
-    name: 'platform',
-    urls: ids.map((id) => `${stack.api}/policies/${id}`),
-    servers: [
-      { name: 'gateway', child: stack.gateway },
-      { name: 'policy', child: stack.policy },
-    ],
-  };
-  const floorSide: Side = {
-    name: 'floor',
-    urls: ids.map((id) => `${floor.url}/api/policies/${id}`),
-    servers: [
-      { name: 'floor-gateway', child: floor.gateway },
-      { name: 'floor-policy', child: floor.policy },
-    ],
-  };
-  const read = (side: Side) => fetch(side.urls[0] as string, { headers: stack.key });
-  assertSameBody(
-    'GET /api/policies/{id}',
-    await (await read(platform)).text(),
-    await (await read(floorSide)).text(),
-  );
-  await assertOnePointEach(stores.redisUrl, stack.organizationId, {
-    platform: () => read(platform),
-    floor: () => read(floorSide),
-  });
-  return {
-    figure: 'GET /api/policies/{id}',
-    sides: [platform, floorSide],
-    key: stack.key['x-api-key'],
-    against: 'floor',
-  };
-}
-
 /** Under valgrind a service starts 10-20 times slower than it does alone. */
 const READY_SECONDS = 600;
 
 async function main(): Promise<void> {
   execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
   if (PATH !== 'me' && PATH !== 'policy') throw new Error(`INSTR_PATH must be me or policy, not ${PATH}`);
-  // The policy service needs its chain to start, though a read never touches it.
-  const [mongo, redis, chain] = await Promise.all([
-    startLocalMongo(),
-    startLocalRedis(),
-    PATH === 'policy' ? startLocalChain() : undefined,
-  ]);
-  const children: ChildProcess[] = [];
+  const nodeFlags = [
+    // The perf map names the JIT's code; the V8 log that flag also writes goes beside the dumps
+    // (by default it lands in the working directory, the repository's root).
+    ...(FUNCTIONS > 0 ? ['--perf-basic-prof-only-functions', `--logfile=${path.join(dir, 'v8.log')}`] : []),
+    ...(process.env.INSTR_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
+  ];
+  const { setup, stop } = await startHotPath(
+    PATH,
+    { wrap: (name) => ({ under: callgrind(name), nodeFlags }), readySeconds: READY_SECONDS },
+    POLICIES,
+  );
   try {
-    const nodeFlags = [
-      // The perf map names the JIT's code; the V8 log that flag also writes goes beside the dumps
-      // (by default it lands in the working directory, the repository's root).
-      ...(FUNCTIONS > 0 ? ['--perf-basic-prof-only-functions', `--logfile=${path.join(dir, 'v8.log')}`] : []),
-      ...(process.env.INSTR_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
-    ];
-    const stores = { mongoUrl: mongo.url, redisUrl: redis.url };
-    const setup = chain
-      ? await policyRead({ ...stores, redisPid: redis.pid, chain }, children, nodeFlags)
-      : await organizationRead(stores, children, nodeFlags);
     const { sides, key } = setup;
     const servers = sides.flatMap((side) => side.servers);
     console.log(
       `instructions, ${setup.figure}: ${ROUNDS} rounds x ${REQUESTS} requests a side after ${WARM} to warm, ${CONNECTIONS} connections; dumps in ${dir}`,
     );
-    for (const side of sides) await load(side.urls, key, WARM);
+    for (const side of sides) await load(side.urls, key, CONNECTIONS, { amount: WARM });
     const rest = await count(servers, () => new Promise((r) => setTimeout(r, REST_SECONDS * 1000)));
     const restRate = new Map(servers.map((server, i) => [server.name, (rest[i] ?? 0) / REST_SECONDS]));
     const perRequest = new Map<string, number[]>(servers.map((server) => [server.name, []]));
@@ -361,18 +167,16 @@ async function main(): Promise<void> {
       // Alternating, as the throughput benchmarks do, though counts do not feel the machine's noise.
       for (const side of sides) {
         const started = performance.now();
-        const totals = await count(side.servers, () => load(side.urls, key, REQUESTS));
+        const totals = await count(side.servers, () =>
+          load(side.urls, key, CONNECTIONS, { amount: REQUESTS }),
+        );
         seconds.get(side.name)?.push((performance.now() - started) / 1000);
         side.servers.forEach((server, i) => {
           perRequest.get(server.name)?.push((totals[i] ?? 0) / REQUESTS);
         });
       }
     }
-    const sideRounds = (side: Side) =>
-      Array.from({ length: ROUNDS }, (_, round) =>
-        side.servers.reduce((sum, server) => sum + (perRequest.get(server.name)?.[round] ?? 0), 0),
-      );
-    const floorMedian = median(sideRounds(sides.find((side) => side.name === 'floor') as Side));
+    const { sideRounds, floorMedian, report } = againstFloor(setup, perRequest, ROUNDS);
     console.log(
       '\n| side | server | instructions per request (rounds) | median | side vs floor | at rest, per second | of which at rest (a round lasted) |',
     );
@@ -394,53 +198,30 @@ async function main(): Promise<void> {
         );
       }
     }
-    if (FUNCTIONS > 0) printWhere(sides, setup.against);
-    report(
-      sides
-        .filter((side) => side.name !== 'floor')
-        .map((side) => ({
-          benchmark: 'instructions',
-          figure: `${setup.figure}, ${CONNECTIONS} connections, instructions per request, ${side.name} vs its design floor`,
-          value: median(sideRounds(side)),
-          unit: 'instructions',
-          baseline: floorMedian,
-          ratio: median(sideRounds(side)) / floorMedian,
-        })),
-    );
+    if (FUNCTIONS > 0) printWhere(setup);
+    report('instructions', `${CONNECTIONS} connections, instructions per request`, 'instructions');
   } finally {
-    await stopProcesses(children);
-    await Promise.all([mongo.stop(), redis.stop(), chain?.stop()]);
+    await stop();
   }
 }
 
 /** Where each server's instructions went in its last round: by area, side by side, then its top functions. */
-function printWhere(sides: Side[], against: string): void {
-  const servers = sides.flatMap((side) => side.servers);
+function printWhere(setup: Setup): void {
+  const servers = setup.sides.flatMap((side) => side.servers);
   const own = servers.map((server) => ownInstructions(server));
   const areas = own.map((functions) => {
     const byArea = new Map<string, number>();
     for (const [name, ir] of functions) byArea.set(areaOf(name), (byArea.get(areaOf(name)) ?? 0) + ir);
     return byArea;
   });
-  const sideArea = (side: Side, area: string) =>
-    side.servers.reduce(
-      (sum, server) => sum + (areas[servers.indexOf(server)]?.get(area) ?? 0) / REQUESTS,
-      0,
-    );
-  const first = sides[0] as Side;
-  const reference = sides.find((side) => side.name === against) as Side;
-  const gap = (area: string) => sideArea(first, area) - sideArea(reference, area);
-  const names = [...new Set(areas.flatMap((byArea) => [...byArea.keys()]))].sort((a, b) => gap(b) - gap(a));
-  console.log(
-    `\nWhere each server's instructions go, per request, last round (sorted by ${first.name} − ${reference.name}; areas under 500 on every server left out):\n`,
-  );
-  console.log(`| area | ${servers.map((s) => s.name).join(' | ')} | ${first.name} − ${reference.name} |`);
-  console.log(`| --- | ${servers.map(() => '---').join(' | ')} | --- |`);
-  for (const area of names) {
-    const values = areas.map((byArea) => (byArea.get(area) ?? 0) / REQUESTS);
-    if (values.every((v) => v < 500)) continue;
-    console.log(`| ${area} | ${values.map(n).join(' | ')} | ${n(gap(area))} |`);
-  }
+  printAreas({
+    setup,
+    perRequest: (server, area) => (areas[servers.indexOf(server)]?.get(area) ?? 0) / REQUESTS,
+    areas: areas.flatMap((byArea) => [...byArea.keys()]),
+    what: 'instructions go, per request, last round',
+    least: 500,
+    format: n,
+  });
   servers.forEach((server, i) => {
     const byArea = areas[i] ?? new Map<string, number>();
     const total = [...byArea.values()].reduce((sum, ir) => sum + ir, 0);
