@@ -443,20 +443,25 @@ export async function startService<
         mount: (app) => {
           api.open?.(app);
           const { partner, ops } = api;
+          // Each API in one router mounted once, its guards and routes on the router itself, as the
+          // gateway mounts its partner API: every handler given to `app.use('/api', …)` is a layer
+          // of its own, and express takes the prefix off a request's URL as it enters each such
+          // layer and puts it back as it leaves, so three handlers under one prefix cost every
+          // request three of those rounds (about 2 µs of CPU a policy read, `npm run cpu-areas`).
           if (partner) {
+            const partnerApi = Router();
+            partnerApi.use(requireInternalContext(secret), answerOptions(PARTNER_ROUTES[declaration.name]));
             app.use(
               '/api',
-              requireInternalContext(secret),
-              answerOptions(PARTNER_ROUTES[declaration.name]),
-              mountRoutes(Router(), partner.routes, (req) => partner.context(callerOf(req))),
+              mountRoutes(partnerApi, partner.routes, (req) => partner.context(callerOf(req))),
             );
           }
           if (ops) {
+            const opsApi = Router();
+            opsApi.use(requireOpsContext(secret), answerOptions(OPS_ROUTES[declaration.name]));
             app.use(
               '/ops',
-              requireOpsContext(secret),
-              answerOptions(OPS_ROUTES[declaration.name]),
-              mountRoutes(Router(), ops.routes, () => ops.context),
+              mountRoutes(opsApi, ops.routes, () => ops.context),
             );
           }
         },
