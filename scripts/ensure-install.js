@@ -21,7 +21,48 @@ const path = require('node:path');
 const root = path.resolve(__dirname, '..');
 const stamp = path.join(root, 'node_modules', '.install-stamp');
 
-/** Hash of every manifest that decides what gets installed. */
+/**
+ * What of a package.json decides what an install puts in node_modules: its dependencies of every
+ * kind, overrides and workspaces, its bin links, the platforms it allows, and the scripts an
+ * install runs. Not the other scripts, nor descriptions or settings: adding a `bench:*` script
+ * must not make the next `npm start` reinstall everything (a minute, before anything starts).
+ */
+const INSTALL_FIELDS = [
+  'name',
+  'version',
+  'dependencies',
+  'devDependencies',
+  'optionalDependencies',
+  'peerDependencies',
+  'peerDependenciesMeta',
+  'bundleDependencies',
+  'bundledDependencies',
+  'overrides',
+  'workspaces',
+  'bin',
+  'os',
+  'cpu',
+];
+const INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall', 'prepare'];
+
+/** A manifest's install-relevant part, as text; the file as it is when it is not JSON (npm ci will say why). */
+function installPart(text) {
+  let manifest;
+  try {
+    manifest = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  const part = {};
+  for (const field of INSTALL_FIELDS) if (manifest[field] !== undefined) part[field] = manifest[field];
+  for (const script of INSTALL_SCRIPTS) {
+    const command = manifest.scripts?.[script];
+    if (command !== undefined) part[`scripts.${script}`] = command;
+  }
+  return JSON.stringify(part);
+}
+
+/** Hash of what decides an install: the lockfile, and the install-relevant part of every manifest. */
 function manifestsHash() {
   const files = ['package.json', 'package-lock.json', 'scripts/node24/package.json'];
   for (const dir of ['libs', 'services', 'tools', 'examples']) {
@@ -34,8 +75,9 @@ function manifestsHash() {
   const hash = createHash('sha256');
   for (const file of files) {
     if (!existsSync(path.join(root, file))) continue;
+    const text = readFileSync(path.join(root, file), 'utf8');
     hash.update(file);
-    hash.update(readFileSync(path.join(root, file)));
+    hash.update(file.endsWith('package-lock.json') ? text : installPart(text));
   }
   return hash.digest('hex');
 }
