@@ -51,7 +51,6 @@ import {
   STILL_COMPILING,
   startHotPath,
 } from './support/hot-path-sides';
-import { median } from './support/run';
 
 const PATH = process.env.CPU_PATH ?? 'me';
 const WARM_SECONDS = Number(process.env.CPU_WARM_SECONDS ?? 20);
@@ -202,24 +201,8 @@ async function main(): Promise<void> {
       }
     }
 
-    const { sideRounds, floorMedian, report } = againstFloor(setup, perRequest, ROUNDS);
-    console.log('\n| side | server | CPU µs per request (rounds) | median | side vs floor |');
-    console.log('| --- | --- | --- | --- | --- |');
-    for (const side of sides) {
-      const ratio = (median(sideRounds(side)) / floorMedian).toFixed(3);
-      for (const server of side.servers) {
-        const rounds = perRequest.get(server.name) ?? [];
-        console.log(
-          `| ${side.name} | ${server.name} | ${rounds.map(us).join(', ')} | ${us(median(rounds))} | ${side.servers.length === 1 ? ratio : ''} |`,
-        );
-      }
-      if (side.servers.length > 1) {
-        const rounds = sideRounds(side);
-        console.log(
-          `| ${side.name} | all | ${rounds.map(us).join(', ')} | ${us(median(rounds))} | ${ratio} |`,
-        );
-      }
-    }
+    const { printSides, report } = againstFloor(setup, perRequest, ROUNDS);
+    printSides('CPU µs per request', us);
 
     // By area, over every round: each server's samples ÷ its side's requests.
     const sideOf = new Map(sides.flatMap((side) => side.servers.map((server) => [server.name, side])));

@@ -176,28 +176,15 @@ async function main(): Promise<void> {
         });
       }
     }
-    const { sideRounds, floorMedian, report } = againstFloor(setup, perRequest, ROUNDS);
-    console.log(
-      '\n| side | server | instructions per request (rounds) | median | side vs floor | at rest, per second | of which at rest (a round lasted) |',
-    );
-    console.log('| --- | --- | --- | --- | --- | --- | --- |');
-    for (const side of sides) {
-      const window = median(seconds.get(side.name) ?? []);
-      const ratio = (median(sideRounds(side)) / floorMedian).toFixed(3);
-      for (const server of side.servers) {
-        const rounds = perRequest.get(server.name) ?? [];
+    const { printSides, report } = againstFloor(setup, perRequest, ROUNDS);
+    printSides('instructions per request', n, {
+      headings: ['at rest, per second', 'of which at rest (a round lasted)'],
+      cells: (server, side) => {
+        const window = median(seconds.get(side.name) ?? []);
         const atRest = restRate.get(server.name) ?? 0;
-        console.log(
-          `| ${side.name} | ${server.name} | ${rounds.map(n).join(', ')} | ${n(median(rounds))} | ${side.servers.length === 1 ? ratio : ''} | ${n(atRest)} | ${n((atRest * window) / REQUESTS)} (${window.toFixed(1)} s) |`,
-        );
-      }
-      if (side.servers.length > 1) {
-        const rounds = sideRounds(side);
-        console.log(
-          `| ${side.name} | all | ${rounds.map(n).join(', ')} | ${n(median(rounds))} | ${ratio} |  |  |`,
-        );
-      }
-    }
+        return [n(atRest), `${n((atRest * window) / REQUESTS)} (${window.toFixed(1)} s)`];
+      },
+    });
     if (FUNCTIONS > 0) printWhere(setup);
     report('instructions', `${CONNECTIONS} connections, instructions per request`, 'instructions');
   } finally {

@@ -315,6 +315,42 @@ export function againstFloor(setup: Setup, perRequest: Map<string, number[]>, ro
   return {
     sideRounds,
     floorMedian,
+    /**
+     * Each server's rounds and median, each side's ratio to the floor (and its servers' sum where
+     * it has several), with any `extra` columns a server has (none on a side's sum).
+     */
+    printSides(
+      what: string,
+      format: (x: number) => string,
+      extra: { headings: string[]; cells: (server: Server, side: Side) => string[] } = {
+        headings: [],
+        cells: () => [],
+      },
+    ): void {
+      const row = (cells: string[]) => console.log(`| ${cells.join(' | ')} |`);
+      const blank = extra.headings.map(() => '');
+      console.log('');
+      row(['side', 'server', `${what} (rounds)`, 'median', 'side vs floor', ...extra.headings]);
+      row(['side', 'server', '', '', '', ...extra.headings].map(() => '---'));
+      for (const side of setup.sides) {
+        const ratio = (median(sideRounds(side)) / floorMedian).toFixed(3);
+        for (const server of side.servers) {
+          const each = perRequest.get(server.name) ?? [];
+          row([
+            side.name,
+            server.name,
+            each.map(format).join(', '),
+            format(median(each)),
+            side.servers.length === 1 ? ratio : '',
+            ...extra.cells(server, side),
+          ]);
+        }
+        if (side.servers.length > 1) {
+          const sums = sideRounds(side);
+          row([side.name, 'all', sums.map(format).join(', '), format(median(sums)), ratio, ...blank]);
+        }
+      }
+    },
     report(benchmark: string, what: string, unit: string): void {
       report(
         setup.sides
