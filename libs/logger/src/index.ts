@@ -1,47 +1,9 @@
 import { traceLogFields } from '@parametric/tracing';
 import pino, { type Logger } from 'pino';
+import { redacted } from './redact';
 
 export type { Logger } from 'pino';
-
-/**
- * Paths pino replaces with "[Redacted]": API keys, secrets and signatures must never reach
- * a log line, wherever they appear in a logged object (request headers, bodies, config).
- * pino matches exact paths, so each name is listed at the depths we log objects.
- */
-const SECRET_FIELDS = [
-  'apiKey',
-  'apiSecret',
-  'secret',
-  'webhookSecret',
-  'password',
-  'token',
-  'keyHash',
-  'secretHash',
-  // The chain registry owner's key, and RPC URLs (hosted providers embed an API key in them).
-  'privateKey',
-  'CHAIN_PRIVATE_KEY',
-  'CHAIN_RPC_URL',
-  // Ed25519 keys that sign determinations and dashboard tokens (PKCS#8 PEM bundles).
-  'DETERMINATION_SIGNING_KEYS',
-  'DASHBOARD_TOKEN_KEYS',
-  // Dashboard sign-in: passwords, the tokens it hands out, their stored hashes.
-  'adminPassword',
-  'passwordHash',
-  'accessToken',
-  'refreshToken',
-  'invitationToken',
-  'invitationHash',
-];
-export const REDACT_PATHS = [
-  'req.headers["x-api-key"]',
-  'req.headers.authorization',
-  'req.headers["x-internal-signature"]',
-  'req.headers.cookie',
-  'res.headers["set-cookie"]',
-  'headers["x-api-key"]',
-  'headers.authorization',
-  ...SECRET_FIELDS.flatMap((f) => [f, `*.${f}`, `*.*.${f}`, `*.*.*.${f}`]),
-];
+export { CENSOR, redacted, SECRET_FIELDS, SECRET_HEADERS } from './redact';
 
 export interface LoggerOptions {
   name: string;
@@ -66,15 +28,23 @@ function traceMixin(_obj: object, _level: number, logger: Logger): object {
 }
 
 export function createLogger({ name, level = 'info', destination }: LoggerOptions): Logger {
-  return pino(
+  const logger = pino(
     {
       name,
       level,
-      redact: { paths: REDACT_PATHS, censor: '[Redacted]' },
+      // Secrets out of every line and every child's bindings (redact.ts).
+      formatters: { log: redacted, bindings: redacted },
       base: { service: name },
       timestamp: pino.stdTimeFunctions.isoTime,
       mixin: traceMixin,
     },
     destination,
   );
+  // pino passes only the root's bindings through `formatters.bindings`: a child's go through
+  // here, for the root and every logger made from it (a child's `child` is found on its parent).
+  const child = logger.child;
+  logger.child = function redactedChild(this: Logger, bindings, options) {
+    return child.call(this, redacted(bindings), options);
+  } as Logger['child'];
+  return logger;
 }
