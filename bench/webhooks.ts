@@ -49,6 +49,7 @@ import { startWebhookReceiver, type WebhookReceiver } from '@parametric/webhook-
 import { Queue } from 'bullmq';
 import { createSender } from '../services/webhooks/src/delivery/send';
 import { deliveryHeaders } from '../services/webhooks/src/delivery/sign';
+import { BENCH_LOG_LEVEL } from './support/platform';
 import { type BenchFigure, median, report, startProcess } from './support/run';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 6000);
@@ -84,7 +85,7 @@ async function main(): Promise<void> {
   // As npm start runs it (bench/support/run.ts; BENCH_CPU_PROF=services/webhooks profiles it).
   const service: ChildProcess = startProcess('services/webhooks/src/main.ts', {
     ...process.env,
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: BENCH_LOG_LEVEL,
     WEBHOOKS_HOST: '127.0.0.1',
     WEBHOOKS_PORT: String(port),
     MONGO_URL: mongo.url,

@@ -19,6 +19,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHmac, randomFillSync, randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { Redis } from 'ioredis';
+import pino from 'pino';
 import { Histogram, Registry } from 'prom-client';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { Pool } from 'undici';
@@ -81,8 +82,10 @@ app.set('etag', false);
  * (`traceparent` continued or started, held in an AsyncLocalStorage for the request's logs), a
  * deadline timer, the request-duration histogram, and the API key authenticated by its peppered
  * HMAC (keys are stored hashed, services/gateway/src/credentials/secrets.ts) looked up in a map,
- * as a warm principal cache would. Logs stay at `warn`, as the platform's in the benchmarks, so
- * no access line is written on either side.
+ * as a warm principal cache would. With `FLOOR_ACCESS_LINE=1` (the platform's services at `info`,
+ * bench/support/platform.ts `BENCH_LOG_LEVEL`), one completion line per request through pino to
+ * stdout: the request id, trace ids, method, path, status and time; no headers, so nothing in it
+ * needs hiding (the platform's line carries the headers, its secrets hidden).
  */
 if (process.env.FLOOR_DUTIES === '1') {
   const pepper = required('FLOOR_API_KEY_PEPPER');
@@ -94,6 +97,13 @@ if (process.env.FLOOR_DUTIES === '1') {
     labelNames: ['method', 'route', 'status'] as const,
     registers: [new Registry()],
   });
+  const accessLog =
+    process.env.FLOOR_ACCESS_LINE === '1'
+      ? pino(
+          { base: { service: 'duties' }, timestamp: pino.stdTimeFunctions.isoTime },
+          pino.destination({ dest: 1, sync: true }),
+        )
+      : undefined;
   const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
   const TRACEPARENT = /^00-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
   app.use('/api', (req: Request, res: Response, next: NextFunction) => {
@@ -106,9 +116,22 @@ if (process.env.FLOOR_DUTIES === '1') {
     const deadline = setTimeout(() => res.destroy(), 15_000);
     res.on('finish', () => {
       clearTimeout(deadline);
+      const seconds = (performance.now() - started) / 1000;
       histogram.observe(
         { method: req.method, route: req.route?.path ?? 'unmatched', status: String(res.statusCode) },
-        (performance.now() - started) / 1000,
+        seconds,
+      );
+      accessLog?.info(
+        {
+          reqId,
+          traceId: context.traceId,
+          spanId: context.spanId,
+          method: req.method,
+          path: req.path,
+          statusCode: res.statusCode,
+          responseTime: Math.round(seconds * 1000),
+        },
+        'request completed',
       );
     });
     const key = req.headers['x-api-key'];

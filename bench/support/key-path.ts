@@ -11,7 +11,7 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { freePort } from '@parametric/local-process';
 import { assertOnePointEach, assertSameBody } from './floors';
-import { serviceEnv, startBenchGateway } from './platform';
+import { ACCESS_LINES, serviceEnv, startBenchGateway } from './platform';
 import { json, startNamed, type Wrap, waitReady } from './run';
 
 /** The dashboard admin the organization is registered with (bench/gateway.ts signs in as it). */
@@ -123,6 +123,8 @@ export async function startKeyPath(
       ...floorEnv,
       PORT: String(dutiesPort),
       FLOOR_DUTIES: '1',
+      // A completion line per request when the platform's services write one (BENCH_LOG_LEVEL).
+      FLOOR_ACCESS_LINE: ACCESS_LINES ? '1' : '',
       FLOOR_API_KEY_PEPPER: pepper,
       FLOOR_API_KEY: organization.apiKey,
     },

@@ -40,7 +40,19 @@ export const MPESA = {
 
 export const B2C_PATH = '/mpesa/b2c/v3/paymentrequest';
 
-/** What every service of a benchmark's platform is given: the stores, quiet logs, one internal secret. */
+/**
+ * The services' log level in every benchmark: `info` unless `BENCH_LOG_LEVEL` says otherwise, the
+ * level `npm start` and the staging and prod overlays run, so each request's completion line is
+ * written as it is there (to /dev/null: bench/support/run.ts ignores the services' stdout).
+ * The benchmarks ran the services at `warn` until 2026-11-29, which hid what that line cost
+ * (docs/performance.md, "Log lines without pino's redaction paths").
+ */
+export const BENCH_LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
+
+/** Whether services at `BENCH_LOG_LEVEL` write a line for each request they complete. */
+export const ACCESS_LINES = ['info', 'debug', 'trace'].includes(BENCH_LOG_LEVEL);
+
+/** What every service of a benchmark's platform is given: the stores, its log level, one internal secret. */
 export function serviceEnv(
   mongoUrl: string,
   redisUrl: string,
@@ -48,7 +60,7 @@ export function serviceEnv(
 ): NodeJS.ProcessEnv {
   return {
     ...process.env,
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: BENCH_LOG_LEVEL,
     MONGO_URL: mongoUrl,
     REDIS_URL: redisUrl,
     INTERNAL_SIGNING_SECRET: internalSigningSecret,
