@@ -125,7 +125,7 @@ function logCompletion(
     traceId: req.trace.traceId,
     spanId: req.trace.spanId,
     req: requestView(req, at === -1 ? loggedPath(path) : `${loggedPath(path)}?[query redacted]`),
-    res: { statusCode: status, headers: res.getHeaders() },
+    res: { statusCode: status, headers: pickHeaders(res.getHeader.bind(res), LOGGED_RESPONSE_HEADERS) },
     responseTime,
   };
   if (status >= 500) {
@@ -136,15 +136,51 @@ function logCompletion(
 }
 
 /**
+ * The headers a completion line carries: what says who called, what was sent and what came back.
+ * Named, not all but the secret ones: a header that authenticates is never written whatever a
+ * caller calls it, and the line does not carry the signed context of an internal hop.
+ */
+const LOGGED_REQUEST_HEADERS = [
+  'host',
+  'user-agent',
+  'content-type',
+  'content-length',
+  'accept',
+  'idempotency-key',
+  'x-forwarded-for',
+] as const;
+const LOGGED_RESPONSE_HEADERS = [
+  'content-type',
+  'content-length',
+  'location',
+  'retry-after',
+  'idempotent-replayed',
+  'x-ratelimit-remaining',
+] as const;
+
+function pickHeaders(
+  header: (name: string) => string | string[] | number | undefined,
+  names: readonly string[],
+): Record<string, string | string[] | number> {
+  const picked: Record<string, string | string[] | number> = {};
+  for (const name of names) {
+    const value = header(name);
+    if (value !== undefined) picked[name] = value;
+  }
+  return picked;
+}
+
+/**
  * What is logged of a request. Query strings stay out of the log: a partner may put a key in
- * one (`?api_key=`). Secret headers are redacted by the logger's paths (`req.headers…`).
+ * one (`?api_key=`); so do its headers but those named above.
  */
 function requestView(req: Request, url: string) {
+  const { headers } = req;
   return {
     id: req.id,
     method: req.method,
     url,
-    headers: req.headers,
+    headers: pickHeaders((name) => headers[name], LOGGED_REQUEST_HEADERS),
     remoteAddress: req.socket?.remoteAddress,
     remotePort: req.socket?.remotePort,
   };
