@@ -19,7 +19,8 @@
  *   RFC 8785 canonicalization + SHA-256 + Ed25519 in this process. A sample is read back through
  *   the partner API and verified with the published JWKS. Each round is followed by the same
  *   round against the day's design floor (bench/support/floor-day.ts: the same hops and stores,
- *   its own MongoDB and Redis), and both are printed with their ratio.
+ *   its own MongoDB and Redis), and both are printed with their ratio. BENCH_WARMUP_ROUNDS (1)
+ *   unmeasured rounds of both come first, printed apart, as in `replicas` below.
  * - `tier2` (target 2): PAYOUTS (2,000) triggered Tier 2 determinations at once → PAYOUTS payouts
  *   COMPLETED, each paid exactly once: the simulator's B2C log has one accepted request per payout
  *   under the payout's own id, no id twice. The pace is the B2C log's over the saturated window
@@ -216,16 +217,23 @@ async function day(): Promise<void> {
     const rounds: DroughtRound[] = [];
     const floorRounds: DroughtRound[] = [];
     const bareRates: number[] = [];
-    // Platform and floor in turn, round by round: the machine's noise falls on both alike.
-    for (let round = 1; round <= ROUNDS; round++) {
-      const r = await droughtRound(platform, partners, `2026D${round}`, TOTAL, REPORT_EVERY);
+    // Platform and floor in turn, round by round: the machine's noise falls on both alike. The
+    // warm-up rounds first, on both, as in the replicas mode: a drought day's pods have compiled
+    // their hot paths long before it (docs/performance.md, "Warm platforms").
+    for (let round = 1; round <= WARMUP_ROUNDS + ROUNDS; round++) {
+      const warm = round <= WARMUP_ROUNDS;
+      const n = warm ? round : round - WARMUP_ROUNDS;
+      const label = warm ? `warm-up ${n} (not counted)` : `round ${n}`;
+      const r = await droughtRound(platform, partners, `2026D${warm ? 'W' : ''}${n}`, TOTAL, REPORT_EVERY);
       const bare = bareSigningRate(r.policies);
-      rounds.push(r);
-      bareRates.push(bare);
-      console.log(`${roundLine(`round ${round}`, r)}, bare sign ${bare.toFixed(0)}/s`);
-      const f = await droughtRound(floor, floor.partners, `2026F${round}`, TOTAL, REPORT_EVERY);
-      floorRounds.push(f);
-      console.log(roundLine(`round ${round}, design floor`, f));
+      if (!warm) {
+        rounds.push(r);
+        bareRates.push(bare);
+      }
+      console.log(`${roundLine(label, r)}, bare sign ${bare.toFixed(0)}/s`);
+      const f = await droughtRound(floor, floor.partners, `2026F${warm ? 'W' : ''}${n}`, TOTAL, REPORT_EVERY);
+      if (!warm) floorRounds.push(f);
+      console.log(roundLine(`${label}, design floor`, f));
     }
     const last = rounds.at(-1) as DroughtRound;
     const verified = await verifySample(platform, partners, last.policies);
