@@ -43,6 +43,7 @@ const PREFERRED = [
   'webhooks',
   'mongo',
   'redis',
+  'log',
   'determinations',
   'determinations:tier2',
   'determinations:replicas',
