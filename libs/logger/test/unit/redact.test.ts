@@ -140,6 +140,19 @@ describe('redaction by one walk of the logged object', () => {
     expect(err.token).toBe(SECRET);
   });
 
+  it('logs a buffer and a date as their JSON, whatever properties they carry', () => {
+    // Their JSON is their bytes and their time: a copy made to hide a field would be neither.
+    const file = Object.assign(Buffer.from('abc'), { secret: SECRET });
+    const at = Object.assign(new Date('2026-11-29T10:00:00.000Z'), { token: SECRET });
+    const record = logOnce(ours, { upload: { file, at, apiKey: SECRET } });
+    expect(record.upload).toEqual({
+      file: { type: 'Buffer', data: [97, 98, 99] },
+      at: '2026-11-29T10:00:00.000Z',
+      apiKey: CENSOR,
+    });
+    expect(JSON.stringify(record)).not.toContain(SECRET);
+  });
+
   it('hides a secret in a frozen object without throwing, and leaves the object frozen as it was', () => {
     const config = Object.freeze({ webhookSecret: SECRET, url: 'https://partner.example/hook' });
     const record = logOnce(ours, { config });
