@@ -85,7 +85,7 @@ app.set('etag', false);
  * as a warm principal cache would. With `FLOOR_ACCESS_LINE=1` (the platform's services at `info`,
  * bench/support/platform.ts `BENCH_LOG_LEVEL`), one completion line per request through pino to
  * stdout: the request id, trace ids, method, path, status and time; no headers, so nothing in it
- * needs hiding (the platform's line carries the headers, its secrets hidden).
+ * needs hiding (the platform's line carries a named few, libs/http/src/request-log.ts).
  */
 if (process.env.FLOOR_DUTIES === '1') {
   const pepper = required('FLOOR_API_KEY_PEPPER');
