@@ -103,6 +103,22 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PAYOUTS = Number(process.env.BENCH_PAYOUTS ?? 2_000);
 const REPLICA_PAYOUTS = Number(process.env.BENCH_REPLICA_PAYOUTS ?? 200);
 const WARMUP_ROUNDS = Number(process.env.BENCH_WARMUP_ROUNDS ?? 1);
+
+/**
+ * The rounds of a mode that warms up first: WARMUP_ROUNDS unmeasured ones, then ROUNDS measured,
+ * each with its printed label and a tag for its data (`W1`, `R1`: numbered within its kind).
+ */
+function warmThenMeasured(): Array<{ warm: boolean; label: string; tag: string }> {
+  return Array.from({ length: WARMUP_ROUNDS + ROUNDS }, (_, i) => {
+    const warm = i < WARMUP_ROUNDS;
+    const n = warm ? i + 1 : i + 1 - WARMUP_ROUNDS;
+    return {
+      warm,
+      label: warm ? `warm-up ${n} (not counted)` : `round ${n}`,
+      tag: `${warm ? 'W' : 'R'}${n}`,
+    };
+  });
+}
 const SCALE_POLICIES = Number(process.env.BENCH_SCALE_POLICIES ?? 100_000);
 const B2C_PER_SECOND = Number(process.env.MPESA_B2C_MAX_PER_SECOND ?? 20);
 const ORGANIZATIONS = 10;
@@ -220,18 +236,15 @@ async function day(): Promise<void> {
     // Platform and floor in turn, round by round: the machine's noise falls on both alike. The
     // warm-up rounds first, on both, as in the replicas mode: a drought day's pods have compiled
     // their hot paths long before it (docs/performance.md, "Warm platforms").
-    for (let round = 1; round <= WARMUP_ROUNDS + ROUNDS; round++) {
-      const warm = round <= WARMUP_ROUNDS;
-      const n = warm ? round : round - WARMUP_ROUNDS;
-      const label = warm ? `warm-up ${n} (not counted)` : `round ${n}`;
-      const r = await droughtRound(platform, partners, `2026D${warm ? 'W' : ''}${n}`, TOTAL, REPORT_EVERY);
+    for (const { warm, label, tag } of warmThenMeasured()) {
+      const r = await droughtRound(platform, partners, `2026D${tag}`, TOTAL, REPORT_EVERY);
       const bare = bareSigningRate(r.policies);
       if (!warm) {
         rounds.push(r);
         bareRates.push(bare);
       }
       console.log(`${roundLine(label, r)}, bare sign ${bare.toFixed(0)}/s`);
-      const f = await droughtRound(floor, floor.partners, `2026F${warm ? 'W' : ''}${n}`, TOTAL, REPORT_EVERY);
+      const f = await droughtRound(floor, floor.partners, `2026F${tag}`, TOTAL, REPORT_EVERY);
       if (!warm) floorRounds.push(f);
       console.log(roundLine(`${label}, design floor`, f));
     }
@@ -364,11 +377,7 @@ async function replicas(): Promise<void> {
     sides.push(await side(`2 replicas${doubled}`, { ...options, replicas: 2, replicated: REPLICATED }, 2));
     // The warm-up rounds first, then the measured ones; every round's payouts count in the
     // correctness checks, only the measured rounds in the CPU figure.
-    for (let round = 1; round <= WARMUP_ROUNDS + ROUNDS; round++) {
-      const warm = round <= WARMUP_ROUNDS;
-      const n = warm ? round : round - WARMUP_ROUNDS;
-      const tag = warm ? `W${n}` : `R${n}`;
-      const label = warm ? `warm-up ${n} (not counted)` : `round ${n}`;
+    for (const { warm, label, tag } of warmThenMeasured()) {
       for (const s of sides) {
         const r = await droughtRound(s.platform, s.partners, `2026${tag}`, TOTAL, REPORT_EVERY);
         if (!warm) s.rounds.push(r);

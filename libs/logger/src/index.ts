@@ -32,8 +32,8 @@ export function createLogger({ name, level = 'info', destination }: LoggerOption
     {
       name,
       level,
-      // Secrets out of every line and every child's bindings (redact.ts).
-      formatters: { log: redacted, bindings: redacted },
+      // Secrets out of every line (redact.ts); a child's bindings below.
+      formatters: { log: redacted },
       base: { service: name },
       timestamp: pino.stdTimeFunctions.isoTime,
       mixin: traceMixin,
@@ -43,8 +43,9 @@ export function createLogger({ name, level = 'info', destination }: LoggerOption
     // several times that CPU (docs/decisions.md, "Log lines are written as they are logged").
     destination ?? pino.destination({ dest: 1, sync: true }),
   );
-  // pino passes only the root's bindings through `formatters.bindings`: a child's go through
-  // here, for the root and every logger made from it (a child's `child` is found on its parent).
+  // A child's bindings are written once, when it is made: they are hidden here, for the root and
+  // every logger made from it (a child's `child` is found on its parent). The root's own bindings
+  // are `base`, set above.
   const child = logger.child;
   logger.child = function redactedChild(this: Logger, bindings, options) {
     return child.call(this, redacted(bindings), options);
