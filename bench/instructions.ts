@@ -2,7 +2,8 @@
  * Instructions per request on a hot path against its design floor (docs/performance.md, "Hot
  * paths against their design floors"): `GET /api/organizations/me` with an API key (the gateway,
  * its floor and the duty floor; the default) or, with `INSTR_PATH=policy`, `GET /api/policies/{id}`
- * (the gateway and the policy service, against the floor's two processes). Each server runs under
+ * (the gateway and the policy service, against the floor's two processes and the duty floor's
+ * two). Each server runs under
  * valgrind's callgrind, which counts every instruction the process executes (its JIT's code, its
  * compiler and collector threads included) while counting is switched on, and only then. On
  * these noisy two-core machines a server's CPU per request moves by ±15 % from one round to the

@@ -7,7 +7,9 @@
  * - the same reads against their design floor (issue 24, target 3: >= 80% of its throughput):
  *   bench/support/floor-gateway.ts (express and one rate-limit point in Redis) forwarding over a
  *   pooled connection to bench/support/floor-policy.ts (express and one MongoDB `findOne`), two
- *   processes on the same MongoDB and Redis, with bare express beside them;
+ *   processes on the same MongoDB and Redis, with bare express beside them; and against the duty
+ *   floor, the same two with `FLOOR_DUTIES=1`: what each request must cost beyond the design
+ *   floor whatever the platform's code (bench/support/floor-duties.ts);
  * - purchases/s and their p99 (`POST /api/policies/purchase`, every one a new policy reserving
  *   capacity; target 2: p99 under 50 ms at 10 connections);
  * - Tier 1 activations/s (`PUT /api/policies/{id}/activate`, each a PolicyRegistry transaction
@@ -89,25 +91,36 @@ async function main(): Promise<void> {
 
     // The floor of the read (bench/support/policy-read.ts): its gateway on the same Redis with the
     // gateway's partner limit, its policy service on the policy service's database.
+    // And its duty floor: the same two processes doing each request's duties as well (request id,
+    // trace, deadline, metrics, completion line, the API key's hash, a signed hop).
     const floorSide = await startPolicyFloor(stores, stack, children);
+    const dutiesSide = await startPolicyFloor(stores, stack, children, { duties: true });
     const floor = floorSide.url;
     const firstRead = `/policies/${bought[0]}`;
-    assertSameBody(
-      'GET /api/policies/{id}',
-      sameJson,
-      await (await fetch(`${floor}/api${firstRead}`, { headers: stack.key })).text(),
-    );
+    for (const [side, url] of [
+      ['floor', floor],
+      ['duty floor', dutiesSide.url],
+    ] as const) {
+      assertSameBody(
+        `GET /api/policies/{id} (${side})`,
+        sameJson,
+        await (await fetch(`${url}/api${firstRead}`, { headers: stack.key })).text(),
+      );
+    }
     await assertOnePointEach(redis.url, stack.organizationId, {
       gateway: () => fetch(`${stack.api}${firstRead}`, { headers: stack.key }),
       floor: () => fetch(`${floor}/api${firstRead}`, { headers: stack.key }),
+      'duty floor': () => fetch(`${dutiesSide.url}/api${firstRead}`, { headers: stack.key }),
     });
-    const floorPids = {
+    const pidsOf = (side: typeof floorSide) => ({
       bench: process.pid,
-      gateway: floorSide.gateway.pid,
-      policy: floorSide.policy.pid,
+      gateway: side.gateway.pid,
+      policy: side.policy.pid,
       mongo: stack.pids.mongo,
       redis: redis.pid,
-    };
+    });
+    const floorPids = pidsOf(floorSide);
+    const dutiesPids = pidsOf(dutiesSide);
 
     /** Loads `base` + a path chosen per request, with `headers`. */
     const load = async (
@@ -145,6 +158,7 @@ async function main(): Promise<void> {
       const cpu: Array<Record<string, number>> = [];
       const bareCpu: Array<Record<string, number>> = [];
       const floorSide: SideRounds = { loads: [], cpu: [] };
+      const dutiesRounds: SideRounds = { loads: [], cpu: [] };
       for (let round = 0; round < ROUNDS; round++) {
         const read = await cpuPerRequest(stack.pids, () => load(stack.api, paths, stack.key));
         reads.push(read.result);
@@ -153,6 +167,9 @@ async function main(): Promise<void> {
           const atFloor = await cpuPerRequest(floorPids, () => load(floor, paths, stack.key));
           floorSide.loads.push(atFloor.result);
           floorSide.cpu.push(atFloor.perRequest);
+          const atDuties = await cpuPerRequest(dutiesPids, () => load(dutiesSide.url, paths, stack.key));
+          dutiesRounds.loads.push(atDuties.result);
+          dutiesRounds.cpu.push(atDuties.perRequest);
         }
         const plain = await cpuPerRequest({ bench: process.pid, bare: bareProcess.pid }, () =>
           load(bare, ['/me'], {}),
@@ -161,7 +178,7 @@ async function main(): Promise<void> {
         bareCpu.push(plain.perRequest);
       }
       console.log(`CPU per read, µs (median of rounds): ${cpuSplit(cpu)}; bare: ${cpuSplit(bareCpu)}`);
-      return { reads, baseline, cpu, bareCpu, floor: floorSide };
+      return { reads, baseline, cpu, bareCpu, floor: floorSide, duties: dutiesRounds };
     };
 
     console.log(
@@ -175,6 +192,7 @@ async function main(): Promise<void> {
       minShare: 0.8,
       platform: { loads: small.reads, cpu: small.cpu },
       floor: small.floor,
+      duties: small.duties,
       bare: { loads: small.baseline, cpu: small.bareCpu },
     });
     const readFigure = (): BenchFigure => {

@@ -15,14 +15,11 @@
  * principal would be. What the platform does beyond this (request ids, logs, metrics, the signed
  * context, deadlines) is exactly the overhead the comparison is there to show.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
-import { createHmac, randomFillSync, randomUUID } from 'node:crypto';
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express, { type Response } from 'express';
 import { Redis } from 'ioredis';
-import pino from 'pino';
-import { Histogram, Registry } from 'prom-client';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { Pool } from 'undici';
+import { duties, dutyContext, hmacHex, signHop } from './floor-duties';
 
 function required(name: string): string {
   const value = process.env[name];
@@ -77,88 +74,24 @@ app.set('etag', false);
 
 /**
  * `FLOOR_DUTIES=1`: the floor plus what the platform must do for every request whatever its
- * code looks like (docs/performance.md, "The duty floor"), each the cheapest way express allows:
- * a request id (the caller's well-formed `x-request-id`, else a UUID, echoed), a trace context
- * (`traceparent` continued or started, held in an AsyncLocalStorage for the request's logs), a
- * deadline timer, the request-duration histogram, and the API key authenticated by its peppered
+ * code looks like (bench/support/floor-duties.ts), and the API key authenticated by its peppered
  * HMAC (keys are stored hashed, services/gateway/src/credentials/secrets.ts) looked up in a map,
- * as a warm principal cache would. With `FLOOR_ACCESS_LINE=1` (the platform's services at `info`,
- * bench/support/platform.ts `BENCH_LOG_LEVEL`), one completion line per request through pino to
- * stdout: the request id, trace ids, method, path, status and time; no headers, so nothing in it
- * needs hiding (the platform's line carries a named few, libs/http/src/request-log.ts).
+ * as a warm principal cache would. A forwarded read carries the signed hop, its request id and
+ * its trace to the service (`FLOOR_HOP_SECRET`).
  */
-if (process.env.FLOOR_DUTIES === '1') {
+const withDuties = process.env.FLOOR_DUTIES === '1';
+if (withDuties) {
   const pepper = required('FLOOR_API_KEY_PEPPER');
-  const keyHashes = new Map([[hmac(pepper, required('FLOOR_API_KEY')), organizationId]]);
-  const trace = new AsyncLocalStorage<{ traceId: string; spanId: string; reqId: string }>();
-  const histogram = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'HTTP request duration',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [new Registry()],
-  });
-  const accessLog =
-    process.env.FLOOR_ACCESS_LINE === '1'
-      ? pino(
-          { base: { service: 'duties' }, timestamp: pino.stdTimeFunctions.isoTime },
-          pino.destination({ dest: 1, sync: true }),
-        )
-      : undefined;
-  const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
-  const TRACEPARENT = /^00-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
-  app.use('/api', (req: Request, res: Response, next: NextFunction) => {
-    const started = performance.now();
-    const incoming = req.headers['x-request-id'];
-    const reqId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    res.setHeader('x-request-id', reqId);
-    const parent = TRACEPARENT.exec(String(req.headers.traceparent ?? ''));
-    const context = { traceId: parent?.[1] ?? randomHex(16), spanId: randomHex(8), reqId };
-    const deadline = setTimeout(() => res.destroy(), 15_000);
-    res.on('finish', () => {
-      clearTimeout(deadline);
-      const seconds = (performance.now() - started) / 1000;
-      histogram.observe(
-        { method: req.method, route: req.route?.path ?? 'unmatched', status: String(res.statusCode) },
-        seconds,
-      );
-      accessLog?.info(
-        {
-          reqId,
-          traceId: context.traceId,
-          spanId: context.spanId,
-          method: req.method,
-          path: req.path,
-          statusCode: res.statusCode,
-          responseTime: Math.round(seconds * 1000),
-        },
-        'request completed',
-      );
-    });
-    const key = req.headers['x-api-key'];
-    if (typeof key !== 'string' || keyHashes.get(hmac(pepper, key)) !== organizationId) {
+  const keyHashes = new Map([[hmacHex(pepper, required('FLOOR_API_KEY')), organizationId]]);
+  app.use(
+    '/api',
+    duties('duties', (req, res) => {
+      const key = req.headers['x-api-key'];
+      if (typeof key === 'string' && keyHashes.get(hmacHex(pepper, key)) === organizationId) return true;
       res.status(401).json({ error: { code: 'UNAUTHORIZED' } });
-      return;
-    }
-    trace.run(context, next);
-  });
-}
-
-// Random ids from a pooled buffer, one `randomFillSync` per 8 KiB, as libs/tracing/src/context.ts
-// makes them: one synchronous `randomBytes` per id costs a call into the CSPRNG each time.
-const pool = Buffer.alloc(8192);
-let offset = pool.length;
-function randomHex(bytes: number): string {
-  if (offset + bytes > pool.length) {
-    randomFillSync(pool);
-    offset = 0;
-  }
-  const hex = pool.toString('hex', offset, offset + bytes);
-  offset += bytes;
-  return hex;
-}
-
-function hmac(pepper: string, value: string): string {
-  return createHmac('sha256', pepper).update(value).digest('hex');
+      return false;
+    }),
+  );
 }
 
 app.get('/readyz', async (_req, res) => {
@@ -180,13 +113,17 @@ if (policyUrl) {
   // One kept-alive pool to the service, as services/gateway/src/forwarding/upstreams.ts keeps
   // (its default size, services/gateway/src/config.ts FORWARD_CONNECTIONS).
   const pool = new Pool(policyUrl, { connections: 128 });
+  const hopSecret = withDuties ? required('FLOOR_HOP_SECRET') : '';
   app.get('/api/policies/:id', async (req, res) => {
     if (!(await spendPoint(res))) return;
+    const context = dutyContext();
     const reply = await pool.request({
       path: `/policies/${encodeURIComponent(req.params.id)}`,
       method: 'GET',
-      // The caller's organization: the one thing the service must be told (the platform signs it).
-      headers: { 'x-organization-id': organizationId },
+      // The caller's organization: the one thing the service must be told, signed with the duties.
+      headers: context
+        ? signHop(hopSecret, organizationId, context)
+        : { 'x-organization-id': organizationId },
     });
     const text = await reply.body.text();
     res.status(reply.statusCode).type('application/json').send(text);

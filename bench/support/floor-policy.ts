@@ -9,9 +9,15 @@
  * are one `find` with a limit of 1 and the same filter. The view is written out here rather than
  * imported, so that the floor stays put when the service changes; the bench checks the bytes
  * equal the service's answer (through the gateway) before measuring.
+ *
+ * `FLOOR_DUTIES=1`: the duty floor's service, behind floor-gateway.ts with the same setting: the
+ * per-request duties (bench/support/floor-duties.ts), the caller's organization only from the
+ * gateway's signed hop (`FLOOR_HOP_SECRET`), and the id checked for the form the platform gives
+ * ids before MongoDB is asked (the service refuses any other with `400`).
  */
 import express from 'express';
 import { MongoClient } from 'mongodb';
+import { duties, verifyHop } from './floor-duties';
 
 function required(name: string): string {
   const value = process.env[name];
@@ -107,9 +113,26 @@ async function main(): Promise<void> {
     await client.db('admin').command({ ping: 1 });
     res.end();
   });
+  const withDuties = process.env.FLOOR_DUTIES === '1';
+  if (withDuties) {
+    const secret = required('FLOOR_HOP_SECRET');
+    app.use(
+      duties('duties-policy', (req, res) => {
+        const organizationId = verifyHop(secret, req.headers);
+        if (organizationId) {
+          res.locals.organizationId = organizationId;
+          return true;
+        }
+        res.status(401).json({ error: { code: 'UNAUTHORIZED' } });
+        return false;
+      }),
+    );
+  }
+  const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
   app.get('/policies/:id', async (req, res) => {
-    const organizationId = req.headers['x-organization-id'];
-    if (typeof organizationId !== 'string') {
+    // Who the caller is: the signed hop's organization with the duties, else the plain header.
+    const organizationId: unknown = withDuties ? res.locals.organizationId : req.headers['x-organization-id'];
+    if (typeof organizationId !== 'string' || (withDuties && !ID.test(req.params.id))) {
       res.status(400).end();
       return;
     }

@@ -2,7 +2,7 @@
  * The two hot paths of issue 24 as the per-request instruments measure them, each server a
  * process of its own: `GET /api/organizations/me` with an API key (the gateway, its floor and its
  * duty floor) and `GET /api/policies/{id}` (the gateway and the policy service, against the
- * floor's two processes). bench/instructions.ts counts their instructions under callgrind;
+ * floor's two processes and the duty floor's two). bench/instructions.ts counts their instructions under callgrind;
  * bench/cpu-areas.ts samples their CPU at full speed with `perf`. Both split a server's cost into
  * the same areas (`areaOf`), named from V8's perf map (`perfMap`).
  */
@@ -192,7 +192,10 @@ export async function organizationRead(
   };
 }
 
-/** The policy read: the gateway and the policy service against the floor's two processes, over `policies` policies. */
+/**
+ * The policy read: the gateway and the policy service against the floor's two processes and the
+ * duty floor's two, over `policies` policies.
+ */
 export async function policyRead(
   stores: Stores,
   children: ChildProcess[],
@@ -202,6 +205,7 @@ export async function policyRead(
   const stack = await startPolicyPlatform(stores, children, start);
   const ids = await buyPolicies(stack, policies);
   const floor = await startPolicyFloor(stores, stack, children, start);
+  const duties = await startPolicyFloor(stores, stack, children, { ...start, duties: true });
   const platform: Side = {
     name: 'platform',
     urls: ids.map((id) => `${stack.api}/policies/${id}`),
@@ -218,21 +222,29 @@ export async function policyRead(
       { name: 'floor-policy', child: floor.policy },
     ],
   };
+  const dutiesSide: Side = {
+    name: 'duties',
+    urls: ids.map((id) => `${duties.url}/api/policies/${id}`),
+    servers: [
+      { name: 'duties-gateway', child: duties.gateway },
+      { name: 'duties-policy', child: duties.policy },
+    ],
+  };
   const read = (side: Side) => fetch(side.urls[0] as string, { headers: stack.key });
-  assertSameBody(
-    'GET /api/policies/{id}',
-    await (await read(platform)).text(),
-    await (await read(floorSide)).text(),
-  );
+  const body = await (await read(platform)).text();
+  for (const side of [floorSide, dutiesSide]) {
+    assertSameBody(`GET /api/policies/{id} (${side.name})`, body, await (await read(side)).text());
+  }
   await assertOnePointEach(stores.redisUrl, stack.organizationId, {
     platform: () => read(platform),
     floor: () => read(floorSide),
+    duties: () => read(dutiesSide),
   });
   return {
     figure: 'GET /api/policies/{id}',
-    sides: [platform, floorSide],
+    sides: [platform, floorSide, dutiesSide],
     key: stack.key['x-api-key'],
-    against: 'floor',
+    against: 'duties',
   };
 }
 

@@ -8,7 +8,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { freePort } from '@parametric/local-process';
-import { serviceEnv, startBenchGateway } from './platform';
+import { ACCESS_LINES, serviceEnv, startBenchGateway } from './platform';
 import { json, pidListeningOn, startNamed, type Wrap, waitReady } from './run';
 
 export interface Stores {
@@ -29,6 +29,8 @@ export interface PolicyPlatform {
   policy: ChildProcess;
   purchase: string;
   policyDb: string;
+  /** The gateway's API key pepper, for the duty floor's key check. */
+  pepper: string;
 }
 
 /**
@@ -44,6 +46,7 @@ export async function startPolicyPlatform(
   const { wrap } = options;
   const [gatewayPort, opsPort, policyPort] = await Promise.all([freePort(), freePort(), freePort()]);
   const opsToken = randomBytes(24).toString('hex');
+  const pepper = randomBytes(24).toString('hex');
   const shared = serviceEnv(stores.mongoUrl, stores.redisUrl);
   const policyDb = 'policy';
   const policy = startNamed(
@@ -64,7 +67,7 @@ export async function startPolicyPlatform(
     gatewayPort,
     opsPort,
     opsToken,
-    pepper: randomBytes(24).toString('hex'),
+    pepper,
     calls: { POLICY_URL: `http://127.0.0.1:${policyPort}` },
     wrap,
   });
@@ -133,7 +136,7 @@ export async function startPolicyPlatform(
     mongo: pidListeningOn(Number(new URL(stores.mongoUrl).port)),
     redis: stores.redisPid,
   };
-  return { api, organizationId: organization.id, key, purchase, policyDb, pids, gateway, policy };
+  return { api, organizationId: organization.id, key, purchase, policyDb, pids, gateway, policy, pepper };
 }
 
 /** Buys `n` pending policies through the API (10 at a time). */
@@ -164,28 +167,49 @@ export interface PolicyFloor {
 
 /**
  * The floor on the same Redis, with the gateway's partner limit (its budget as big as the
- * gateway's here), its policy service on the policy service's database.
+ * gateway's here), its policy service on the policy service's database. `duties`: the duty floor
+ * instead (bench/support/floor-duties.ts), the API key checked with the gateway's own pepper, a
+ * completion line per request in each process when the platform's services write one
+ * (`BENCH_LOG_LEVEL`).
  */
 export async function startPolicyFloor(
   stores: Stores,
   stack: PolicyPlatform,
   children: ChildProcess[],
-  options: { wrap?: Wrap; readySeconds?: number } = {},
+  options: { wrap?: Wrap; readySeconds?: number; duties?: boolean } = {},
 ): Promise<PolicyFloor> {
   const { wrap } = options;
   const [gatewayPort, policyPort] = await Promise.all([freePort(), freePort()]);
+  const dutyEnv = options.duties
+    ? {
+        FLOOR_DUTIES: '1',
+        FLOOR_ACCESS_LINE: ACCESS_LINES ? '1' : '',
+        FLOOR_HOP_SECRET: randomBytes(32).toString('hex'),
+      }
+    : {};
+  const prefix = options.duties ? 'duties' : 'floor';
   const policy = startNamed(
     'bench/support/floor-policy.ts',
-    'floor-policy',
-    { ...process.env, PORT: String(policyPort), MONGO_URL: stores.mongoUrl, MONGO_DB: stack.policyDb },
+    `${prefix}-policy`,
+    {
+      ...process.env,
+      ...dutyEnv,
+      PORT: String(policyPort),
+      MONGO_URL: stores.mongoUrl,
+      MONGO_DB: stack.policyDb,
+    },
     wrap,
   );
   children.push(policy);
   const gateway = startNamed(
     'bench/support/floor-gateway.ts',
-    'floor-gateway',
+    `${prefix}-gateway`,
     {
       ...process.env,
+      ...dutyEnv,
+      ...(options.duties
+        ? { FLOOR_API_KEY_PEPPER: stack.pepper, FLOOR_API_KEY: stack.key['x-api-key'] }
+        : {}),
       PORT: String(gatewayPort),
       REDIS_URL: stores.redisUrl,
       RATE_LIMIT_POINTS: '1000000000',
