@@ -52,6 +52,14 @@ export const BENCH_LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 /** Whether services at `BENCH_LOG_LEVEL` write a line for each request they complete. */
 export const ACCESS_LINES = ['info', 'debug', 'trace'].includes(BENCH_LOG_LEVEL);
 
+/**
+ * `BENCH_EDGE_LINES_ONLY=1`: on the policy read, only the edge writes a completion line: the
+ * policy service runs at `warn` and the duty floor's service writes none. Not how the platform
+ * runs: what one line per request instead of one per hop would save (docs/performance.md, "The
+ * policy read's duty floor").
+ */
+export const EDGE_LINES_ONLY = process.env.BENCH_EDGE_LINES_ONLY === '1';
+
 /** What every service of a benchmark's platform is given: the stores, its log level, one internal secret. */
 export function serviceEnv(
   mongoUrl: string,

@@ -8,7 +8,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { freePort } from '@parametric/local-process';
-import { ACCESS_LINES, serviceEnv, startBenchGateway } from './platform';
+import { ACCESS_LINES, EDGE_LINES_ONLY, serviceEnv, startBenchGateway } from './platform';
 import { json, pidListeningOn, startNamed, type Wrap, waitReady } from './run';
 
 export interface Stores {
@@ -54,6 +54,7 @@ export async function startPolicyPlatform(
     'policy',
     {
       ...shared,
+      ...(EDGE_LINES_ONLY ? { LOG_LEVEL: 'warn' } : {}),
       MONGO_DB: policyDb,
       POLICY_PORT: String(policyPort),
       CHAIN_RPC_URL: stores.chain.rpcUrl,
@@ -194,6 +195,7 @@ export async function startPolicyFloor(
     {
       ...process.env,
       ...dutyEnv,
+      ...(EDGE_LINES_ONLY ? { FLOOR_ACCESS_LINE: '' } : {}),
       PORT: String(policyPort),
       MONGO_URL: stores.mongoUrl,
       MONGO_DB: stack.policyDb,
