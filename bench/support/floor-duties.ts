@@ -125,7 +125,8 @@ export function signHop(
   };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** A platform id (organizations, policies): a lower-case UUID. */
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The organization a signed hop acts for, or undefined when its signature, shape or age is wrong. */
 export function verifyHop(secret: string, headers: Request['headers']): string | undefined {

@@ -17,7 +17,7 @@
  */
 import express from 'express';
 import { MongoClient } from 'mongodb';
-import { duties, verifyHop } from './floor-duties';
+import { duties, UUID, verifyHop } from './floor-duties';
 
 function required(name: string): string {
   const value = process.env[name];
@@ -128,11 +128,10 @@ async function main(): Promise<void> {
       }),
     );
   }
-  const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
   app.get('/policies/:id', async (req, res) => {
     // Who the caller is: the signed hop's organization with the duties, else the plain header.
     const organizationId: unknown = withDuties ? res.locals.organizationId : req.headers['x-organization-id'];
-    if (typeof organizationId !== 'string' || (withDuties && !ID.test(req.params.id))) {
+    if (typeof organizationId !== 'string' || (withDuties && !UUID.test(req.params.id))) {
       res.status(400).end();
       return;
     }

@@ -14,7 +14,13 @@ import { startLocalRedis } from '@parametric/local-redis';
 import autocannon from 'autocannon';
 import { assertOnePointEach, assertSameBody } from './floors';
 import { startKeyPath } from './key-path';
-import { buyPolicies, type Stores, startPolicyFloor, startPolicyPlatform } from './policy-read';
+import {
+  buyPolicies,
+  type PolicyFloor,
+  type Stores,
+  startPolicyFloor,
+  startPolicyPlatform,
+} from './policy-read';
 import { median, report, stopProcesses, type Wrap } from './run';
 
 /** One server of a side, by the name its figures are printed under. */
@@ -214,22 +220,16 @@ export async function policyRead(
       { name: 'policy', child: stack.policy },
     ],
   };
-  const floorSide: Side = {
-    name: 'floor',
-    urls: ids.map((id) => `${floor.url}/api/policies/${id}`),
+  const sideOf = (f: PolicyFloor): Side => ({
+    name: f.name,
+    urls: ids.map((id) => `${f.url}/api/policies/${id}`),
     servers: [
-      { name: 'floor-gateway', child: floor.gateway },
-      { name: 'floor-policy', child: floor.policy },
+      { name: `${f.name}-gateway`, child: f.gateway },
+      { name: `${f.name}-policy`, child: f.policy },
     ],
-  };
-  const dutiesSide: Side = {
-    name: 'duties',
-    urls: ids.map((id) => `${duties.url}/api/policies/${id}`),
-    servers: [
-      { name: 'duties-gateway', child: duties.gateway },
-      { name: 'duties-policy', child: duties.policy },
-    ],
-  };
+  });
+  const floorSide = sideOf(floor);
+  const dutiesSide = sideOf(duties);
   const read = (side: Side) => fetch(side.urls[0] as string, { headers: stack.key });
   const body = await (await read(platform)).text();
   for (const side of [floorSide, dutiesSide]) {

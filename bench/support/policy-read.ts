@@ -160,6 +160,8 @@ export async function buyPolicies(stack: PolicyPlatform, n: number): Promise<str
 
 /** The read's design floor: its gateway (the same partner limit) and its policy service. */
 export interface PolicyFloor {
+  /** `floor` or `duties`: its processes are `<name>-gateway` and `<name>-policy`. */
+  name: 'floor' | 'duties';
   /** Where the floor's gateway listens (its reads are `${url}/api/policies/{id}`). */
   url: string;
   gateway: ChildProcess;
@@ -188,10 +190,10 @@ export async function startPolicyFloor(
         FLOOR_HOP_SECRET: randomBytes(32).toString('hex'),
       }
     : {};
-  const prefix = options.duties ? 'duties' : 'floor';
+  const name = options.duties ? 'duties' : 'floor';
   const policy = startNamed(
     'bench/support/floor-policy.ts',
-    `${prefix}-policy`,
+    `${name}-policy`,
     {
       ...process.env,
       ...dutyEnv,
@@ -205,7 +207,7 @@ export async function startPolicyFloor(
   children.push(policy);
   const gateway = startNamed(
     'bench/support/floor-gateway.ts',
-    `${prefix}-gateway`,
+    `${name}-gateway`,
     {
       ...process.env,
       ...dutyEnv,
@@ -222,5 +224,5 @@ export async function startPolicyFloor(
   );
   children.push(gateway);
   await waitReady([gatewayPort, policyPort], options.readySeconds);
-  return { url: `http://127.0.0.1:${gatewayPort}`, gateway, policy };
+  return { name, url: `http://127.0.0.1:${gatewayPort}`, gateway, policy };
 }
