@@ -123,6 +123,50 @@ describe('conformance: admin commands', () => {
     expect(typeof status.uptime).toBe('number');
   });
 
+  it('serverStatus counts every command by name in metrics.commands, a refused one as failed too', async () => {
+    const counts = async () => (await admin().command({ serverStatus: 1 })).metrics.commands as Document;
+    const before = await counts();
+    const coll = handle.db.collection<Doc>('ss_metrics');
+    await coll.insertOne({ a: 1 });
+    await coll.find({ a: 1 }).toArray();
+    await coll.find({ a: 2 }).toArray();
+    await expect(handle.db.command({ find: 'ss_metrics', filter: 1 })).rejects.toThrow();
+    const after = await counts();
+    const grew = (name: string, field: 'total' | 'failed') =>
+      Number(after[name]?.[field] ?? 0) - Number(before[name]?.[field] ?? 0);
+    expect(grew('find', 'total')).toBeGreaterThanOrEqual(3);
+    expect(grew('find', 'failed')).toBeGreaterThanOrEqual(1);
+    expect(grew('insert', 'total')).toBeGreaterThanOrEqual(1);
+  });
+
+  it('top counts the operations on each namespace by kind, with readLock and writeLock summing them', async () => {
+    const coll = handle.db.collection<Doc>('top_counts');
+    const namespace = `${handle.db.databaseName}.top_counts`;
+    await coll.insertOne({ a: 1 });
+    await coll.insertMany([{ a: 2 }, { a: 3 }]);
+    await coll.find({}).toArray();
+    await coll.countDocuments({});
+    await coll.updateOne({ a: 1 }, { $set: { b: 1 } });
+    await coll.findOneAndUpdate({ a: 2 }, { $set: { b: 2 } });
+    await coll.deleteOne({ a: 3 });
+    const reply = await admin().command({ top: 1 });
+    expect(reply.ok).toBe(1);
+    const usage = reply.totals[namespace] as Record<string, { count: number; time: number }>;
+    expect(usage.insert?.count).toBe(2);
+    expect(usage.queries?.count).toBe(2);
+    expect(usage.update?.count).toBe(2);
+    expect(usage.remove?.count).toBe(1);
+    expect(usage.readLock?.count).toBe(2);
+    expect(usage.writeLock?.count).toBe(5);
+    expect(usage.total?.count).toBe(7);
+    expect(usage.total?.time).toBeGreaterThanOrEqual(0);
+  });
+
+  it('top run on a non-admin database fails with code 13 Unauthorized', async () => {
+    const err = await serverError(handle.db.command({ top: 1 }));
+    expect(err.code).toBe(13);
+  });
+
   it('listCommands answers a commands document that includes find, insert and hello', async () => {
     const reply = await admin().command({ listCommands: 1 });
     expect(reply.ok).toBe(1);

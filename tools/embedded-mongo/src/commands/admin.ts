@@ -2,6 +2,7 @@ import os from 'node:os';
 import { calculateObjectSize, type Document } from 'bson';
 import { MongoCommandError } from '../errors';
 import { MINGO_COMPILED, Query } from '../mingo/context';
+import { USAGE_KINDS, type Usage, type UsageKind } from '../state';
 import { validateDatabaseName } from '../store/catalog';
 import { optionNumber } from '../store/values';
 import { EMBEDDED_MONGOD_VERSION, MAX_WIRE_VERSION } from '../version';
@@ -120,8 +121,43 @@ const serverStatus: CommandHandler = (_body, ctx) => {
       available: 1_000_000,
       totalCreated: state.totalConnections,
     },
+    metrics: {
+      commands: Object.fromEntries([...state.commandCounts].map(([name, c]) => [name, { ...c }])),
+    },
     ok: 1,
   };
+};
+
+/**
+ * `top`: per namespace, how many operations of each kind ran and their time in µs, since start.
+ * As mongod's: `total`, `readLock` (queries and getmores), `writeLock` (inserts, updates,
+ * removes) and each kind, and only on the admin database. Unlike mongod's, the time is the
+ * command's own run in this server, not its lock time.
+ */
+const top: CommandHandler = (_body, ctx) => {
+  if (ctx.db !== 'admin')
+    throw new MongoCommandError('Unauthorized', 'top may only be run against the admin database.');
+  const totals: Document = { note: 'all times in microseconds' };
+  const sum = (usage: Map<UsageKind, Usage>, kinds: readonly UsageKind[]): Usage => {
+    const out = { count: 0, time: 0 };
+    for (const kind of kinds) {
+      const u = usage.get(kind);
+      if (u) {
+        out.count += u.count;
+        out.time += u.time;
+      }
+    }
+    return out;
+  };
+  for (const [namespace, usage] of [...ctx.state.namespaceUsage].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    totals[namespace] = {
+      total: sum(usage, USAGE_KINDS),
+      readLock: sum(usage, ['queries', 'getmore']),
+      writeLock: sum(usage, ['insert', 'update', 'remove']),
+      ...Object.fromEntries(USAGE_KINDS.map((kind) => [kind, sum(usage, [kind])])),
+    };
+  }
+  return { totals, ok: 1 };
 };
 
 const dbStats: CommandHandler = (_body, ctx) => {
@@ -184,6 +220,7 @@ export const adminCommands: Record<string, CommandHandler> = {
   setParameter,
   getParameter,
   serverStatus,
+  top,
   connectionStatus,
   whatsmyuri,
   dbStats,
