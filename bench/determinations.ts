@@ -15,7 +15,9 @@
  *   `determination.settlement_report_recorded` events are awaited too. Printed: ingest rate, time
  *   to the last verified delivery of both (the end-to-end rate counts the determinations), the
  *   platform's CPU per determination (CPU of every platform process over the round: services,
- *   MongoDB, Redis; not this load generator nor the receivers), and beside them the bare rate of
+ *   MongoDB, Redis; not this load generator nor the receivers), the MongoDB and Redis commands
+ *   run per determination (MongoDB's `top` by namespace and kind, Redis's `INFO commandstats`:
+ *   round trips, whatever the machine's speed; a payout burst prints them per payout), and beside them the bare rate of
  *   RFC 8785 canonicalization + SHA-256 + Ed25519 in this process. A sample is read back through
  *   the partner API and verified with the published JWKS. Each round is followed by the same
  *   round against the day's design floor (bench/support/floor-day.ts: the same hops and stores,
@@ -43,7 +45,10 @@
  *   compilation of every process (twice as many on the second platform), which a pod running for
  *   weeks pays once (docs/performance.md, "Warm platforms"). BENCH_REPLICATED=webhooks (a
  *   comma-separated subset of the four) doubles only those on the second platform: a service's own
- *   growth, apart from the machine's.
+ *   growth, apart from the machine's. Beside them, in the same rounds, the day's design floor
+ *   (as in `day`) on 1 and on 2 processes of each of its determinations, policy and webhooks roles:
+ *   what the same doubling costs the design itself on this machine, target 4's floor
+ *   (BENCH_REPLICA_FLOOR=0 leaves it out).
  * - `scale` (target 5): two platforms, one holding SCALE_POLICIES (100,000) ACTIVE policies of the
  *   same organizations (90,000 seeded in bulk besides each round's), the other only each round's
  *   (10,000): the previous round's policies are EXPIRED before each round in both, so the active
@@ -82,10 +87,11 @@ import {
   payoutBurst,
   sweepTicks,
 } from './support/drought';
-import { startFloorDay } from './support/floor-day-platform';
+import { type FloorDay, startFloorDay } from './support/floor-day-platform';
 import {
   type BenchPolicy,
   byService,
+  commandsLine,
   cpuPer,
   insertPolicies,
   type Partner,
@@ -133,6 +139,9 @@ const FAST_SWEEPS = {
   PAYOUT_ORIGINATION_SWEEP_SECONDS: '5',
 };
 const SWEEP_QUEUES = ['policy-sweeps', 'determination-sweeps', 'payment-sweeps'];
+/** Whether the replicas mode doubles the design floor too (BENCH_REPLICA_FLOOR=0: not). */
+const REPLICA_FLOOR = process.env.BENCH_REPLICA_FLOOR !== '0';
+
 /** The services the replicas mode doubles (BENCH_REPLICATED; default all four). */
 const REPLICATED = (process.env.BENCH_REPLICATED?.split(',') ?? [...SCALED_OUT]).map((name) => {
   const known = SCALED_OUT.find((s) => s === name.trim());
@@ -198,7 +207,7 @@ const cpuMs = (rounds: DroughtRound[]) => median(rounds.map((r) => sumOf(r.cpu))
 const rate = (rounds: DroughtRound[]) => median(rounds.map((r) => r.determinations / r.deliveredSeconds));
 
 function roundLine(label: string, r: DroughtRound): string {
-  return `${label}: ingest ${(r.determinations / r.ingestSeconds).toFixed(0)} determinations/s (${r.ingestSeconds.toFixed(1)} s), ${r.reports} settlement reports, last verified delivery after ${r.deliveredSeconds.toFixed(1)} s (${(r.determinations / r.deliveredSeconds).toFixed(0)}/s end to end), platform CPU ${(sumOf(r.cpu) / 1000).toFixed(2)} ms per determination`;
+  return `${label}: ingest ${(r.determinations / r.ingestSeconds).toFixed(0)} determinations/s (${r.ingestSeconds.toFixed(1)} s), ${r.reports} settlement reports, last verified delivery after ${r.deliveredSeconds.toFixed(1)} s (${(r.determinations / r.deliveredSeconds).toFixed(0)}/s end to end), platform CPU ${(sumOf(r.cpu) / 1000).toFixed(2)} ms per determination; per determination ${commandsLine(r.commands)}`;
 }
 
 /** A sample of the day, read as partners read it and verified with nothing but the JWKS. */
@@ -295,7 +304,7 @@ Drought day: ${TOTAL.toLocaleString('en')} determinations, ${ORGANIZATIONS} orga
 }
 
 function burstLine(label: string, b: PayoutBurst, b2cPerSecond: number): string {
-  return `${label}: ${b.completed}/${b.payouts} payouts COMPLETED (${b.failed} FAILED) after ${b.seconds.toFixed(1)} s (ingest answered after ${b.ingestSeconds.toFixed(1)} s); B2C accepted ${b.b2c.accepted}, ids repeated ${b.b2c.repeatedIds}, unmatched ${b.b2c.unmatched}; ${b.b2c.rate.toFixed(2)}/s over ${b.b2c.windowSeconds.toFixed(1)} s (max ${b2cPerSecond}/s, peak second ${b.b2c.peakPerSecond}; refused by the spike arrest ${b.b2c.throttled}); platform CPU ${(sumOf(b.cpu) / 1000).toFixed(2)} ms per payout`;
+  return `${label}: ${b.completed}/${b.payouts} payouts COMPLETED (${b.failed} FAILED) after ${b.seconds.toFixed(1)} s (ingest answered after ${b.ingestSeconds.toFixed(1)} s); B2C accepted ${b.b2c.accepted}, ids repeated ${b.b2c.repeatedIds}, unmatched ${b.b2c.unmatched}; ${b.b2c.rate.toFixed(2)}/s over ${b.b2c.windowSeconds.toFixed(1)} s (max ${b2cPerSecond}/s, peak second ${b.b2c.peakPerSecond}; refused by the spike arrest ${b.b2c.throttled}); platform CPU ${(sumOf(b.cpu) / 1000).toFixed(2)} ms per payout; per payout ${commandsLine(b.commands)}`;
 }
 
 async function tier2(): Promise<void> {
@@ -368,13 +377,32 @@ async function side(label: string, options: PlatformOptions, tier2Partners: numb
   }
 }
 
+/** The design floor of one replicas side: the same rounds, on the floor's 1 or 2 processes a role. */
+interface FloorSide {
+  label: string;
+  floor: FloorDay;
+  rounds: DroughtRound[];
+}
+
 async function replicas(): Promise<void> {
   const options = { payments: true, b2cPerSecond: B2C_PER_SECOND, env: FAST_SWEEPS };
   const sides: Side[] = [];
+  const floors: FloorSide[] = [];
+  const doubled = REPLICATED.length === SCALED_OUT.length ? '' : ` (${REPLICATED.join(', ')} only)`;
   try {
     sides.push(await side('1 replica', { ...options, replicas: 1 }, 2));
-    const doubled = REPLICATED.length === SCALED_OUT.length ? '' : ` (${REPLICATED.join(', ')} only)`;
     sides.push(await side(`2 replicas${doubled}`, { ...options, replicas: 2, replicated: REPLICATED }, 2));
+    // Target 4's floor: the same doubling done to the day's design floor (its determinations,
+    // policy and webhooks roles; payments has no part in the floor's day), in the same rounds.
+    if (REPLICA_FLOOR && !doubled) {
+      for (const n of [1, 2]) {
+        floors.push({
+          label: `design floor, ${n === 1 ? '1 process' : '2 processes'} a role`,
+          floor: await startFloorDay(ORGANIZATIONS, { replicas: n }),
+          rounds: [],
+        });
+      }
+    }
     // The warm-up rounds first, then the measured ones; every round's payouts count in the
     // correctness checks, only the measured rounds in the CPU figure.
     for (const { warm, label, tag } of warmThenMeasured()) {
@@ -387,6 +415,11 @@ async function replicas(): Promise<void> {
           s.bursts.push(b);
           console.log(burstLine(`${label}, ${s.label}`, b, B2C_PER_SECOND));
         }
+      }
+      for (const f of floors) {
+        const r = await droughtRound(f.floor, f.floor.partners, `2026F${tag}`, TOTAL, REPORT_EVERY);
+        if (!warm) f.rounds.push(r);
+        console.log(roundLine(`${label}, ${f.label}`, r));
       }
     }
     const lines: string[] = [];
@@ -415,10 +448,22 @@ async function replicas(): Promise<void> {
     }
     const [one, two] = checks as [(typeof checks)[0], (typeof checks)[0]];
     const growth = two.cpu / one.cpu;
+    const [floorOne, floorTwo] = floors;
+    const floorGrowth = floorOne && floorTwo ? cpuMs(floorTwo.rounds) / cpuMs(floorOne.rounds) : undefined;
+    for (const f of floors) {
+      lines.push(
+        `${f.label}: ${rate(f.rounds).toFixed(0)} determinations/s end to end, CPU ${cpuMs(f.rounds).toFixed(2)} ms per determination (${cpuByService(f.rounds)})`,
+      );
+    }
     console.log(`
 Replicas: the drought day (${TOTAL.toLocaleString('en')} determinations, ${REPLICA_PAYOUTS} Tier 2 payouts) on 1 and on 2 processes each of ${REPLICATED.join(', ')}; rounds alternating, medians of ${ROUNDS}
 ${lines.map((l) => `  ${l}`).join('\n')}
-  CPU per determination, 2 replicas / 1: ${growth.toFixed(3)}${doubled ? '' : ' (target <= 1.2)'}`);
+  CPU per determination, 2 replicas / 1: ${growth.toFixed(3)}${doubled ? '' : ' (target <= 1.2)'}${
+    floorGrowth === undefined
+      ? ''
+      : `
+  the design floor's, 2 processes a role / 1: ${floorGrowth.toFixed(3)} (the platform's growth against it: ${(growth / floorGrowth).toFixed(3)})`
+  }`);
     report([
       {
         benchmark: 'determinations:replicas',
@@ -446,9 +491,23 @@ ${lines.map((l) => `  ${l}`).join('\n')}
         // Target 4 is about all four doubled; a subset is a diagnosis, not the target.
         ...(doubled ? {} : { target: '<= 1.2 of 1 replica', met: growth <= 1.2 }),
       },
+      ...(floorOne && floorTwo && floorGrowth !== undefined
+        ? [
+            {
+              benchmark: 'determinations:replicas',
+              figure:
+                "the design floor's CPU per determination, 2 processes of its determinations, policy and webhooks roles against 1 (target 4's floor)",
+              value: cpuMs(floorTwo.rounds),
+              unit: 'ms',
+              baseline: cpuMs(floorOne.rounds),
+              ratio: floorGrowth,
+            },
+          ]
+        : []),
     ]);
   } finally {
     for (const s of sides) await s.platform.stop();
+    for (const f of floors) await f.floor.stop();
   }
 }
 

@@ -7,7 +7,16 @@
 import { createHash } from 'node:crypto';
 import { Queue } from 'bullmq';
 import IORedis from 'ioredis';
-import { B2C_PATH, type BenchPolicy, cpuPer, insertPolicies, type Partner, type Platform } from './platform';
+import {
+  B2C_PATH,
+  type BenchPolicy,
+  cpuPer,
+  insertPolicies,
+  type Partner,
+  type Platform,
+  type StoreCommandsPer,
+  storeCommandsPer,
+} from './platform';
 import { json } from './run';
 
 /**
@@ -109,7 +118,10 @@ export async function ingest(
 }
 
 /** What a drought day drives: the platform, or its design floor (bench/support/floor-day-platform.ts). */
-export type DroughtPlatform = Pick<Platform, 'api' | 'ops' | 'opsAuth' | 'policyDb' | 'cpuNow'>;
+export type DroughtPlatform = Pick<
+  Platform,
+  'api' | 'ops' | 'opsAuth' | 'policyDb' | 'cpuNow' | 'storeCommandsNow'
+>;
 
 export interface DroughtRound {
   determinations: number;
@@ -119,6 +131,8 @@ export interface DroughtRound {
   deliveredSeconds: number;
   /** µs of CPU per determination, per platform process, over the round. */
   cpu: Record<string, number>;
+  /** MongoDB and Redis commands per determination over the round, largest first. */
+  commands: StoreCommandsPer;
   policies: BenchPolicy[];
 }
 
@@ -155,6 +169,7 @@ export async function droughtRound(
   );
   const toReport: Created[] = [];
   let seen = 0;
+  const commandsBefore = await platform.storeCommandsNow();
   const cpuBefore = platform.cpuNow();
   const started = process.hrtime.bigint();
   let ingested = false;
@@ -215,12 +230,14 @@ export async function droughtRound(
     }),
   );
   const deliveredSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const cpu = cpuPer(cpuBefore, platform.cpuNow(), created.length);
   return {
     determinations: created.length,
     reports: toReport.length,
     ingestSeconds,
     deliveredSeconds,
-    cpu: cpuPer(cpuBefore, platform.cpuNow(), created.length),
+    cpu,
+    commands: storeCommandsPer(commandsBefore, await platform.storeCommandsNow(), created.length),
     policies,
   };
 }
@@ -258,6 +275,8 @@ export interface PayoutBurst {
   seconds: number;
   /** µs of CPU per payout, per platform process. */
   cpu: Record<string, number>;
+  /** MongoDB and Redis commands per payout, largest first. */
+  commands: StoreCommandsPer;
   /** p99 of first ingest request to each payout's last update (COMPLETED or FAILED). */
   toCompletedP99Seconds: number;
   b2c: B2cLog;
@@ -326,6 +345,7 @@ export async function payoutBurst(
     tier2: true,
   });
   const sinceSeq = Math.max(0, ...(platform.simulator?.requests() ?? []).map((r) => r.seq));
+  const commandsBefore = await platform.storeCommandsNow();
   const cpuBefore = platform.cpuNow();
   const started = process.hrtime.bigint();
   const startedAt = Date.now();
@@ -352,6 +372,7 @@ export async function payoutBurst(
   }
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const cpu = cpuPer(cpuBefore, platform.cpuNow(), count);
+  const commands = storeCommandsPer(commandsBefore, await platform.storeCommandsNow(), count);
   const docs = await payouts
     .find({ determinationId: { $in: determinationIds } })
     .project({ status: 1, updatedAt: 1 })
@@ -366,6 +387,7 @@ export async function payoutBurst(
     ingestSeconds,
     seconds,
     cpu,
+    commands,
     toCompletedP99Seconds:
       toCompleted[Math.min(toCompleted.length - 1, Math.floor(toCompleted.length * 0.99))] ?? 0,
     b2c: b2cLog(

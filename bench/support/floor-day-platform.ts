@@ -1,9 +1,10 @@
 /**
  * The drought day's design floor (bench/support/floor-day.ts) started as the platform is: its
- * four roles each a process on their own MongoDB and Redis, the partners' API keys and webhook
+ * four roles each a process (or two, as the replicas mode runs the platform) on their own
+ * MongoDB and Redis, the partners' API keys and webhook
  * endpoints written in first (the floor has no registration: that is not the day's work), and
  * the same surface bench/support/drought.ts drives (`api`, `ops`, `opsAuth`, `policyDb`,
- * `cpuNow`), so the very same round runs against it.
+ * `cpuNow`, `storeCommandsNow`), so the very same round runs against it.
  */
 import type { ChildProcess } from 'node:child_process';
 import { createHash, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
@@ -13,7 +14,7 @@ import { startLocalRedis } from '@parametric/local-redis';
 import { startWebhookReceiver } from '@parametric/webhook-receiver';
 import mongoose from 'mongoose';
 import type { DroughtPlatform } from './drought';
-import type { Partner } from './platform';
+import { type Partner, storeCommands } from './platform';
 import { pidListeningOn, processCpuMicros, startProcess, stopProcesses, waitReady } from './run';
 
 export interface FloorDay extends DroughtPlatform {
@@ -21,7 +22,11 @@ export interface FloorDay extends DroughtPlatform {
   stop(): Promise<void>;
 }
 
-export async function startFloorDay(organizations: number): Promise<FloorDay> {
+/**
+ * `replicas` (1 or 2): how many processes of each role but the gateway, the roles the platform's
+ * replicas mode doubles (target 4's floor: what the same doubling costs the design itself).
+ */
+export async function startFloorDay(organizations: number, { replicas = 1 } = {}): Promise<FloorDay> {
   const [mongo, redis] = await Promise.all([startLocalMongo(), startLocalRedis()]);
   const children: ChildProcess[] = [];
   const partners: Partner[] = [];
@@ -58,9 +63,12 @@ export async function startFloorDay(organizations: number): Promise<FloorDay> {
       .collection('webhook_endpoints')
       .insertMany(endpoints as never[]);
 
-    const [gatewayPort, determinationsPort, policyPort, webhooksPort] = await Promise.all(
-      Array.from({ length: 4 }, () => freePort()),
+    // Ports asked for together: the gateway's, then each replica's policy, webhooks and determinations.
+    const [gatewayPort, ...rolePorts] = await Promise.all(
+      Array.from({ length: 1 + 3 * replicas }, () => freePort()),
     );
+    const portsOf = (k: number) => Array.from({ length: replicas }, (_, r) => rolePorts[3 * r + k] as number);
+    const [policyPorts, webhooksPorts, determinationsPorts] = [portsOf(0), portsOf(1), portsOf(2)];
     const url = (port: number | undefined) => `http://127.0.0.1:${port}`;
     const opsToken = randomBytes(24).toString('hex');
     const signingKey = generateKeyPairSync('ed25519').privateKey.export({
@@ -69,28 +77,35 @@ export async function startFloorDay(organizations: number): Promise<FloorDay> {
     }) as string;
     const shared = { ...process.env, MONGO_URL: mongo.url, REDIS_URL: redis.url };
     const names: string[] = [];
-    const start = (name: string, port: number | undefined, env: Record<string, string>) => {
+    /** One process of `role`, named `name` in the CPU figures. */
+    const start = (role: string, name: string, port: number | undefined, env: Record<string, string>) => {
       children.push(
         startProcess('bench/support/floor-day.ts', {
           ...shared,
-          FLOOR_ROLE: name,
+          FLOOR_ROLE: role,
           PORT: String(port),
           ...env,
         }),
       );
       names.push(name);
     };
-    start('policy', policyPort, {});
-    start('webhooks', webhooksPort, {});
-    start('determinations', determinationsPort, {
-      FLOOR_POLICY_URL: url(policyPort),
-      FLOOR_SIGNING_KEY: signingKey,
-    });
-    start('gateway', gatewayPort, {
-      FLOOR_DETERMINATIONS_URL: url(determinationsPort),
+    // As the platform's replicas mode starts its services (bench/support/platform.ts): replica
+    // `r` named `role#r+1` when there are two, each determinations replica calling the policy
+    // replica of its own rank, and the gateway forwarding to the first determinations replica.
+    for (let r = 0; r < replicas; r++) {
+      const nameOf = (role: string) => (replicas > 1 ? `${role}#${r + 1}` : role);
+      start('policy', nameOf('policy'), policyPorts[r], {});
+      start('webhooks', nameOf('webhooks'), webhooksPorts[r], {});
+      start('determinations', nameOf('determinations'), determinationsPorts[r], {
+        FLOOR_POLICY_URL: url(policyPorts[r]),
+        FLOOR_SIGNING_KEY: signingKey,
+      });
+    }
+    start('gateway', 'gateway', gatewayPort, {
+      FLOOR_DETERMINATIONS_URL: url(determinationsPorts[0]),
       FLOOR_OPS_TOKEN: opsToken,
     });
-    await waitReady([gatewayPort, determinationsPort, policyPort, webhooksPort]);
+    await waitReady([gatewayPort, ...rolePorts] as number[]);
     const pids: Record<string, number | undefined> = {
       ...Object.fromEntries(names.map((name, i) => [name, children[i]?.pid])),
       mongo: pidListeningOn(Number(new URL(mongo.url).port)),
@@ -103,6 +118,7 @@ export async function startFloorDay(organizations: number): Promise<FloorDay> {
       policyDb,
       cpuNow: () =>
         Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, processCpuMicros(pid)])),
+      storeCommandsNow: () => storeCommands(policyDb, redis.url),
       partners,
       stop,
     };

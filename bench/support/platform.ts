@@ -14,6 +14,7 @@ import { startLocalRedis } from '@parametric/local-redis';
 import { type MpesaSimulator, startMpesaSimulator } from '@parametric/mpesa-simulator';
 import { startRateSimulator } from '@parametric/rate-simulator';
 import { startWebhookReceiver, type WebhookReceiver } from '@parametric/webhook-receiver';
+import { Redis } from 'ioredis';
 import mongoose from 'mongoose';
 import { generateSigningKeyPem } from '../../services/determinations/src/signing/keys';
 import {
@@ -163,6 +164,8 @@ export interface Platform {
   pids: Record<string, number | undefined>;
   /** CPU µs each platform process has used so far. */
   cpuNow(): Record<string, number | undefined>;
+  /** The commands MongoDB and Redis have run so far (`storeCommands`). */
+  storeCommandsNow(): Promise<StoreCommands>;
   /** Organizations with a webhook receiver each; Tier 2 ones KYB-verified and on the settlement tier. */
   registerPartners(count: number, options?: { tier2?: boolean; name?: string }): Promise<Partner[]>;
   stop(): Promise<void>;
@@ -183,6 +186,91 @@ export function cpuPer(
     if (start !== undefined && end !== undefined) cpu[name] = (end - start) / units;
   }
   return cpu;
+}
+
+const TOP_KINDS = ['queries', 'getmore', 'insert', 'update', 'remove', 'commands'] as const;
+
+/** What the stores have run since they started: MongoDB per `namespace kind`, Redis per command. */
+export interface StoreCommands {
+  mongo: Record<string, number>;
+  redis: Record<string, number>;
+}
+
+/**
+ * The commands the platform's stores have run since they started: MongoDB's per `namespace kind`
+ * (`payments.payouts update`) from its `top` (tools/embedded-mongo, as mongod), Redis's per
+ * command from `INFO commandstats`. What a unit of work costs in round trips, whatever the
+ * machine's speed. The bench's own reads (its progress polls, these readings) are among them.
+ */
+export async function storeCommands(
+  connection: mongoose.Connection,
+  redisUrl: string,
+): Promise<StoreCommands> {
+  const { totals } = await connection.getClient().db('admin').command({ top: 1 });
+  const mongo: Record<string, number> = {};
+  for (const [namespace, usage] of Object.entries(
+    totals as Record<string, Record<string, { count: number }>>,
+  )) {
+    if (namespace === 'note') continue;
+    for (const kind of TOP_KINDS) {
+      const count = Number(usage[kind]?.count ?? 0);
+      if (count > 0) mongo[`${namespace} ${kind}`] = count;
+    }
+  }
+  const client = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  const redis: Record<string, number> = {};
+  try {
+    await client.connect();
+    // `cmdstat_evalsha:calls=12,usec=…`: one line per command run since start.
+    for (const [, name, calls] of (await client.info('commandstats')).matchAll(
+      /^cmdstat_([^:]+):calls=(\d+)/gm,
+    )) {
+      redis[name as string] = Number(calls);
+    }
+  } finally {
+    client.disconnect();
+  }
+  return { mongo, redis };
+}
+
+/** Commands per unit of work between two readings of one store, largest first. */
+export function commandsPer(
+  before: Record<string, number>,
+  after: Record<string, number>,
+  units: number,
+): Array<[string, number]> {
+  return Object.entries(after)
+    .map(([key, n]): [string, number] => [key, (n - (before[key] ?? 0)) / units])
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1]);
+}
+
+/** Both stores' commands per unit of work between two `storeCommandsNow()` readings. */
+export function storeCommandsPer(before: StoreCommands, after: StoreCommands, units: number) {
+  return {
+    mongo: commandsPer(before.mongo, after.mongo, units),
+    redis: commandsPer(before.redis, after.redis, units),
+  };
+}
+export type StoreCommandsPer = ReturnType<typeof storeCommandsPer>;
+
+/**
+ * `12.3 MongoDB commands (payments.payouts update 4.0, …), 20.1 Redis commands (evalsha 9.0, …)`:
+ * each store's total and its largest parts (BENCH_COMMAND_PARTS of them, 8 by default).
+ */
+export function commandsLine(
+  per: StoreCommandsPer,
+  parts = Number(process.env.BENCH_COMMAND_PARTS ?? 8),
+): string {
+  const line = (name: string, of: Array<[string, number]>) => {
+    const total = of.reduce((sum, [, n]) => sum + n, 0);
+    const largest = of
+      .slice(0, parts)
+      .map(([key, n]) => `${key} ${n.toFixed(2)}`)
+      .join(', ');
+    return `${total.toFixed(1)} ${name} commands (${largest}${of.length > parts ? ', …' : ''})`;
+  };
+  return `${line('MongoDB', per.mongo)}, ${line('Redis', per.redis)}`;
 }
 
 /** Per-process figures summed per service (replicas together). */
@@ -357,6 +445,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       pids,
       cpuNow: () =>
         Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, processCpuMicros(pid)])),
+      storeCommandsNow: () => storeCommands(policyDb, redis.url),
       async registerPartners(count, { tier2 = false, name = tier2 ? 'Tier 2 Co-op' : 'Drought Co-op' } = {}) {
         const made: Partner[] = [];
         for (let i = 0; i < count; i++) {
