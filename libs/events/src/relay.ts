@@ -373,20 +373,105 @@ export function startDocumentRelay<J>(options: DocumentRelayOptions<J>): OutboxR
     }
   }
 
+  // Which documents a pass reads. Replicas of a service each run this relay on the same
+  // collection; were every pass to read whichever documents are pending, two replicas would read
+  // the same ones (the first `batchSize` in the collection's order) and both enqueue their
+  // entries: no entry is lost or doubled (the queue keeps one job per id, the fallback updates
+  // keep one copy), but the second enqueue and its updates are wasted work, measured at about
+  // one job added twice for every three entries on a drought day with two replicas
+  // (docs/performance.md, "Replicas against their design floor"). So:
+  // - a write of this process names its documents (signal.ts), and the pass it wakes reads
+  //   those (`written`): each replica relays what it wrote;
+  // - the poll relays only what nobody is relaying (`stale`): documents it found pending on its
+  //   previous tick too, an interval ago (a writer that died, a pass that failed, a write that
+  //   came from a process without this relay). Should they fill a batch, a backlog is waiting
+  //   and the relay takes any pending documents until it is gone;
+  // - `kick()` (leftovers of a previous run, at start-up), `drain()`, and a write that could not
+  //   name its documents read any pending ones (`any`), as every pass did before.
+  type PassKind = 'written' | 'stale' | 'any';
+  /** Ids this process wrote pending and has not yet relayed, oldest first. */
+  const written = new Set<string>();
+  /** A write that named no documents (or more than `writtenCap` wait): the next woken pass reads any. */
+  let anyWritten = false;
+  /** Past this many ids waiting (Redis down, writes going on), the relay forgets them and reads any. */
+  const writtenCap = batchSize * 100;
+  /** The pending documents the last poll found, by id: pending again at the next, nobody relayed them. */
+  let seenByPoll = new Set<string>();
+
+  /** What a pass reads: the filter, and what to do when it fails (the ids it took go back). */
+  function selection(kind: PassKind): { filter: Record<string, unknown>; taken: string[] } | undefined {
+    if (kind === 'any') return { filter: { [pendingField]: true }, taken: [] };
+    if (kind === 'written') {
+      if (anyWritten) {
+        anyWritten = false;
+        return { filter: { [pendingField]: true }, taken: [] };
+      }
+      const taken = [...written].slice(0, batchSize);
+      for (const id of taken) written.delete(id);
+      return taken.length > 0 ? { filter: { _id: { $in: taken }, [pendingField]: true }, taken } : undefined;
+    }
+    return undefined;
+  }
+
   /**
-   * One pass over up to `batchSize` pending documents; resolves with the number it found.
-   * Every valid entry they hold is enqueued first, together, and only then moved out of the
-   * outbox: a failed enqueue stops the pass with every document as it was, still pending.
+   * One pass over up to `batchSize` pending documents of its kind; resolves with the number it
+   * found. Every valid entry they hold is enqueued first, together, and only then moved out of
+   * the outbox: a failed enqueue stops the pass with every document as it was, still pending.
    */
-  async function pass(): Promise<number> {
+  async function pass(kind: PassKind): Promise<number> {
+    if (kind === 'stale') return stalePass();
+    const chosen = selection(kind);
+    if (!chosen) return 0;
+    try {
+      return await relayDocuments(chosen.filter);
+    } catch (err) {
+      // Still pending: the next woken pass or the poll tries them again.
+      if (chosen.taken.length > 0) noteWritten(chosen.taken);
+      else if (kind === 'written') anyWritten = true;
+      throw err;
+    }
+  }
+
+  /** The poll: relays what was pending at its previous tick and still is; resolves with that count. */
+  async function stalePass(): Promise<number> {
+    const head = await collection
+      .find({ [pendingField]: true }, { projection: { _id: 1 } })
+      .limit(batchSize)
+      .toArray();
+    const ids = head.map((doc) => doc._id).filter((id): id is string => typeof id === 'string');
+    // Not string ids: this relay cannot tell documents apart, and relays any pending ones.
+    if (ids.length < head.length) return relayDocuments({ [pendingField]: true });
+    const stale = ids.filter((id) => seenByPoll.has(id));
+    seenByPoll = new Set(ids.filter((id) => !seenByPoll.has(id)));
+    if (stale.length === 0) return 0;
+    return relayDocuments({ _id: { $in: stale }, [pendingField]: true });
+  }
+
+  /** Remembers ids this process wrote pending (signal.ts), bounded by `writtenCap`. */
+  function noteWritten(ids: readonly string[] | undefined): void {
+    if (!ids) {
+      anyWritten = true;
+      return;
+    }
+    for (const id of ids) written.add(id);
+    if (written.size > writtenCap) {
+      written.clear();
+      anyWritten = true;
+    }
+  }
+
+  /** Relays up to `batchSize` documents matching `filter`; resolves with the number it found. */
+  async function relayDocuments(filter: Record<string, unknown>): Promise<number> {
     const docs = await collection
       .find(
-        { [pendingField]: true },
+        filter,
         // The kept copies' stamps only (whether one has expired), not their entries.
         { projection: { [arrayField]: 1, [`${keptField}.relayedAt`]: 1 } },
       )
       .limit(batchSize)
       .toArray();
+    // Relayed now, whoever wrote them: a woken pass need not read them again.
+    for (const doc of docs) if (typeof doc._id === 'string') written.delete(doc._id);
     const plans = docs.map(planDocument);
     await send(plans.flatMap((plan) => plan.parsed));
     // One ordered bulk write, so one round trip whose updates the server applies in this order.
@@ -395,8 +480,8 @@ export function startDocumentRelay<J>(options: DocumentRelayOptions<J>): OutboxR
     // on one already moved they match nothing, or set a flag that is already clear.
     const updates = plans.flatMap((plan) => plan.updates);
     if (updates.length > 0) {
-      const written = await collection.bulkWrite(updates, { ordered: true });
-      if (written.modifiedCount < updates.length) {
+      const result = await collection.bulkWrite(updates, { ordered: true });
+      if (result.modifiedCount < updates.length) {
         await collection.bulkWrite(
           plans.flatMap((plan) => plan.fallback),
           { ordered: true },
@@ -416,17 +501,17 @@ export function startDocumentRelay<J>(options: DocumentRelayOptions<J>): OutboxR
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   // Passes run one after another on this chain. `queued` is a pass that has not started yet:
-  // it will see everything a new request would, so requests share it instead of piling up.
+  // it will see everything a new request of its kind would, so those share it instead of piling up.
   let chain: Promise<unknown> = Promise.resolve();
-  let queued: Promise<number> | undefined;
+  let queued: { kind: PassKind; pass: Promise<number> } | undefined;
 
-  function requestPass(): Promise<number> {
-    if (queued) return queued;
+  function requestPass(kind: PassKind): Promise<number> {
+    if (queued?.kind === kind) return queued.pass;
     const next = chain.then(() => {
-      queued = undefined;
-      return stopped ? 0 : pass();
+      if (queued?.pass === next) queued = undefined;
+      return stopped ? 0 : pass(kind);
     });
-    queued = next;
+    queued = { kind, pass: next };
     chain = next.catch(() => undefined);
     return next;
   }
@@ -439,20 +524,30 @@ export function startDocumentRelay<J>(options: DocumentRelayOptions<J>): OutboxR
     timer.unref();
   }
 
+  /** Whether woken passes have documents of this process's writes left to read. */
+  const writtenWaiting = () => anyWritten || written.size > 0;
+
   /**
-   * Passes until one finds less than a full batch: a full one most likely left more behind,
-   * which should not wait for the next write's wake-up or the interval.
+   * Passes of `kind` until there is nothing more of it: for `written`, no id left; for `any`, a
+   * pass that found less than a full batch (a full one most likely left more behind, which
+   * should not wait for the next write's wake-up or the interval). A poll that found a full batch
+   * nobody relayed goes on as `any`.
    */
-  async function runPasses(): Promise<void> {
-    while (!stopped && (await requestPass()) >= batchSize) {
-      // Next batch.
+  async function runPasses(kind: PassKind): Promise<void> {
+    let next: PassKind | undefined = kind;
+    while (!stopped && next) {
+      const found = await requestPass(next);
+      if (next === 'written') next = writtenWaiting() ? 'written' : undefined;
+      else next = found >= batchSize ? 'any' : undefined;
     }
   }
 
   async function onTimer(): Promise<void> {
     timer = undefined;
     try {
-      await runPasses();
+      // What a failed pass left of this process's writes, then what nobody relayed.
+      if (writtenWaiting()) await runPasses('written');
+      await runPasses('stale');
     } catch (err) {
       logPassFailure(err);
     } finally {
@@ -471,19 +566,22 @@ export function startDocumentRelay<J>(options: DocumentRelayOptions<J>): OutboxR
   // before a restart relayed at once calls `kick()` after starting the relay.
   schedule(intervalMs);
 
-  const kick = () => {
+  // A write of this process that records an entry wakes the relay at once, naming its documents;
+  // the poll above is the safety net (writes of other processes nobody relays, a pass that failed).
+  const unsubscribe = onOutboxWritten(model.collection, pendingField, (ids) => {
     if (stopped) return;
-    runPasses().catch(logPassFailure);
-  };
-  // A write of this process that records an entry wakes the relay at once; the poll above is
-  // the safety net (writes of other processes, a pass that failed).
-  const unsubscribe = onOutboxWritten(model.collection, pendingField, kick);
+    noteWritten(ids);
+    runPasses('written').catch(logPassFailure);
+  });
 
   return {
-    kick,
+    kick() {
+      if (stopped) return;
+      runPasses('any').catch(logPassFailure);
+    },
     async drain() {
       if (stopped) throw new Error('outbox relay is stopped');
-      while ((await requestPass()) > 0) {
+      while ((await requestPass('any')) > 0) {
         // Keep going: a full batch may leave more behind, and a document that was appended to
         // during the pass is still pending.
       }

@@ -3,9 +3,12 @@ import type { Schema } from 'mongoose';
 // The relay polls (relay.ts), but an entry should not wait a whole interval when this process
 // has just written it. So the outbox write itself says so: `signalOutboxWrites` adds post-write
 // hooks to the schema, and a write that set the pending flag, once MongoDB has acknowledged it,
-// wakes every relay of this process that serves that collection and array. Nothing else has to
+// wakes every relay of this process that serves that collection and array, naming the documents
+// when it can: the relay then reads those documents, not whichever are pending, so replicas of a
+// service each relay their own writes instead of racing for the same ones. Nothing else has to
 // remember to: no domain function, route or worker passes a "kick the relay" callback around.
-// Writes made by another process are found by that relay's next poll, as before.
+// Writes made by another process are that process's relay's; a relay's poll takes what nobody
+// relayed (relay.ts).
 
 /** What identifies a collection across models: its database and its name. */
 export interface SignalledCollection {
@@ -13,7 +16,13 @@ export interface SignalledCollection {
   readonly conn?: { readonly name?: string };
 }
 
-type Listener = () => void;
+/**
+ * Told which documents a write set pending: their `_id`s when the write named them (documents
+ * saved or inserted, an update by `_id`), undefined when it could not tell (an update by any
+ * other filter, `_id`s that are not strings).
+ */
+export type OutboxWriteListener = (ids: readonly string[] | undefined) => void;
+type Listener = OutboxWriteListener;
 
 /** Per process: `<database>/<collection>#<pending field>` → the relays waiting for it. */
 const listeners = new Map<string, Set<Listener>>();
@@ -23,7 +32,7 @@ const keyOf = (collection: SignalledCollection, pendingField: string) =>
 
 /**
  * Calls `listener` after every write in this process that set `pendingField` on a document of
- * `collection`. Answers a function that stops it.
+ * `collection`, with the documents' ids when the write named them. Answers a function that stops it.
  */
 export function onOutboxWritten(
   collection: SignalledCollection,
@@ -43,9 +52,26 @@ export function onOutboxWritten(
   };
 }
 
-/** Wakes the relays waiting for `collection`'s `pendingField` (the hooks below call it). */
-export function outboxWritten(collection: SignalledCollection, pendingField: string): void {
-  for (const listener of listeners.get(keyOf(collection, pendingField)) ?? []) listener();
+/**
+ * Wakes the relays waiting for `collection`'s `pendingField` (the hooks below call it), telling
+ * them which documents, when the writer knows (`ids`; undefined: any of them).
+ */
+export function outboxWritten(
+  collection: SignalledCollection,
+  pendingField: string,
+  ids?: readonly unknown[],
+): void {
+  const named = ids?.every((id) => typeof id === 'string') ? (ids as readonly string[]) : undefined;
+  for (const listener of listeners.get(keyOf(collection, pendingField)) ?? []) listener(named);
+}
+
+/** The `_id`s an update's filter names: `{ _id: x }` or `{ _id: { $in: [...] } }`; else undefined. */
+function idsOfFilter(filter: unknown): unknown[] | undefined {
+  const id = (filter as { _id?: unknown } | null | undefined)?._id;
+  if (typeof id === 'string') return [id];
+  const inList = (id as { $in?: unknown } | null | undefined)?.$in;
+  if (id && typeof id === 'object' && Object.keys(id).length === 1 && Array.isArray(inList)) return inList;
+  return undefined;
 }
 
 /** Whether an update document (or pipeline) sets `field` to true. */
@@ -79,18 +105,29 @@ export function signalOutboxWrites<S extends Schema>(schema: S, pendingField: st
   for (const operation of QUERY_WRITES) {
     schema.post(
       operation,
-      function (this: { model: { collection: SignalledCollection }; getUpdate(): unknown }) {
-        if (setsPending(this.getUpdate(), pendingField)) outboxWritten(this.model.collection, pendingField);
+      function (this: {
+        model: { collection: SignalledCollection };
+        getUpdate(): unknown;
+        getFilter(): unknown;
+      }) {
+        if (setsPending(this.getUpdate(), pendingField)) {
+          outboxWritten(this.model.collection, pendingField, idsOfFilter(this.getFilter()));
+        }
       },
     );
   }
   schema.post('save', function (this: { collection: SignalledCollection; get(path: string): unknown }) {
-    if (this.get(pendingField) === true) outboxWritten(this.collection, pendingField);
+    if (this.get(pendingField) === true) outboxWritten(this.collection, pendingField, [this.get('_id')]);
   });
   schema.post('insertMany', function (this: { collection: SignalledCollection }, docs: unknown) {
-    const inserted = Array.isArray(docs) ? docs : [docs];
-    if (inserted.some((doc) => (doc as { get?(path: string): unknown })?.get?.(pendingField) === true)) {
-      outboxWritten(this.collection, pendingField);
+    const inserted = (Array.isArray(docs) ? docs : [docs]) as Array<{ get?(path: string): unknown } | null>;
+    const pending = inserted.filter((doc) => doc?.get?.(pendingField) === true);
+    if (pending.length > 0) {
+      outboxWritten(
+        this.collection,
+        pendingField,
+        pending.map((doc) => doc?.get?.('_id')),
+      );
     }
   });
   return schema;

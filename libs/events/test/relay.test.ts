@@ -18,6 +18,7 @@ import {
   type EventProducer,
   type OutboxFields,
   type OutboxRelayOptions,
+  outboxInsert,
   outboxUpdate,
   type RelayLogger,
   startOutboxRelay,
@@ -75,6 +76,18 @@ async function verifyOrganization(): Promise<{ orgId: string; event: EventEnvelo
   const { _id: orgId } = await Organizations.create({ _id: randomUUID(), kybStatus: 'NOT_STARTED' });
   const event = verified(orgId);
   await Organizations.updateOne({ _id: orgId }, withOutboxEvents({ $set: { kybStatus: 'VERIFIED' } }, event));
+  return { orgId, event };
+}
+
+/** An organization made pending by another process (the raw driver: no write of this one wakes a relay). */
+async function writtenElsewhere(): Promise<{ orgId: string; event: EventEnvelope<'kyb.verified'> }> {
+  const orgId = randomUUID();
+  const event = verified(orgId);
+  await Organizations.collection.insertOne({
+    _id: orgId,
+    kybStatus: 'VERIFIED',
+    ...outboxInsert(event),
+  } as never);
   return { orgId, event };
 }
 
@@ -380,22 +393,27 @@ describe('outbox relay', () => {
     expect(otherAfter?.outboxRelayed).toEqual([copy(other.event)]);
   });
 
-  /** A relay whose producer resolves `enqueued` after its first enqueue. */
-  function signalledRelay() {
+  /**
+   * A relay whose producer resolves `enqueued` after its first enqueue; with `failing`, its first
+   * `failing` enqueues are refused (Redis down), and `calls` counts every try.
+   */
+  function signalledRelay({ failing = 0 } = {}) {
     let release: () => void = () => {};
     const enqueued = new Promise<void>((resolve) => {
       release = resolve;
     });
+    const tries = { calls: 0 };
     const started = relay({
       producer: {
         async addBulk(jobs) {
+          if (++tries.calls <= failing) throw new Error('Redis is down');
           const added = await producer.addBulk(jobs);
           release();
           return added;
         },
       },
     });
-    return { started, enqueued };
+    return { started, enqueued, tries };
   }
 
   it('kick() runs a pass without waiting for the interval (what a previous run left behind)', async () => {
@@ -419,6 +437,64 @@ describe('outbox relay', () => {
     expect((await queue.getJob(event.id))?.data).toEqual(event);
     await started.stop();
     expect(await stored(orgId)).toMatchObject({ outbox: [], outboxPending: false });
+  });
+
+  it("a write of this process wakes a pass that relays its own documents, not another process's", async () => {
+    // Replicas of a service each relay what they wrote, rather than racing for the same documents.
+    const elsewhere = await writtenElsewhere();
+    const { started, enqueued } = signalledRelay();
+
+    const mine = await verifyOrganization();
+    await enqueued;
+    await started.stop();
+
+    expect((await queue.getJob(mine.event.id))?.data).toEqual(mine.event);
+    expect(await queue.getJob(elsewhere.event.id)).toBeUndefined();
+    expect(await stored(elsewhere.orgId)).toMatchObject({ outboxPending: true, outbox: [elsewhere.event] });
+  });
+
+  it('the poll relays what no woken pass did (another process wrote it, nobody relayed it)', async () => {
+    const elsewhere = await writtenElsewhere();
+    relay({ intervalMs: 20 });
+
+    await eventually(async () => {
+      expect((await queue.getJob(elsewhere.event.id))?.data).toEqual(elsewhere.event);
+    });
+    await eventually(async () => {
+      expect(await stored(elsewhere.orgId)).toMatchObject({ outbox: [], outboxPending: false });
+    });
+  });
+
+  it('a write that cannot name its documents wakes a pass that reads any pending ones', async () => {
+    const elsewhere = await writtenElsewhere();
+    const { started, enqueued } = signalledRelay();
+    const { _id: orgId } = await Organizations.create({ _id: randomUUID(), kybStatus: 'IN_REVIEW' });
+    const event = verified(orgId);
+
+    await Organizations.updateMany(
+      { kybStatus: 'IN_REVIEW' },
+      withOutboxEvents({ $set: { kybStatus: 'VERIFIED' } }, event),
+    );
+    await enqueued;
+    await started.stop();
+
+    expect((await queue.getJob(event.id))?.data).toEqual(event);
+    expect((await queue.getJob(elsewhere.event.id))?.data).toEqual(elsewhere.event);
+  });
+
+  it("what a woken pass failed to enqueue, the next one reads again with the next write's", async () => {
+    const { started, enqueued, tries } = signalledRelay({ failing: 1 });
+    const first = await verifyOrganization();
+    await eventually(() => expect(tries.calls).toBe(1));
+    expect(await stored(first.orgId)).toMatchObject({ outboxPending: true, outbox: [first.event] });
+
+    const second = await verifyOrganization();
+    await enqueued;
+    await started.stop();
+
+    expect((await queue.getJob(first.event.id))?.data).toEqual(first.event);
+    expect((await queue.getJob(second.event.id))?.data).toEqual(second.event);
+    expect(await Organizations.countDocuments({ outboxPending: true })).toBe(0);
   });
 
   it('a stopped relay is no longer woken by writes', async () => {

@@ -376,9 +376,15 @@ async function insertDeterminations(
     }
     failed = perItem;
   } finally {
-    // The inserts bypass mongoose's hooks, so wake the relays as those hooks would.
-    if (records.some((r) => r.outboxPending)) outboxWritten(model.collection, 'outboxPending');
-    if (records.some((r) => r.jobOutboxPending)) outboxWritten(model.collection, 'jobOutboxPending');
+    // The inserts bypass mongoose's hooks, so wake the relays as those hooks would, naming the
+    // documents (one that failed to insert is simply not found pending).
+    const pending = (field: 'outboxPending' | 'jobOutboxPending') =>
+      records.filter((r) => r[field]).map((r) => r._id);
+    if (records.some((r) => r.outboxPending))
+      outboxWritten(model.collection, 'outboxPending', pending('outboxPending'));
+    if (records.some((r) => r.jobOutboxPending)) {
+      outboxWritten(model.collection, 'jobOutboxPending', pending('jobOutboxPending'));
+    }
   }
   const lost = docs.filter((_, i) => isDuplicateKey(failed.get(i)));
   let winners = new Map<string, DeterminationDoc>();
