@@ -31,9 +31,9 @@
  * - `replicas` (target 4): two platforms side by side, one with 1 process and one with 2 processes
  *   each of determinations, webhooks, payments and policy (distinct ports, the same stores per
  *   platform), rounds alternating between them: the drought day as in `day`, then a burst of
- *   REPLICA_PAYOUTS (200) Tier 2 payouts. The gateway forwards to the first replica of each
- *   service: it takes one URL per service (services/gateway/src/config.ts) and a round-robin in
- *   front is not what is in question; the queue workers, outbox relays and sweeps of both replicas
+ *   REPLICA_PAYOUTS (200) Tier 2 payouts. The gateway reaches each service's replicas through a
+ *   front that spreads its connections over them, as a Kubernetes Service would
+ *   (bench/support/service-front.ts); the queue workers, outbox relays and sweeps of both replicas
  *   share the work behind it, and that is what must not do anything twice. Printed: duplicate
  *   `determination.delivered` (a determination under two event ids, or a delivery id sent again),
  *   payouts per determination beyond one, B2C requests repeated, each sweep's ticks and the most

@@ -16,6 +16,7 @@ import mongoose from 'mongoose';
 import type { DroughtPlatform } from './drought';
 import { type Partner, storeCommands } from './platform';
 import { pidListeningOn, processCpuMicros, startProcess, stopProcesses, waitReady } from './run';
+import { type ServiceFront, startServiceFront } from './service-front';
 
 export interface FloorDay extends DroughtPlatform {
   partners: Partner[];
@@ -31,10 +32,12 @@ export async function startFloorDay(organizations: number, { replicas = 1 } = {}
   const children: ChildProcess[] = [];
   const partners: Partner[] = [];
   const policyDb = mongoose.createConnection(mongo.url, { dbName: 'policy' });
+  const fronts: ServiceFront[] = [];
   const stop = async () => {
     await Promise.all(partners.map((p) => p.receiver.close()));
     await policyDb.close().catch(() => undefined);
     await stopProcesses(children);
+    await Promise.all(fronts.map((f) => f.close()));
     await Promise.all([mongo.stop(), redis.stop()]);
   };
   try {
@@ -91,7 +94,7 @@ export async function startFloorDay(organizations: number, { replicas = 1 } = {}
     };
     // As the platform's replicas mode starts its services (bench/support/platform.ts): replica
     // `r` named `role#r+1` when there are two, each determinations replica calling the policy
-    // replica of its own rank, and the gateway forwarding to the first determinations replica.
+    // replica of its own rank, and the gateway reaching the determinations replicas through a front.
     for (let r = 0; r < replicas; r++) {
       const nameOf = (role: string) => (replicas > 1 ? `${role}#${r + 1}` : role);
       start('policy', nameOf('policy'), policyPorts[r], {});
@@ -101,8 +104,11 @@ export async function startFloorDay(organizations: number, { replicas = 1 } = {}
         FLOOR_SIGNING_KEY: signingKey,
       });
     }
+    // As in front of the platform's replicas: a Service's spread over the determinations replicas.
+    const front = replicas > 1 ? await startServiceFront(determinationsPorts) : undefined;
+    if (front) fronts.push(front);
     start('gateway', 'gateway', gatewayPort, {
-      FLOOR_DETERMINATIONS_URL: url(determinationsPorts[0]),
+      FLOOR_DETERMINATIONS_URL: url(front?.port ?? determinationsPorts[0]),
       FLOOR_OPS_TOKEN: opsToken,
     });
     await waitReady([gatewayPort, ...rolePorts] as number[]);

@@ -27,6 +27,7 @@ import {
   type Wrap,
   waitReady,
 } from './run';
+import { type ServiceFront, startServiceFront } from './service-front';
 
 export const DAY = 86_400_000;
 
@@ -302,10 +303,12 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   const partners: Partner[] = [];
   const policyDb = mongoose.createConnection(mongo.url, { dbName: 'policy' });
   const paymentsDb = mongoose.createConnection(mongo.url, { dbName: 'payments' });
+  const fronts: ServiceFront[] = [];
   const stop = async () => {
     await Promise.all(partners.map((p) => p.receiver.close()));
     await Promise.all([policyDb.close(), paymentsDb.close()]).catch(() => undefined);
     await stopProcesses(children);
+    await Promise.all(fronts.map((f) => f.close()));
     await Promise.all([simulator?.close(), rates?.close()]);
     await Promise.all([mongo.stop(), redis.stop(), chain.stop()]);
   };
@@ -389,18 +392,27 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
           MPESA_B2C_MAX_PER_SECOND: String(b2cPerSecond),
         });
     }
-    // The gateway forwards to the first replica of each service: it takes one URL per service
-    // (services/gateway/src/config.ts). What replicas must prove is in the work they share
-    // behind it (queue workers, outbox relays, sweeps), which every replica runs.
+    // The gateway takes one URL per service (services/gateway/src/config.ts): in a cluster, a
+    // Service in front of the replicas, which spreads its connections over them. Here a front of
+    // the bench's does the same (bench/support/service-front.ts), so each replica takes requests,
+    // writes, and relays its own writes, as in a cluster; what replicas must prove is in the work
+    // they share behind it too (queue workers, outbox relays, sweeps), which every replica runs.
+    const front = async (service: string, servicePorts: number[]) => {
+      const up = started(service, servicePorts);
+      if (up.length < 2) return up[0];
+      const f = await startServiceFront(up);
+      fronts.push(f);
+      return f.port;
+    };
     startOne('gateway', 'services/gateway/src/main.ts', {
       GATEWAY_PORT: String(gatewayPort),
       OPS_PORT: String(opsPort),
       OPS_TOKEN: opsToken,
       API_KEY_PEPPER: randomBytes(24).toString('hex'),
-      POLICY_URL: url(policyPorts[0]),
-      DETERMINATIONS_URL: url(determinationsPorts[0]),
-      WEBHOOKS_URL: url(webhooksPorts[0]),
-      ...(options.payments ? { PAYMENTS_URL: url(paymentsPorts[0]) } : {}),
+      POLICY_URL: url(await front('policy', policyPorts)),
+      DETERMINATIONS_URL: url(await front('determinations', determinationsPorts)),
+      WEBHOOKS_URL: url(await front('webhooks', webhooksPorts)),
+      ...(options.payments ? { PAYMENTS_URL: url(await front('payments', paymentsPorts)) } : {}),
       RATE_LIMIT_POINTS: '1000000000',
       PAYMENTS_INITIATE_LIMIT_POINTS: '1000000000',
       // The partners of a day are registered from one address (12 in the replicas mode).
