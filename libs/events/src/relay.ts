@@ -443,8 +443,10 @@ export function startDocumentRelay<J>(options: DocumentRelayOptions<J>): OutboxR
     if (ids.length < head.length) return relayDocuments({ [pendingField]: true });
     const stale = ids.filter((id) => seenByPoll.has(id));
     seenByPoll = new Set(ids.filter((id) => !seenByPoll.has(id)));
-    if (stale.length === 0) return 0;
-    return relayDocuments({ _id: { $in: stale }, [pendingField]: true });
+    if (stale.length > 0) return relayDocuments({ _id: { $in: stale }, [pendingField]: true });
+    // Nothing to relay, but Redis may have lost what was: an idle relay still checks every tick.
+    await checkRedisKept();
+    return 0;
   }
 
   /** Remembers ids this process wrote pending (signal.ts), bounded by `writtenCap`. */

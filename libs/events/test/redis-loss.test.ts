@@ -186,6 +186,19 @@ describe('outbox relay when Redis loses its data', () => {
     expect((await stored(orgId))?.outboxRelayed).toHaveLength(1);
   });
 
+  it('an idle relay notices at its next poll that Redis lost its data, with nothing new to relay', async () => {
+    const { event } = await verifyOrganization();
+    const r = relay({ intervalMs: 25 });
+    await r.drain();
+    expect(await jobIds()).toEqual([event.id]);
+    sent = [];
+
+    await admin.flushall();
+
+    await eventually(() => expect(sent).toEqual([event.id]));
+    expect((await queue.getJob(event.id))?.data).toEqual(event);
+  });
+
   it('enqueues the kept events again after Redis was killed and came back empty on its port', async () => {
     const first = await verifyOrganization();
     const second = await verifyOrganization();
