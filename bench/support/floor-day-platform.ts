@@ -1,10 +1,10 @@
 /**
  * The drought day's design floor (bench/support/floor-day.ts) started as the platform is: its
  * four roles each a process (or two, as the replicas mode runs the platform) on their own
- * MongoDB and Redis, the partners' API keys and webhook
- * endpoints written in first (the floor has no registration: that is not the day's work), and
- * the same surface bench/support/drought.ts drives (`api`, `ops`, `opsAuth`, `policyDb`,
- * `cpuNow`, `storeCommandsNow`), so the very same round runs against it.
+ * MongoDB and Redis, the partners' API keys and webhook endpoints written in first (the floor has
+ * no registration: that is not the day's work), and the same surface bench/support/drought.ts
+ * drives (`api`, `ops`, `opsAuth`, `policyDb`, `cpuNow`, `storeCommandsNow`), so the very same
+ * round runs against it.
  */
 import type { ChildProcess } from 'node:child_process';
 import { createHash, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
