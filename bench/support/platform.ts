@@ -7,7 +7,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { startLocalMongo } from '@parametric/embedded-mongo';
+import { startLocalMongo, USAGE_KINDS } from '@parametric/embedded-mongo';
 import { startLocalChain } from '@parametric/local-chain';
 import { freePort } from '@parametric/local-process';
 import { startLocalRedis } from '@parametric/local-redis';
@@ -189,8 +189,6 @@ export function cpuPer(
   return cpu;
 }
 
-const TOP_KINDS = ['queries', 'getmore', 'insert', 'update', 'remove', 'commands'] as const;
-
 /** What the stores have run since they started: MongoDB per `namespace kind`, Redis per command. */
 export interface StoreCommands {
   mongo: Record<string, number>;
@@ -213,7 +211,7 @@ export async function storeCommands(
     totals as Record<string, Record<string, { count: number }>>,
   )) {
     if (namespace === 'note') continue;
-    for (const kind of TOP_KINDS) {
+    for (const kind of USAGE_KINDS) {
       const count = Number(usage[kind]?.count ?? 0);
       if (count > 0) mongo[`${namespace} ${kind}`] = count;
     }

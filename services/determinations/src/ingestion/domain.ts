@@ -378,12 +378,9 @@ async function insertDeterminations(
   } finally {
     // The inserts bypass mongoose's hooks, so wake the relays as those hooks would, naming the
     // documents (one that failed to insert is simply not found pending).
-    const pending = (field: 'outboxPending' | 'jobOutboxPending') =>
-      records.filter((r) => r[field]).map((r) => r._id);
-    if (records.some((r) => r.outboxPending))
-      outboxWritten(model.collection, 'outboxPending', pending('outboxPending'));
-    if (records.some((r) => r.jobOutboxPending)) {
-      outboxWritten(model.collection, 'jobOutboxPending', pending('jobOutboxPending'));
+    for (const field of ['outboxPending', 'jobOutboxPending'] as const) {
+      const ids = records.filter((r) => r[field]).map((r) => r._id);
+      if (ids.length > 0) outboxWritten(model.collection, field, ids);
     }
   }
   const lost = docs.filter((_, i) => isDuplicateKey(failed.get(i)));

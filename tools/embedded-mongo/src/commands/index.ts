@@ -43,7 +43,7 @@ export function runCommand(body: Document, ctx: CommandContext): Reply {
   const started = performance.now();
   let failed = true;
   try {
-    const reply = dispatch(body, ctx);
+    const reply = dispatch(name, body, ctx);
     failed = false;
     return reply;
   } catch (err) {
@@ -68,10 +68,9 @@ export function runCommand(body: Document, ctx: CommandContext): Reply {
   }
 }
 
-function dispatch(body: Document, ctx: CommandContext): Reply {
-  const name = Object.keys(body)[0];
-  const handler = name === undefined ? undefined : handlers.get(name);
-  if (!handler) throw new MongoCommandError('CommandNotFound', `no such command: '${name ?? ''}'`);
+function dispatch(name: string, body: Document, ctx: CommandContext): Reply {
+  const handler = handlers.get(name);
+  if (!handler) throw new MongoCommandError('CommandNotFound', `no such command: '${name}'`);
   // A standalone mongod has no transactions: refusing them loudly keeps callers from
   // believing a multi-document write was atomic.
   if (body.txnNumber !== undefined || body.startTransaction !== undefined || body.autocommit !== undefined) {
@@ -80,7 +79,7 @@ function dispatch(body: Document, ctx: CommandContext): Reply {
       'Transaction numbers are only allowed on a replica set member or mongos',
     );
   }
-  const fields = COMMAND_FIELDS[name as string];
-  if (fields) rejectUnknownFields(body, name as string, fields);
+  const fields = COMMAND_FIELDS[name];
+  if (fields) rejectUnknownFields(body, name, fields);
   return handler(body, ctx);
 }
