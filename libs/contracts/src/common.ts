@@ -55,6 +55,76 @@ export const idempotentReplayHeaders = z.object({
   }),
 });
 
+/**
+ * RFC 7240 `Prefer`, as far as `return` goes: a caller that needs only what each item became
+ * asks `return=minimal` and gets a shorter answer, marked `Preference-Applied: return=minimal`.
+ * Any other preference is ignored, as RFC 7240 asks of a server that does not support it.
+ */
+export const returnPreferenceHeaders = z.object({
+  // A list-based field: sent on several lines, it is one list (RFC 9110 §5.3), not refused.
+  Prefer: z
+    .union([
+      z.string().max(1024, 'must be at most 1024 characters'),
+      z.array(z.string().max(1024, 'must be at most 1024 characters')).max(8, 'must be sent at most 8 times'),
+    ])
+    .optional()
+    .meta({
+      description:
+        'RFC 7240. `return=minimal`: each created or replayed item carries the ingestion fields only (no signed payload, signature or canonical bytes: read those with `GET /determinations/{id}`). Without it, or with `return=representation`, each carries the full determination. Other preferences are ignored.',
+      example: 'return=minimal',
+    }),
+});
+
+/** Marks an answer shortened by `Prefer: return=minimal`. */
+export const preferenceAppliedHeaders = z.object({
+  'Preference-Applied': z.literal('return=minimal').optional().meta({
+    description: 'Present (`return=minimal`) when the answer is the minimal one the request preferred.',
+  }),
+});
+
+/**
+ * The `return` preference of a `Prefer` header (RFC 7240): the first one given counts, later
+ * ones are ignored; names and values are read case-insensitively, a quoted value as its content
+ * (a comma inside quotes separates nothing); a header sent on several lines is their list in
+ * order. Undefined without one, or for a value other than `minimal` and `representation`.
+ */
+export function returnPreference(
+  prefer: string | readonly string[] | undefined,
+): 'minimal' | 'representation' | undefined {
+  if (prefer === undefined) return undefined;
+  const list = typeof prefer === 'string' ? prefer : prefer.join(',');
+  for (const preference of splitOutsideQuotes(list, ',')) {
+    const nameAndValue = splitOutsideQuotes(preference, ';')[0] as string;
+    const at = nameAndValue.indexOf('=');
+    const name = (at === -1 ? nameAndValue : nameAndValue.slice(0, at)).trim().toLowerCase();
+    if (name !== 'return') continue;
+    const value = (at === -1 ? '' : nameAndValue.slice(at + 1))
+      .trim()
+      .replace(/^"(.*)"$/, '$1')
+      .toLowerCase();
+    return value === 'minimal' || value === 'representation' ? value : undefined;
+  }
+  return undefined;
+}
+
+/** `text` split at each `separator` outside a quoted string (a backslash escapes inside one). */
+function splitOutsideQuotes(text: string, separator: string): string[] {
+  const parts: string[] = [];
+  let quoted = false;
+  let from = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted && c === '\\') i++;
+    else if (c === '"') quoted = !quoted;
+    else if (!quoted && c === separator) {
+      parts.push(text.slice(from, i));
+      from = i + 1;
+    }
+  }
+  parts.push(text.slice(from));
+  return parts;
+}
+
 /** Where the service moves money itself: the provider and the currency it collects and pays in. */
 export interface MobileMoney {
   provider: 'MPESA';

@@ -332,6 +332,53 @@ describe('POST /ops/determinations/batch', () => {
     expect(reply.body.data.summary).toEqual({ created: 1, replayed: 1, failed: 3 });
   });
 
+  it('answers the ingestion fields alone to a caller that prefers return=minimal', async () => {
+    const fresh = await activeCropPolicy(p, { org: policy.org, sumInsured: 50_000 });
+    const a = assessment({ policyId: fresh.policyId }, { damagePercentBp: 2_500 });
+    const items = [a, { ...a, damagePercentBp: -1 }];
+    const minimal = await p.gateway.ops('POST', '/determinations/batch', {
+      body: { items },
+      headers: { prefer: 'respond-async, RETURN="Minimal"; foo=bar' },
+    });
+    expect(minimal.status).toBe(200);
+    expect(minimal.headers.get('preference-applied')).toBe('return=minimal');
+    const [made, refused] = minimal.body.data.results;
+    expect(made.status).toBe(201);
+    expect(made.determination).toEqual({
+      determinationId: expect.any(String),
+      status: 'ISSUED',
+      unattributedReason: null,
+      idempotencyKey: a.idempotencyKey,
+      organizationId: policy.org.id,
+      receivedAt: expect.any(String),
+      policyId: fresh.policyId,
+      policyNumber: expect.any(String),
+      kind: a.kind,
+      methodologyVersion: a.methodologyVersion,
+      triggered: true,
+      damagePercentBp: 2_500,
+      assessedAt: expect.any(String),
+      owed: { amountMinor: '1250000', currency: 'KES', exponent: 2 },
+    });
+    expect(refused.error.details).toEqual([expect.objectContaining({ field: 'damagePercentBp' })]);
+    // A small batch is kept whole in the audit trail: its body and its answer as answered.
+    const [entry] = (
+      await p.gateway.ops('GET', '/audit?action=opsIngestDeterminationBatch&limit=100')
+    ).body.data.filter((e: { requestId: string }) => e.requestId === minimal.headers.get('x-request-id'));
+    expect(entry.request).toEqual(JSON.parse(JSON.stringify({ items })));
+    expect(entry.after).toEqual(minimal.body.data);
+
+    // The same items again, full: the replay carries what the determination's own read does.
+    const full = await p.gateway.ops('POST', '/determinations/batch', { body: { items: [a] } });
+    expect(full.headers.get('preference-applied')).toBeNull();
+    const [replay] = full.body.data.results;
+    expect(replay).toMatchObject({ status: 200, replayed: true });
+    const read = await p.gateway.ops('GET', `/determinations/${made.determination.determinationId}`);
+    expect(replay.determination).toEqual(read.body.data);
+    expect(replay.determination.signature).toEqual(expect.any(String));
+    expect(replay.determination).toMatchObject(made.determination);
+  });
+
   it('takes 1,000 items in one body beyond the partner API’s 1 MiB limit', async () => {
     // Each item about 1.3 KiB (several input data hashes), each refused for its own reason.
     const hashes = Array.from({ length: 8 }, (_, i) => ({ name: `dekad-${i}.tif`, sha256: 'b'.repeat(64) }));
@@ -339,11 +386,25 @@ describe('POST /ops/determinations/batch', () => {
       const item = assessment({ policyId: policy.policyId }, { damagePercentBp: 10_001 });
       return { ...item, evidence: { ...item.evidence, inputDataHashes: hashes } };
     });
-    expect(JSON.stringify({ items }).length).toBeGreaterThan(1024 * 1024);
+    const text = JSON.stringify({ items });
+    expect(text.length).toBeGreaterThan(1024 * 1024);
     const reply = await p.gateway.ops('POST', '/determinations/batch', { body: { items } });
     expect(reply.status).toBe(200);
     expect(reply.body.data.summary).toEqual({ created: 0, replayed: 0, failed: 1_000 });
     expect(new Set(reply.body.data.results.map((r: { status: number }) => r.status))).toEqual(new Set([400]));
+
+    // The audit trail keeps who sent it and what came of it, the body and answer summarised by size.
+    const answered = Buffer.byteLength(JSON.stringify(reply.body));
+    expect(answered).toBeGreaterThan(16 * 1024);
+    const [entry] = (
+      await p.gateway.ops('GET', '/audit?action=opsIngestDeterminationBatch&limit=100')
+    ).body.data.filter((e: { requestId: string }) => e.requestId === reply.headers.get('x-request-id'));
+    expect(entry).toMatchObject({
+      status: 200,
+      path: '/ops/determinations/batch',
+      request: { omitted: `${Buffer.byteLength(text)} bytes of JSON` },
+      after: { omitted: `${answered} bytes of JSON` },
+    });
   });
 
   it('refuses more than 1,000 items before ingesting any', async () => {

@@ -1,6 +1,13 @@
 import { defineRoute, uuid } from '@parametric/http';
 import { z } from 'zod';
-import { idParams, oneOf, pageQuery, timestamp } from '../common';
+import {
+  idParams,
+  oneOf,
+  pageQuery,
+  preferenceAppliedHeaders,
+  returnPreferenceHeaders,
+  timestamp,
+} from '../common';
 import {
   DETERMINATION_KINDS,
   determinationIngestInput,
@@ -295,12 +302,19 @@ export const opsIngestDeterminationBatch = defineRoute({
   path: '/determinations/batch',
   summary: 'Ingest up to 1,000 determinations',
   description:
-    'Each item is handled as `POST /determinations` would handle it, and gets its own result (status, determination or error with field details). Items are independent: one refused item refuses nothing else.',
+    'Each item is handled as `POST /determinations` would handle it, and gets its own result (status, determination or error with field details). Items are independent: one refused item refuses nothing else.\n\nA pipeline that needs only what each item became sends `Prefer: return=minimal`: each determination then carries its ingestion fields (id, status, organization, policy, amount owed) without the signed payload, signature and canonical bytes, which are most of a full answer (read them with `GET /determinations/{id}`).',
   tags: ['Determinations'],
   auth: 'opsBearer',
   capability: 'ops.determination:ingest',
+  headers: returnPreferenceHeaders,
   body: batchIngestBody,
-  responses: { 200: { description: 'Per-item results and a summary', data: batchIngestResultSchema } },
+  responses: {
+    200: {
+      description: 'Per-item results and a summary',
+      data: batchIngestResultSchema,
+      headers: preferenceAppliedHeaders,
+    },
+  },
   errors: [],
 });
 

@@ -71,8 +71,15 @@ export function evidenceView(d: DeterminationDoc, e: EvidenceDoc) {
 
 /** What ops read: the ingestion always, the partner's view once issued. */
 export function opsDeterminationView(d: DeterminationDoc) {
+  return { ...(d.status === 'ISSUED' ? determinationView(d) : {}), ...opsIngestionView(d) };
+}
+
+/**
+ * The ingestion alone: what an item of a batch became, for a caller that asked for no more
+ * (`Prefer: return=minimal`); the signed payload and its bytes are most of a full view.
+ */
+export function opsIngestionView(d: DeterminationDoc) {
   return {
-    ...(d.status === 'ISSUED' ? determinationView(d) : {}),
     determinationId: d._id,
     status: d.status,
     unattributedReason: d.unattributedReason ?? null,

@@ -4,6 +4,7 @@ import {
   opsIngestDeterminationBatch,
   opsListDeterminations,
   opsListPayableDeterminations,
+  returnPreference,
 } from '@parametric/contracts';
 import { type Binding, created, implement, ok, page } from '@parametric/http';
 import type { OpsContext } from '../context';
@@ -12,7 +13,7 @@ import {
   listPayableDeterminations,
   readAnyDetermination,
 } from '../determinations/reads';
-import { opsDeterminationView } from '../determinations/views';
+import { opsDeterminationView, opsIngestionView } from '../determinations/views';
 import { ingestBatch, ingestDetermination } from './domain';
 
 /** Ops routes (reached through the gateway's ops API, docs/ops.md): ingestion and reads. */
@@ -22,16 +23,19 @@ export const ingestionOpsRoutes: Binding<OpsContext>[] = [
     const view = { replayed, determination: opsDeterminationView(determination) };
     return replayed ? ok(view) : created(view);
   }),
-  implement(opsIngestDeterminationBatch, async ({ body }, ctx) => {
+  implement(opsIngestDeterminationBatch, async ({ body, headers }, ctx) => {
     const results = await ingestBatch(body.items, ctx.ingest, { onUnexpected: ctx.onUnexpected });
     const created = results.filter((r) => r.status === 201).length;
     const replayed = results.filter((r) => r.status === 200).length;
-    return ok({
+    const minimal = returnPreference(headers.Prefer) === 'minimal';
+    const view = minimal ? opsIngestionView : opsDeterminationView;
+    const reply = ok({
       results: results.map(({ determination, ...rest }) =>
-        determination ? { ...rest, determination: opsDeterminationView(determination) } : rest,
+        determination ? { ...rest, determination: view(determination) } : rest,
       ),
       summary: { created, replayed, failed: results.length - created - replayed },
     });
+    return minimal ? { ...reply, headers: { 'Preference-Applied': 'return=minimal' } } : reply;
   }),
   implement(opsListDeterminations, async ({ query }, { data }) => {
     const { items, total } = await listAllDeterminations(data, query);

@@ -122,7 +122,9 @@ export function recordOpsActions(deps: {
       // A refusal changed nothing (bad input changes nothing, audit included); the request log
       // has it under its request id.
       if (res.statusCode >= 300) return send(body);
-      const answer = answerData(body);
+      const answerBytes = bytesOf(body);
+      // A large answer is summarised unread; its data is read only for an organization id.
+      const answer = answerBytes > MAX_STORED_JSON && organizationId ? null : answerData(body);
       const entry: AuditEntryDoc = {
         _id: randomUUID(),
         at: deps.clock(),
@@ -134,9 +136,9 @@ export function recordOpsActions(deps: {
         targetId,
         status: res.statusCode,
         requestId: String(req.id),
-        request: stored(req.body ?? null),
+        request: stored(req.body ?? null, requestBytes(req)),
         before: stored(before),
-        after: stored(answer),
+        after: answerBytes > MAX_STORED_JSON ? omitted(answerBytes) : stored(answer),
       };
       // Written before the answer leaves: an action whose entry could not be written is still
       // answered (it happened), and the failure is logged at error for ops to see.
@@ -188,12 +190,37 @@ function stringField(value: unknown, field: string): string | null {
   return typeof found === 'string' ? found : null;
 }
 
-/** What is stored of a body: secrets and personal identifiers out, large bodies summarised. */
-function stored(value: unknown): unknown {
+/**
+ * What is stored of a body: secrets and personal identifiers out, large bodies summarised. A
+ * body known to be large as it came (`bytes`, its size on the wire) is summarised without being
+ * walked: copying a 1,000-item batch and its answer to redact them, then writing them out to
+ * learn their size, was a ninth of the gateway's CPU on a drought day (docs/decisions.md, "A batch
+ * answer as short as its caller wants").
+ */
+function stored(value: unknown, bytes?: number): unknown {
   if (value === null || value === undefined) return null;
+  if (bytes !== undefined && bytes > MAX_STORED_JSON) return omitted(bytes);
   const redacted = redact(value);
   const size = Buffer.byteLength(JSON.stringify(redacted));
-  return size > MAX_STORED_JSON ? { omitted: `${size} bytes of JSON` } : redacted;
+  return size > MAX_STORED_JSON ? omitted(size) : redacted;
+}
+
+function omitted(bytes: number) {
+  return { omitted: `${bytes} bytes of JSON` };
+}
+
+/** A body's size as it came, when its headers say (not for a compressed or chunked one). */
+function requestBytes(req: Request): number | undefined {
+  const length = req.headers['content-length'];
+  if (length === undefined || req.headers['content-encoding'] !== undefined) return undefined;
+  const bytes = Number(length);
+  return Number.isSafeInteger(bytes) ? bytes : undefined;
+}
+
+/** The size of an answer as `res.send` is handed it (the forwarded bytes, or a JSON text). */
+function bytesOf(body: unknown): number {
+  if (Buffer.isBuffer(body)) return body.length;
+  return typeof body === 'string' ? Buffer.byteLength(body) : 0;
 }
 
 function redact(value: unknown): unknown {

@@ -35,13 +35,13 @@ export interface ForwardingDeps {
 /** The one partner request that sets the webhook URL (the webhooks service owns it). */
 const SETS_WEBHOOK_URL = /^\/organizations\/me\/webhook\/?$/;
 
-const PASSED_BACK_HEADERS = ['retry-after', 'location', 'idempotent-replayed'];
+const PASSED_BACK_HEADERS = ['retry-after', 'location', 'idempotent-replayed', 'preference-applied'];
 
 /**
  * The partner's own request headers a service reads (declared in its route contracts, which
  * validate them): these, and only these, are forwarded as sent.
  */
-const FORWARDED_REQUEST_HEADERS = ['idempotency-key'];
+const FORWARDED_REQUEST_HEADERS = ['idempotency-key', 'prefer'];
 
 /**
  * Forwards an authenticated, rate-limited partner request to the owning service with the
