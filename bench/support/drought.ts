@@ -26,6 +26,13 @@ import { json } from './run';
 export const BATCH = Number(process.env.BENCH_BATCH ?? 1_000);
 /** Batch requests in flight at once (an index pipeline sending its day's output). */
 export const PARALLEL_BATCHES = 2;
+/**
+ * The pipeline reads only each item's id, policy and amount back, so it asks for the minimal
+ * answer (`Prefer: return=minimal`, docs/ops.md), as the design floor's door answers;
+ * `BENCH_BATCH_MINIMAL=0` asks for the full one (every signed payload, its bytes and signature).
+ */
+const BATCH_PREFER: Record<string, string> =
+  process.env.BENCH_BATCH_MINIMAL === '0' ? {} : { prefer: 'return=minimal' };
 /** Settlement reports in flight at once (partners reporting as they pay). */
 const REPORTS_IN_FLIGHT = 20;
 const DAY = 86_400_000;
@@ -67,7 +74,8 @@ export function assessmentOf(
 interface Created {
   determinationId: string;
   policyId: string;
-  amountOwed: { amountMinor: string; currency: string } | null;
+  /** What it makes owed in the policy's currency (a Tier 1 partner settles this). */
+  owed: { amountMinor: string; currency: string } | null;
 }
 
 /** Runs `task(i)` for i in 0..n-1, `inFlight` at a time. */
@@ -99,7 +107,7 @@ export async function ingest(
       results: { status: number; error?: unknown; determination?: Created }[];
     }>(`${platform.ops}/determinations/batch`, {
       method: 'POST',
-      headers: platform.opsAuth,
+      headers: { ...platform.opsAuth, ...BATCH_PREFER },
       body: JSON.stringify({ items: batch }),
     });
     const created = result.results.flatMap((r) =>
@@ -183,8 +191,8 @@ export async function droughtRound(
         partnerReference: `PAY-${d.determinationId}`,
         outcome: 'SETTLED_FULL',
         method: 'MOBILE_MONEY',
-        settledAmountMinor: d.amountOwed?.amountMinor,
-        settlementCurrency: d.amountOwed?.currency ?? 'KES',
+        settledAmountMinor: d.owed?.amountMinor,
+        settlementCurrency: d.owed?.currency ?? 'KES',
         settledAt: new Date().toISOString(),
       }),
     });

@@ -346,7 +346,7 @@ async function determinations(): Promise<void> {
                 determination: {
                   determinationId: ids[at],
                   policyId: item.policyId,
-                  amountOwed: (docs[at] as { amountOwed: unknown }).amountOwed,
+                  owed: (docs[at] as { amountOwed: unknown }).amountOwed,
                 },
               };
         }),
