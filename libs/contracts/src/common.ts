@@ -61,7 +61,7 @@ export const idempotentReplayHeaders = z.object({
  * Any other preference is ignored, as RFC 7240 asks of a server that does not support it.
  */
 export const returnPreferenceHeaders = z.object({
-  // A list-based field: sent on several lines, it is one list (RFC 9110 §5.3), not refused.
+  // A list-based field: sent on several lines, it is one list (as RFC 9110 reads list-based fields), not refused.
   Prefer: z
     .union([
       z.string().max(1024, 'must be at most 1024 characters'),
