@@ -38,8 +38,9 @@ const SETS_WEBHOOK_URL = /^\/organizations\/me\/webhook\/?$/;
 const PASSED_BACK_HEADERS = ['retry-after', 'location', 'idempotent-replayed', 'preference-applied'];
 
 /**
- * The partner's own request headers a service reads (declared in its route contracts, which
- * validate them): these, and only these, are forwarded as sent.
+ * The caller's own request headers a service reads (declared in its route contracts, which
+ * validate them): `Idempotency-Key` of a partner's purchase, `Prefer` of an ops batch. These, and
+ * only these, are forwarded as sent; a route that does not declare one ignores it.
  */
 const FORWARDED_REQUEST_HEADERS = ['idempotency-key', 'prefer'];
 
